@@ -1,0 +1,414 @@
+//! Claude's computer toolset (`computer_toolset_20260801`) and the legacy `computer_20251124` /
+//! `computer_20250124` shapes, over any [`Desktop`].
+//!
+//! A turn's blocks run in order; the first failure is answered with what went wrong and every
+//! later block with [`NOT_EXECUTED`]; every block gets exactly one result, echoing
+//! `toolset_name`; results hold only text and images.
+//!
+//! Spec: claude-computer-use-tool, "Acciones por lotes", "Maneja los errores", "Migrar desde
+//! `computer_20251124`".
+
+pub mod args;
+pub mod declaration;
+pub mod members;
+mod screen;
+
+use std::time::{Duration, Instant};
+
+use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
+use hands_core::geometry::{Frame, ScreenshotSizing, Size};
+use hands_core::image::{EncodedImage, ImageFormat, MAX_IMAGE_BASE64_BYTES};
+use hands_core::input::Button;
+use hands_core::CancellationToken;
+use serde_json::{Value, json};
+
+use crate::strings::{
+    COMPUTER_TOOLSET_NAME, LEGACY_20250124_BETA, LEGACY_20250124_TYPE, LEGACY_20251124_BETA,
+    LEGACY_20251124_TYPE, LEGACY_TOOL_NAME, NOT_EXECUTED, OK, cursor_position_text,
+};
+use crate::wire::{ResultBlock, ToolResult, ToolUse};
+use args::InputError;
+use declaration::{DeclarationError, ToolsetDeclaration};
+use members::{Action, Member};
+
+/// Which tool shape the model was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// `computer_toolset_20260801`: members are tools, blocks carry `toolset_name`.
+    Toolset(ToolsetDeclaration),
+    /// `computer_20251124`: one tool named `computer`, the member in `input.action`; zoom only
+    /// with `enable_zoom`.
+    Legacy20251124 {
+        /// Whether `zoom` is available.
+        enable_zoom: bool,
+    },
+    /// `computer_20250124`: like 20251124, without zoom.
+    Legacy20250124,
+}
+
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape::Toolset(ToolsetDeclaration::new())
+    }
+}
+
+/// How the toolset behaves. Defaults follow the spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComputerConfig {
+    /// The tool shape declared to the model.
+    pub shape: Shape,
+    /// Screenshot sizing for the model's image tier.
+    pub sizing: ScreenshotSizing,
+    /// PNG (default) or JPEG.
+    pub image_format: ImageFormat,
+    /// How long to wait for the screen to settle before a capture.
+    pub settle: SettleBudget,
+    /// Append a fresh screenshot to the last result of a batch that does not end with one
+    /// (default on: saves the model a round trip).
+    pub append_screenshot: bool,
+    /// Largest base64 text of one image (the API's 5 MB).
+    pub max_image_base64: usize,
+}
+
+impl Default for ComputerConfig {
+    fn default() -> ComputerConfig {
+        ComputerConfig {
+            shape: Shape::default(),
+            sizing: ScreenshotSizing::default(),
+            image_format: ImageFormat::Png,
+            settle: SettleBudget::default(),
+            append_screenshot: true,
+            max_image_base64: MAX_IMAGE_BASE64_BYTES,
+        }
+    }
+}
+
+/// The answer to a turn's computer blocks.
+#[derive(Debug)]
+pub struct TurnOutcome {
+    /// One result per computer block, in block order.
+    pub results: Vec<ToolResult>,
+    /// Set when the driver itself broke (display gone, cancelled): every block is still
+    /// answered, but the run must stop.
+    pub fault: Option<DesktopError>,
+}
+
+/// Why one block failed.
+#[derive(Debug, thiserror::Error)]
+enum BlockError {
+    #[error("{0}")]
+    Input(#[from] InputError),
+    #[error("unknown computer member `{name}`: the toolset has {}", member_list())]
+    UnknownMember { name: String },
+    #[error("the `{0}` member is disabled in this toolset's configs")]
+    Disabled(Member),
+    #[error("the legacy `computer` tool needs `input.action`, one of {}", member_list())]
+    NoAction,
+    #[error("{0}")]
+    Desktop(#[from] DesktopError),
+}
+
+fn member_list() -> String {
+    Member::ALL
+        .iter()
+        .map(|m| m.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The computer toolset over a desktop.
+pub struct ComputerToolset<D> {
+    desktop: D,
+    config: ComputerConfig,
+    /// When an image had to shrink below the frame's size to fit the payload limit, the size
+    /// the model saw, for the capture size it came from.
+    shot_override: Option<(Size, Size)>,
+}
+
+impl<D: Desktop> ComputerToolset<D> {
+    /// A toolset over `desktop`; refuses a declaration the API would reject.
+    pub fn new(desktop: D, config: ComputerConfig) -> Result<ComputerToolset<D>, DeclarationError> {
+        if let Shape::Toolset(decl) = &config.shape {
+            decl.validate()?;
+        }
+        Ok(ComputerToolset {
+            desktop,
+            config,
+            shot_override: None,
+        })
+    }
+
+    /// The driver.
+    pub fn desktop(&mut self) -> &mut D {
+        &mut self.desktop
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ComputerConfig {
+        &self.config
+    }
+
+    /// The current mapping between screenshot and screen.
+    pub fn frame(&self) -> Frame {
+        let info = self.desktop.screen();
+        let frame = Frame::new(info.capture, info.device_pixel_ratio, self.config.sizing);
+        match self.shot_override {
+            Some((capture, shot)) if capture == info.capture => frame.with_shot(shot),
+            _ => frame,
+        }
+    }
+
+    /// The `tools` entry to send.
+    pub fn declaration(&self) -> Value {
+        let shot = self.frame().shot();
+        match &self.config.shape {
+            // validated in `new`
+            Shape::Toolset(decl) => decl
+                .to_json()
+                .unwrap_or_else(|_| json!({"type": crate::strings::COMPUTER_TOOLSET_TYPE})),
+            Shape::Legacy20251124 { enable_zoom } => json!({
+                "type": LEGACY_20251124_TYPE, "name": LEGACY_TOOL_NAME,
+                "display_width_px": shot.width, "display_height_px": shot.height,
+                "enable_zoom": enable_zoom,
+            }),
+            Shape::Legacy20250124 => json!({
+                "type": LEGACY_20250124_TYPE, "name": LEGACY_TOOL_NAME,
+                "display_width_px": shot.width, "display_height_px": shot.height,
+            }),
+        }
+    }
+
+    /// The `anthropic-beta` header the shape needs, if any.
+    pub fn beta_header(&self) -> Option<&'static str> {
+        match self.config.shape {
+            Shape::Toolset(_) => None,
+            Shape::Legacy20251124 { .. } => Some(LEGACY_20251124_BETA),
+            Shape::Legacy20250124 => Some(LEGACY_20250124_BETA),
+        }
+    }
+
+    /// Whether a block is this toolset's: dispatch is on the pair (`toolset_name`, `name`), so a
+    /// custom tool that shares a member's name is not routed here.
+    pub fn owns(&self, tool_use: &ToolUse) -> bool {
+        match self.config.shape {
+            Shape::Toolset(_) => tool_use.toolset_name.as_deref() == Some(COMPUTER_TOOLSET_NAME),
+            Shape::Legacy20251124 { .. } | Shape::Legacy20250124 => {
+                tool_use.toolset_name.is_none() && tool_use.name == LEGACY_TOOL_NAME
+            }
+        }
+    }
+
+    /// Runs this toolset's blocks of a turn in order (blocks it does not own are skipped) and
+    /// answers each.
+    pub async fn run_turn(&mut self, blocks: &[ToolUse], cancel: &CancellationToken) -> TurnOutcome {
+        let mine: Vec<&ToolUse> = blocks.iter().filter(|b| self.owns(b)).collect();
+        let mut results = Vec::with_capacity(mine.len());
+        let mut fault = None;
+        let mut failed_at: Option<usize> = None;
+        let mut ended_with_screenshot = false;
+        for tool_use in &mine {
+            if failed_at.is_some() {
+                results.push(ToolResult::error(tool_use, NOT_EXECUTED));
+                continue;
+            }
+            let member = self.resolve(tool_use);
+            match self.run_block(tool_use, cancel).await {
+                Ok(content) => {
+                    ended_with_screenshot = matches!(member, Ok(Member::Screenshot));
+                    results.push(ToolResult::ok(tool_use, content));
+                }
+                Err(err) => {
+                    tracing::info!(target: "hands::action", id = %tool_use.id, error = %err, "action failed");
+                    results.push(ToolResult::error(tool_use, format!("Error: {err}")));
+                    if let BlockError::Desktop(e) = err
+                        && (e.is_fault() || matches!(e, DesktopError::Cancelled))
+                    {
+                        fault = Some(e);
+                    }
+                    failed_at = Some(results.len() - 1);
+                    ended_with_screenshot = false;
+                }
+            }
+        }
+        // A batch that does not end with a screenshot gets one appended, so the model always
+        // sees the current screen. After a failure it goes on the failed block, leaving the
+        // stop texts exactly as specified.
+        let target = failed_at.or(results.len().checked_sub(1));
+        if self.config.append_screenshot
+            && !ended_with_screenshot
+            && fault.is_none()
+            && let Some(idx) = target
+        {
+            match self.capture_screenshot(cancel).await {
+                Ok(image) => results[idx].content.push(ResultBlock::Image(image)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not append the batch's closing screenshot");
+                    if e.is_fault() {
+                        fault = Some(e);
+                    }
+                }
+            }
+        }
+        TurnOutcome { results, fault }
+    }
+
+    /// The member a block names, by shape.
+    fn resolve(&self, tool_use: &ToolUse) -> Result<Member, BlockError> {
+        let name = match self.config.shape {
+            Shape::Toolset(_) => tool_use.name.as_str(),
+            Shape::Legacy20251124 { .. } | Shape::Legacy20250124 => tool_use
+                .input
+                .get("action")
+                .and_then(Value::as_str)
+                .ok_or(BlockError::NoAction)?,
+        };
+        let member = Member::from_name(name).ok_or_else(|| BlockError::UnknownMember {
+            name: name.to_owned(),
+        })?;
+        let enabled = match &self.config.shape {
+            Shape::Toolset(decl) => decl.is_enabled(member),
+            Shape::Legacy20251124 { enable_zoom } => member != Member::Zoom || *enable_zoom,
+            Shape::Legacy20250124 => member != Member::Zoom,
+        };
+        if enabled { Ok(member) } else { Err(BlockError::Disabled(member)) }
+    }
+
+    /// Validates and executes one block.
+    async fn run_block(
+        &mut self,
+        tool_use: &ToolUse,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ResultBlock>, BlockError> {
+        let member = self.resolve(tool_use)?;
+        let ignore: &[&str] = match self.config.shape {
+            Shape::Toolset(_) => &[],
+            _ => &["action"],
+        };
+        let frame = self.frame();
+        let action = Action::parse(member, &tool_use.input, frame, ignore)?;
+        let start = Instant::now();
+        let content = self.execute(action, frame, cancel).await?;
+        tracing::debug!(target: "hands::action", %member, id = %tool_use.id,
+            total_ms = ms(start.elapsed()), "action done");
+        Ok(content)
+    }
+
+    async fn execute(
+        &mut self,
+        action: Action,
+        frame: Frame,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ResultBlock>, DesktopError> {
+        let ok = || vec![ResultBlock::Text(OK.to_owned())];
+        let start = Instant::now();
+        let d = &mut self.desktop;
+        match action {
+            Action::Screenshot => {
+                return Ok(vec![ResultBlock::Image(self.capture_screenshot(cancel).await?)]);
+            }
+            Action::Zoom { region } => {
+                let (image, t) = screen::zoom(
+                    d,
+                    frame,
+                    region,
+                    self.config.settle,
+                    self.config.image_format,
+                    self.config.max_image_base64,
+                    cancel,
+                )
+                .await?;
+                tracing::info!(target: "hands::action", member = "zoom", settle_ms = ms(t.settle),
+                    capture_ms = ms(t.capture), encode_ms = ms(t.encode), settled = t.settled,
+                    size = %image.size, bytes = image.base64.len(), "zoom");
+                return Ok(vec![ResultBlock::Image(image)]);
+            }
+            Action::Click {
+                at,
+                button,
+                count,
+                modifiers,
+            } => {
+                d.click(at.map(|p| frame.to_screen(p)), button, count, modifiers)
+                    .await?;
+            }
+            Action::Drag { from, to, modifiers } => {
+                d.drag(
+                    &[frame.to_screen(from), frame.to_screen(to)],
+                    Button::Left,
+                    modifiers,
+                )
+                .await?;
+            }
+            Action::MouseMove { to } => d.move_pointer(frame.to_screen(to)).await?,
+            Action::LeftButton { pressed } => d.button(Button::Left, pressed).await?,
+            Action::CursorPosition => {
+                let p = frame.to_shot(d.pointer().await?);
+                return Ok(vec![ResultBlock::Text(cursor_position_text(p.x(), p.y()))]);
+            }
+            Action::Scroll {
+                at,
+                direction,
+                amount,
+                modifiers,
+            } => {
+                d.scroll(at.map(|p| frame.to_screen(p)), direction, amount, modifiers)
+                    .await?;
+            }
+            Action::Type { text } => d.type_text(&text, cancel).await?,
+            Action::Key { keys, repeat } => {
+                for _ in 0..repeat {
+                    for chord in keys.chords() {
+                        if cancel.is_cancelled() {
+                            return Err(DesktopError::Cancelled);
+                        }
+                        d.key_chord(chord).await?;
+                    }
+                }
+            }
+            Action::HoldKey { chord, duration } => {
+                d.key_hold(&chord, true).await?;
+                let waited = sleep_or_cancel(duration, cancel).await;
+                // Released whatever happened meanwhile.
+                d.key_hold(&chord, false).await?;
+                waited?;
+            }
+            Action::Wait { duration } => sleep_or_cancel(duration, cancel).await?,
+        }
+        tracing::info!(target: "hands::action", inject_ms = ms(start.elapsed()), "input");
+        Ok(ok())
+    }
+
+    /// A settled, scaled, encoded screenshot; records the frame the model will see.
+    async fn capture_screenshot(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<EncodedImage, DesktopError> {
+        let frame = self.frame();
+        let (image, seen, t) = screen::screenshot(
+            &mut self.desktop,
+            frame,
+            self.config.settle,
+            self.config.image_format,
+            self.config.max_image_base64,
+            cancel,
+        )
+        .await?;
+        let natural = Frame::new(frame.capture(), self.desktop.screen().device_pixel_ratio, self.config.sizing);
+        self.shot_override = (seen.shot() != natural.shot()).then_some((seen.capture(), seen.shot()));
+        tracing::info!(target: "hands::action", member = "screenshot", settle_ms = ms(t.settle),
+            capture_ms = ms(t.capture), encode_ms = ms(t.encode), settled = t.settled,
+            size = %image.size, bytes = image.base64.len(), "screenshot");
+        Ok(image)
+    }
+}
+
+async fn sleep_or_cancel(duration: Duration, cancel: &CancellationToken) -> Result<(), DesktopError> {
+    tokio::select! {
+        () = tokio::time::sleep(duration) => Ok(()),
+        () = cancel.cancelled() => Err(DesktopError::Cancelled),
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e5).round() / 100.0
+}
