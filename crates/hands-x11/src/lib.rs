@@ -34,7 +34,7 @@ use hands_core::input::{Button, KeyChord, ModifierSet, ScrollDirection};
 use hands_core::CancellationToken;
 use tokio::sync::oneshot;
 
-pub use xvfb::{Xvfb, XvfbConfig};
+pub use xvfb::{XClient, Xvfb, XvfbConfig};
 
 use worker::{Job, XState};
 

@@ -146,3 +146,57 @@ impl Drop for Xvfb {
         let _ = self.child.wait();
     }
 }
+
+/// An X client program (a window manager, an editor) started on a display by this process and
+/// killed when this value is dropped.
+#[derive(Debug)]
+pub struct XClient {
+    child: Child,
+    program: String,
+}
+
+impl XClient {
+    /// Starts `program args…` with `DISPLAY=display`, in the current directory, output discarded.
+    pub fn spawn(display: &str, program: &str, args: &[&str]) -> Result<XClient, X11Error> {
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .env("DISPLAY", display)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: as in `Xvfb::spawn`: only prctl runs between fork and exec.
+        #[allow(unsafe_code)]
+        unsafe {
+            command.pre_exec(|| {
+                rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))
+                    .map_err(std::io::Error::from)
+            });
+        }
+        let child = command.spawn().map_err(|source| X11Error::Spawn {
+            program: program.to_owned(),
+            source,
+        })?;
+        Ok(XClient {
+            child,
+            program: program.to_owned(),
+        })
+    }
+
+    /// Whether the program is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The program's name.
+    pub fn program(&self) -> &str {
+        &self.program
+    }
+}
+
+impl Drop for XClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
