@@ -146,8 +146,11 @@ pub trait Desktop: Send {
 
     /// Types `text` literally into the focused window: newline as Return, tab as Tab, any other
     /// character as the key (or a temporarily bound key) that produces it.
-    async fn type_text(&mut self, text: &str, cancel: &CancellationToken)
-    -> Result<(), DesktopError>;
+    async fn type_text(
+        &mut self,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), DesktopError>;
 }
 
 #[async_trait]

@@ -61,7 +61,8 @@ impl std::str::FromStr for Size {
                 .parse::<u32>()
                 .map_err(|_| format!("expected WIDTHxHEIGHT such as 1280x800, got {s:?}"))
         };
-        Size::new(parse(w)?, parse(h)?).ok_or_else(|| format!("a screen size must not be zero: {s:?}"))
+        Size::new(parse(w)?, parse(h)?)
+            .ok_or_else(|| format!("a screen size must not be zero: {s:?}"))
     }
 }
 
@@ -238,7 +239,8 @@ impl ScreenshotSizing {
         let short = source.width.min(source.height);
         let shape = |l: u32| -> Size {
             // short' = round(l * short / long), at least 1.
-            let s = ((u64::from(l) * u64::from(short) * 2 + u64::from(long)) / (u64::from(long) * 2))
+            let s = ((u64::from(l) * u64::from(short) * 2 + u64::from(long))
+                / (u64::from(long) * 2))
                 .max(1) as u32;
             if source.width >= source.height {
                 Size {
@@ -371,7 +373,11 @@ impl Frame {
     /// screenshot, for a pointer that sits outside the screen's nominal size).
     pub fn to_shot(self, p: ScreenPoint) -> ShotPoint {
         ShotPoint {
-            x: map_center(p.x.min(self.screen.width - 1), self.screen.width, self.shot.width),
+            x: map_center(
+                p.x.min(self.screen.width - 1),
+                self.screen.width,
+                self.shot.width,
+            ),
             y: map_center(
                 p.y.min(self.screen.height - 1),
                 self.screen.height,
@@ -383,7 +389,8 @@ impl Frame {
     /// The capture pixels that a screenshot region covers: edges scale outwards so the crop always
     /// contains the whole region.
     pub fn to_capture(self, region: ShotRegion) -> CaptureRect {
-        let scale_down = |v: u32, from: u32, to: u32| (u64::from(v) * u64::from(to) / u64::from(from)) as u32;
+        let scale_down =
+            |v: u32, from: u32, to: u32| (u64::from(v) * u64::from(to) / u64::from(from)) as u32;
         let scale_up = |v: u32, from: u32, to: u32| {
             (u64::from(v) * u64::from(to)).div_ceil(u64::from(from)) as u32
         };
@@ -471,7 +478,13 @@ mod tests {
 
     #[test]
     fn fit_keeps_aspect_for_odd_shapes() {
-        for src in [size(1366, 768), size(2880, 1800), size(800, 1280), size(3440, 1440), size(7, 3000)] {
+        for src in [
+            size(1366, 768),
+            size(2880, 1800),
+            size(800, 1280),
+            size(3440, 1440),
+            size(7, 3000),
+        ] {
             for tier in [ImageTier::Standard, ImageTier::HighRes] {
                 let shot = ScreenshotSizing {
                     tier,
@@ -482,7 +495,8 @@ mod tests {
                 let want = f64::from(src.width) / f64::from(src.height);
                 let got = f64::from(shot.width) / f64::from(shot.height);
                 // Rounding the short side moves the ratio by at most half a pixel of it.
-                let tolerance = 0.5 / f64::from(shot.width.min(shot.height)) * want.max(1.0 / want) + 1e-9;
+                let tolerance =
+                    0.5 / f64::from(shot.width.min(shot.height)) * want.max(1.0 / want) + 1e-9;
                 assert!(
                     (got / want - 1.0).abs() <= tolerance * 2.0,
                     "{src} -> {shot}: {got} vs {want}"

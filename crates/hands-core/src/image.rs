@@ -166,19 +166,14 @@ impl Pixels {
             PixelFormat::Bgrx | PixelFormat::Rgbx => fir::PixelType::U8x4,
             PixelFormat::Rgb => fir::PixelType::U8x3,
         };
-        let src = fir::images::ImageRef::new(
-            self.size.width,
-            self.size.height,
-            &self.data,
-            pixel_type,
-        )
-        .map_err(|e| ImageError::Resize(e.to_string()))?;
+        let src =
+            fir::images::ImageRef::new(self.size.width, self.size.height, &self.data, pixel_type)
+                .map_err(|e| ImageError::Resize(e.to_string()))?;
         let mut dst = fir::images::Image::new(to.width, to.height, pixel_type);
         // Bilinear convolution averages every source pixel under the destination pixel, so text
         // stays legible when downscaling, at a fraction of Lanczos' cost.
-        let options = fir::ResizeOptions::new().resize_alg(fir::ResizeAlg::Convolution(
-            fir::FilterType::Bilinear,
-        ));
+        let options = fir::ResizeOptions::new()
+            .resize_alg(fir::ResizeAlg::Convolution(fir::FilterType::Bilinear));
         fir::Resizer::new()
             .resize(&src, &mut dst, &options)
             .map_err(|e| ImageError::Resize(e.to_string()))?;
@@ -291,11 +286,8 @@ pub fn encode(pixels: &Pixels, format: ImageFormat) -> Result<EncodedImage, Imag
     let mut bytes = Vec::with_capacity(rgb_pixels.data.len() / 3);
     let media_type = match format {
         ImageFormat::Png => {
-            let mut encoder = png::Encoder::new(
-                &mut bytes,
-                rgb_pixels.size.width,
-                rgb_pixels.size.height,
-            );
+            let mut encoder =
+                png::Encoder::new(&mut bytes, rgb_pixels.size.width, rgb_pixels.size.height);
             encoder.set_color(png::ColorType::Rgb);
             encoder.set_depth(png::BitDepth::Eight);
             encoder.set_compression(png::Compression::Fast);

@@ -268,14 +268,20 @@ impl Key {
             return Ok(Key::named(alias.1, alias.0));
         }
         if let Some(record) = x11_keysymdef::lookup_by_name(name) {
-            return Ok(Key::named(record.keysym, record.names.first().copied().unwrap_or(name)));
+            return Ok(Key::named(
+                record.keysym,
+                record.names.first().copied().unwrap_or(name),
+            ));
         }
         let mut capitalised = name.to_ascii_lowercase();
         if let Some(first) = capitalised.get_mut(0..1) {
             first.make_ascii_uppercase();
         }
         if let Some(record) = x11_keysymdef::lookup_by_name(&capitalised) {
-            return Ok(Key::named(record.keysym, record.names.first().copied().unwrap_or(&capitalised)));
+            return Ok(Key::named(
+                record.keysym,
+                record.names.first().copied().unwrap_or(&capitalised),
+            ));
         }
         if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X"))
             && let Ok(sym) = u32::from_str_radix(hex, 16)
@@ -518,7 +524,9 @@ impl KeySequence {
 #[non_exhaustive]
 pub enum KeyError {
     /// Nothing to press.
-    #[error("key text {text:?} names no key: give a key such as \"Return\" or a chord such as \"ctrl+s\"")]
+    #[error(
+        "key text {text:?} names no key: give a key such as \"Return\" or a chord such as \"ctrl+s\""
+    )]
     Empty {
         /// The text as given.
         text: String,
@@ -532,7 +540,9 @@ pub enum KeyError {
         name: String,
     },
     /// A name in a modifier list that is not a modifier.
-    #[error("{name:?} is not a modifier: use shift, ctrl, alt or super, joined with + (e.g. ctrl+shift)")]
+    #[error(
+        "{name:?} is not a modifier: use shift, ctrl, alt or super, joined with + (e.g. ctrl+shift)"
+    )]
     NotAModifier {
         /// The name as given.
         name: String,
@@ -638,7 +648,10 @@ mod tests {
             vec![Modifier::Control, Modifier::Shift]
         );
         assert_eq!(
-            ModifierSet::parse("cmd").unwrap().iter().collect::<Vec<_>>(),
+            ModifierSet::parse("cmd")
+                .unwrap()
+                .iter()
+                .collect::<Vec<_>>(),
             vec![Modifier::Super]
         );
         assert!(matches!(

@@ -1,9 +1,11 @@
 //! The vocabulary every part of hands shares: pixel spaces and the screenshot sizing that maps
-//! between them, mouse and keyboard input, pixel buffers and their encoding, and the [`Desktop`]
-//! driver trait.
+//! between them, mouse and keyboard input, pixel buffers and their encoding, the [`Desktop`]
+//! driver trait, and the browser driver contract ([`browser::Browser`], validated member
+//! arguments, tab state, structured reads).
 //!
-//! `hands-core` knows no HTTP, no CDP, no X11 connection and no API JSON: surfaces parse wire
-//! input into these types, drivers execute them.
+//! `hands-core` knows no HTTP, no CDP, no X11 connection and no model API's JSON: surfaces parse
+//! wire input into these types, drivers execute them. (The browser contract's own result shapes,
+//! `BrowserReadV1` and the file outcome, serialise here because the spec defines them.)
 //!
 //! ```
 //! use hands_core::geometry::{Frame, ImageTier, ScreenshotSizing, Size};
@@ -17,6 +19,7 @@
 //! assert_eq!((frame.to_screen(p).x, frame.to_screen(p).y), (960, 540));
 //! ```
 
+pub mod browser;
 pub mod desktop;
 pub mod geometry;
 pub mod image;

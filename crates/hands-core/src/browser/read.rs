@@ -1,0 +1,592 @@
+//! Structured page reads: `BrowserReadV1` (visible text, elements with refs, omitted codes) and
+//! `BrowserScopedReadV1` (the same plus scopes), built only through constructors that keep every
+//! limit of the spec.
+//!
+//! Spec: openai-browser-desktop-drivers, "Devolver lecturas estructuradas" and "Leer dentro de una
+//! sección".
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Most bytes of a ref (element or scope).
+pub const MAX_REF_BYTES: usize = 256;
+/// Most bytes of a label (element, option or scope).
+pub const MAX_LABEL_BYTES: usize = 256;
+/// Most bytes of a field value or option value.
+pub const MAX_VALUE_BYTES: usize = 512;
+
+/// A ref the driver issued for an element or a scope: 1 to [`MAX_REF_BYTES`] bytes of UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Ref(String);
+
+impl Ref {
+    /// A ref; `None` when empty or longer than [`MAX_REF_BYTES`].
+    pub fn new(text: impl Into<String>) -> Option<Ref> {
+        let text = text.into();
+        (!text.is_empty() && text.len() <= MAX_REF_BYTES).then_some(Ref(text))
+    }
+
+    /// The ref text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Ref {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The seven roles an element of a read may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// A button (or a link acting as one).
+    Button,
+    /// A text field.
+    Textbox,
+    /// A drop-down or editable combo box.
+    Combobox,
+    /// A checkbox.
+    Checkbox,
+    /// A radio button.
+    Radio,
+    /// A range control.
+    Slider,
+    /// A list of selectable options.
+    Listbox,
+}
+
+impl Role {
+    /// All seven.
+    pub const ALL: [Role; 7] = [
+        Role::Button,
+        Role::Textbox,
+        Role::Combobox,
+        Role::Checkbox,
+        Role::Radio,
+        Role::Slider,
+        Role::Listbox,
+    ];
+
+    /// The wire name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Role::Button => "button",
+            Role::Textbox => "textbox",
+            Role::Combobox => "combobox",
+            Role::Checkbox => "checkbox",
+            Role::Radio => "radio",
+            Role::Slider => "slider",
+            Role::Listbox => "listbox",
+        }
+    }
+
+    /// The role a wire name means.
+    pub fn from_name(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// Whether `checked` applies.
+    pub const fn has_checked(self) -> bool {
+        matches!(self, Role::Checkbox | Role::Radio)
+    }
+
+    /// Whether options may carry `selected`.
+    pub const fn has_selected_options(self) -> bool {
+        matches!(self, Role::Listbox)
+    }
+
+    /// Whether the role is a choice among options.
+    pub const fn has_options(self) -> bool {
+        matches!(self, Role::Combobox | Role::Listbox)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a read is partial: each code appears at most once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Omitted {
+    /// The whole report hit its size cap.
+    ReportLimit,
+    /// The visible text was cut.
+    TextLimit,
+    /// Not every target got an element.
+    TargetLimit,
+    /// The walk hit its work budget.
+    WorkLimit,
+    /// Some frames could not be read.
+    FrameLimit,
+    /// The requested root cannot be read.
+    UnsupportedRoot,
+    /// Some controls are of a kind the driver does not report.
+    UnsupportedControl,
+    /// Some controls act remotely (outside the page) and are left out.
+    RemoteAction,
+    /// Some content is private and was left out.
+    Private,
+    /// Some values were withheld.
+    Value,
+    /// Some labels were cut to the label limit.
+    NameLimit,
+}
+
+impl Omitted {
+    /// All eleven codes.
+    pub const ALL: [Omitted; 11] = [
+        Omitted::ReportLimit,
+        Omitted::TextLimit,
+        Omitted::TargetLimit,
+        Omitted::WorkLimit,
+        Omitted::FrameLimit,
+        Omitted::UnsupportedRoot,
+        Omitted::UnsupportedControl,
+        Omitted::RemoteAction,
+        Omitted::Private,
+        Omitted::Value,
+        Omitted::NameLimit,
+    ];
+
+    /// The wire code.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Omitted::ReportLimit => "report_limit",
+            Omitted::TextLimit => "text_limit",
+            Omitted::TargetLimit => "target_limit",
+            Omitted::WorkLimit => "work_limit",
+            Omitted::FrameLimit => "frame_limit",
+            Omitted::UnsupportedRoot => "unsupported_root",
+            Omitted::UnsupportedControl => "unsupported_control",
+            Omitted::RemoteAction => "remote_action",
+            Omitted::Private => "private",
+            Omitted::Value => "value",
+            Omitted::NameLimit => "name_limit",
+        }
+    }
+
+    /// The code a wire string means.
+    pub fn from_code(code: &str) -> Option<Omitted> {
+        Omitted::ALL.into_iter().find(|o| o.code() == code)
+    }
+}
+
+/// Why a read could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// A label that is empty or longer than [`MAX_LABEL_BYTES`].
+    #[error("labels must be 1 to {MAX_LABEL_BYTES} bytes, got {len}")]
+    Label {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// A value longer than [`MAX_VALUE_BYTES`].
+    #[error("values must be at most {MAX_VALUE_BYTES} bytes, got {len}")]
+    Value {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// `checked` on a role other than checkbox or radio.
+    #[error("`checked` applies only to checkbox and radio, not {0}")]
+    CheckedOnRole(Role),
+    /// `options` on a role that has none, or `selected` on options of a role other than listbox.
+    #[error("options (or selected options) do not apply to {0}")]
+    OptionsOnRole(Role),
+    /// Two elements or scopes share a ref, or a scope ref equals an element ref.
+    #[error("the ref {0} appears twice in one read")]
+    DuplicateRef(Ref),
+    /// An omitted code repeated.
+    #[error("the omitted code {} appears twice", .0.code())]
+    DuplicateOmitted(Omitted),
+    /// `get_page_text` returned elements.
+    #[error("get_page_text must return an empty elements array")]
+    TextReadWithElements,
+}
+
+fn label(text: String) -> Result<String, ReadError> {
+    if text.is_empty() || text.len() > MAX_LABEL_BYTES {
+        return Err(ReadError::Label { len: text.len() });
+    }
+    Ok(text)
+}
+
+fn value(text: String) -> Result<String, ReadError> {
+    if text.len() > MAX_VALUE_BYTES {
+        return Err(ReadError::Value { len: text.len() });
+    }
+    Ok(text)
+}
+
+/// One option of a combobox or listbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReadOption {
+    label: String,
+    value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    selected: Option<bool>,
+}
+
+impl ReadOption {
+    /// An option with a 1–256 byte label and a value of at most 512 bytes.
+    pub fn new(label_text: String, value_text: String) -> Result<ReadOption, ReadError> {
+        Ok(ReadOption {
+            label: label(label_text)?,
+            value: value(value_text)?,
+            selected: None,
+        })
+    }
+
+    /// Marks whether the option is selected (listbox options only; checked when added).
+    pub fn selected(mut self, selected: bool) -> ReadOption {
+        self.selected = Some(selected);
+        self
+    }
+
+    /// The label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The value.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// Whether it is selected, when reported.
+    pub fn is_selected(&self) -> Option<bool> {
+        self.selected
+    }
+}
+
+/// One element of a read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReadElement {
+    #[serde(rename = "ref")]
+    reference: Ref,
+    label: String,
+    role: Role,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<Vec<ReadOption>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checked: Option<bool>,
+}
+
+impl ReadElement {
+    /// An element with a ref, a 1–256 byte label and a role.
+    pub fn new(reference: Ref, label_text: String, role: Role) -> Result<ReadElement, ReadError> {
+        Ok(ReadElement {
+            reference,
+            label: label(label_text)?,
+            role,
+            value: None,
+            options: None,
+            checked: None,
+        })
+    }
+
+    /// Adds the field's value (at most 512 bytes). Only for values the application's privacy
+    /// policy lets the model see, never a password.
+    pub fn with_value(mut self, value_text: String) -> Result<ReadElement, ReadError> {
+        self.value = Some(value(value_text)?);
+        Ok(self)
+    }
+
+    /// Adds `checked` (checkbox and radio only).
+    pub fn with_checked(mut self, checked: bool) -> Result<ReadElement, ReadError> {
+        if !self.role.has_checked() {
+            return Err(ReadError::CheckedOnRole(self.role));
+        }
+        self.checked = Some(checked);
+        Ok(self)
+    }
+
+    /// Adds options (combobox and listbox; `selected` only on listbox options).
+    pub fn with_options(mut self, options: Vec<ReadOption>) -> Result<ReadElement, ReadError> {
+        if !self.role.has_options()
+            || (!self.role.has_selected_options() && options.iter().any(|o| o.selected.is_some()))
+        {
+            return Err(ReadError::OptionsOnRole(self.role));
+        }
+        self.options = Some(options);
+        Ok(self)
+    }
+
+    /// The ref.
+    pub fn reference(&self) -> &Ref {
+        &self.reference
+    }
+
+    /// The label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The role.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The value, when reported.
+    pub fn value(&self) -> Option<&str> {
+        self.value.as_deref()
+    }
+
+    /// The options, when reported.
+    pub fn options(&self) -> Option<&[ReadOption]> {
+        self.options.as_deref()
+    }
+
+    /// Whether it is checked, when reported.
+    pub fn checked(&self) -> Option<bool> {
+        self.checked
+    }
+
+    /// The same element without its value and options (for a surface whose privacy policy is
+    /// stricter than the driver's).
+    pub fn without_value(mut self) -> ReadElement {
+        self.value = None;
+        self.options = None;
+        self
+    }
+}
+
+/// `BrowserReadV1`: the visible text, the elements, and why anything was left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BrowserRead {
+    version: u8,
+    text: String,
+    elements: Vec<ReadElement>,
+    omitted: Vec<Omitted>,
+}
+
+fn check_unique<'a>(refs: impl Iterator<Item = &'a Ref>) -> Result<(), ReadError> {
+    let mut seen = std::collections::HashSet::new();
+    for r in refs {
+        if !seen.insert(r) {
+            return Err(ReadError::DuplicateRef(r.clone()));
+        }
+    }
+    Ok(())
+}
+
+impl BrowserRead {
+    /// A read; refused when refs or omitted codes repeat.
+    pub fn new(
+        text: String,
+        elements: Vec<ReadElement>,
+        omitted: Vec<Omitted>,
+    ) -> Result<BrowserRead, ReadError> {
+        check_unique(elements.iter().map(|e| &e.reference))?;
+        for (i, o) in omitted.iter().enumerate() {
+            if omitted[..i].contains(o) {
+                return Err(ReadError::DuplicateOmitted(*o));
+            }
+        }
+        Ok(BrowserRead {
+            version: 1,
+            text,
+            elements,
+            omitted,
+        })
+    }
+
+    /// A text-only read (`get_page_text`, `read_diagnostics`): no elements.
+    pub fn text_only(text: String, omitted: Vec<Omitted>) -> Result<BrowserRead, ReadError> {
+        BrowserRead::new(text, Vec::new(), omitted)
+    }
+
+    /// Always 1.
+    pub fn version(&self) -> u8 {
+        self.version
+    }
+
+    /// The visible text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The elements.
+    pub fn elements(&self) -> &[ReadElement] {
+        &self.elements
+    }
+
+    /// The omitted codes.
+    pub fn omitted(&self) -> &[Omitted] {
+        &self.omitted
+    }
+
+    /// Takes the parts apart (for a surface that filters elements).
+    pub fn into_parts(self) -> (String, Vec<ReadElement>, Vec<Omitted>) {
+        (self.text, self.elements, self.omitted)
+    }
+}
+
+/// A section a scoped read can descend into.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Scope {
+    #[serde(rename = "ref")]
+    reference: Ref,
+    label: String,
+}
+
+impl Scope {
+    /// A scope with a ref and a 1–256 byte label.
+    pub fn new(reference: Ref, label_text: String) -> Result<Scope, ReadError> {
+        Ok(Scope {
+            reference,
+            label: label(label_text)?,
+        })
+    }
+
+    /// The scope ref.
+    pub fn reference(&self) -> &Ref {
+        &self.reference
+    }
+
+    /// The label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+}
+
+/// `BrowserScopedReadV1`: a read plus the scopes found, whose refs are unique and distinct from
+/// every element ref.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BrowserScopedRead {
+    #[serde(flatten)]
+    read: BrowserRead,
+    scopes: Vec<Scope>,
+}
+
+impl BrowserScopedRead {
+    /// A scoped read; refused when a scope ref repeats or equals an element ref.
+    pub fn new(read: BrowserRead, scopes: Vec<Scope>) -> Result<BrowserScopedRead, ReadError> {
+        check_unique(
+            read.elements
+                .iter()
+                .map(|e| &e.reference)
+                .chain(scopes.iter().map(|s| &s.reference)),
+        )?;
+        Ok(BrowserScopedRead { read, scopes })
+    }
+
+    /// The read part.
+    pub fn read(&self) -> &BrowserRead {
+        &self.read
+    }
+
+    /// The scopes.
+    pub fn scopes(&self) -> &[Scope] {
+        &self.scopes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn r(s: &str) -> Ref {
+        Ref::new(s).unwrap()
+    }
+
+    #[test]
+    fn serialises_the_v1_shape() {
+        let checkbox = ReadElement::new(r("e1"), "Agree".into(), Role::Checkbox)
+            .unwrap()
+            .with_checked(true)
+            .unwrap();
+        let list = ReadElement::new(r("e2"), "Size".into(), Role::Listbox)
+            .unwrap()
+            .with_options(vec![
+                ReadOption::new("Small".into(), "s".into())
+                    .unwrap()
+                    .selected(true),
+            ])
+            .unwrap();
+        let read =
+            BrowserRead::new("Hello".into(), vec![checkbox, list], vec![Omitted::Value]).unwrap();
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            json!({"version": 1, "text": "Hello", "elements": [
+                {"ref": "e1", "label": "Agree", "role": "checkbox", "checked": true},
+                {"ref": "e2", "label": "Size", "role": "listbox",
+                 "options": [{"label": "Small", "value": "s", "selected": true}]}
+            ], "omitted": ["value"]})
+        );
+        let scoped =
+            BrowserScopedRead::new(read, vec![Scope::new(r("s1"), "Form".into()).unwrap()])
+                .unwrap();
+        let v = serde_json::to_value(&scoped).unwrap();
+        assert_eq!(v["scopes"], json!([{"ref": "s1", "label": "Form"}]));
+        assert_eq!(v["version"], json!(1));
+    }
+
+    #[test]
+    fn limits_are_enforced() {
+        assert!(Ref::new("").is_none());
+        assert!(Ref::new("x".repeat(257)).is_none());
+        assert_eq!(
+            ReadElement::new(r("e1"), String::new(), Role::Button),
+            Err(ReadError::Label { len: 0 })
+        );
+        assert!(ReadElement::new(r("e1"), "é".repeat(129), Role::Button).is_err());
+        let tb = ReadElement::new(r("e1"), "Name".into(), Role::Textbox).unwrap();
+        assert!(tb.clone().with_value("v".repeat(513)).is_err());
+        assert!(tb.clone().with_value("v".repeat(512)).is_ok());
+        assert_eq!(
+            tb.clone().with_checked(true),
+            Err(ReadError::CheckedOnRole(Role::Textbox))
+        );
+        assert!(tb.with_options(vec![]).is_err());
+        let combo = ReadElement::new(r("e2"), "Pick".into(), Role::Combobox).unwrap();
+        assert!(
+            combo
+                .with_options(vec![
+                    ReadOption::new("A".into(), "a".into())
+                        .unwrap()
+                        .selected(true)
+                ])
+                .is_err()
+        );
+        let a = ReadElement::new(r("e1"), "A".into(), Role::Button).unwrap();
+        assert_eq!(
+            BrowserRead::new(String::new(), vec![a.clone(), a.clone()], vec![]),
+            Err(ReadError::DuplicateRef(r("e1")))
+        );
+        assert!(
+            BrowserRead::new(
+                String::new(),
+                vec![],
+                vec![Omitted::Private, Omitted::Private]
+            )
+            .is_err()
+        );
+        let read = BrowserRead::new(String::new(), vec![a], vec![]).unwrap();
+        assert!(
+            BrowserScopedRead::new(read, vec![Scope::new(r("e1"), "X".into()).unwrap()]).is_err()
+        );
+    }
+
+    #[test]
+    fn omitted_codes_round_trip() {
+        for o in Omitted::ALL {
+            assert_eq!(Omitted::from_code(o.code()), Some(o));
+            assert_eq!(serde_json::to_value(o).unwrap(), json!(o.code()));
+        }
+        for role in Role::ALL {
+            assert_eq!(serde_json::to_value(role).unwrap(), json!(role.name()));
+        }
+    }
+}

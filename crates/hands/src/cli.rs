@@ -1,0 +1,154 @@
+//! The command-line grammar (clap derive) and the options shared by subcommands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use hands_core::geometry::{ImageTier, ScreenshotSizing, Size};
+use hands_core::image::ImageFormat;
+use hands_toolset::computer::declaration::ToolsetDeclaration;
+use hands_toolset::computer::{ComputerConfig, Shape};
+
+/// Gives AI models hands on a real browser and a real Linux desktop.
+#[derive(Debug, Parser)]
+#[command(name = "hands", version, about)]
+pub struct Cli {
+    /// More logging on stderr (-v info with per-action timings, -vv debug).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Execute one saved model turn against a driver and print the `user` message that answers
+    /// it (JSON on stdout).
+    Exec(ExecArgs),
+    /// The offline demo: spawn a desktop with an editor, replay a sample turn, show what came
+    /// back.
+    Demo(DemoArgs),
+}
+
+/// Which desktop to act on.
+#[derive(Debug, Args, Clone)]
+pub struct DesktopArgs {
+    /// Attach to this X display (default `$DISPLAY`).
+    #[arg(long, value_name = ":N", conflicts_with = "spawn")]
+    pub display: Option<String>,
+    /// Spawn a private Xvfb display of this size instead (killed on exit).
+    #[arg(long, value_name = "WIDTHxHEIGHT")]
+    pub spawn: Option<Size>,
+}
+
+/// How screenshots are sized and encoded, and which tool shape the turn used.
+#[derive(Debug, Args, Clone)]
+pub struct SurfaceArgs {
+    /// The model's image tier: `high` (long edge ≤ 2576 px, ≤ 4784 visual tokens; every
+    /// computer_toolset_20260801 model) or `standard` (≤ 1568 px, ≤ 1.15 MP).
+    #[arg(long, value_enum, default_value_t = TierArg::High)]
+    pub tier: TierArg,
+    /// An extra cap on the screenshot's long edge, in pixels.
+    #[arg(long, value_name = "PX")]
+    pub max_long_edge: Option<u32>,
+    /// Encode images as JPEG at this quality (1–100) instead of PNG.
+    #[arg(long, value_name = "QUALITY", value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub jpeg: Option<u8>,
+    /// Do not append a screenshot to a batch that does not end with one.
+    #[arg(long)]
+    pub no_append_screenshot: bool,
+    /// The tool shape the turn was produced with.
+    #[arg(long, value_enum, default_value_t = ShapeArg::Toolset)]
+    pub shape: ShapeArg,
+    /// Members disabled in the toolset's `configs` (e.g. `--disable zoom`).
+    #[arg(long, value_name = "MEMBER")]
+    pub disable: Vec<String>,
+}
+
+/// Image tiers on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TierArg {
+    /// Long edge ≤ 1568 px and ≤ 1.15 MP.
+    Standard,
+    /// Long edge ≤ 2576 px and ≤ 4784 visual tokens.
+    High,
+}
+
+/// Tool shapes on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ShapeArg {
+    /// `computer_toolset_20260801`: members with `toolset_name: "computer"`.
+    Toolset,
+    /// `computer_20251124` with `enable_zoom: true`.
+    #[value(name = "computer_20251124")]
+    Legacy20251124,
+    /// `computer_20250124` (no zoom).
+    #[value(name = "computer_20250124")]
+    Legacy20250124,
+}
+
+impl SurfaceArgs {
+    /// The toolset configuration these options describe.
+    pub fn config(&self) -> anyhow::Result<ComputerConfig> {
+        let shape = match self.shape {
+            ShapeArg::Toolset => {
+                let mut decl = ToolsetDeclaration::new();
+                for name in &self.disable {
+                    let member = hands_toolset::computer::members::Member::from_name(name)
+                        .ok_or_else(|| {
+                            anyhow::anyhow!("--disable {name}: not a computer member")
+                        })?;
+                    decl = decl.disable(member);
+                }
+                Shape::Toolset(decl)
+            }
+            ShapeArg::Legacy20251124 => Shape::Legacy20251124 { enable_zoom: true },
+            ShapeArg::Legacy20250124 => Shape::Legacy20250124,
+        };
+        Ok(ComputerConfig {
+            shape,
+            sizing: ScreenshotSizing {
+                tier: match self.tier {
+                    TierArg::Standard => ImageTier::Standard,
+                    TierArg::High => ImageTier::HighRes,
+                },
+                max_long_edge: self.max_long_edge,
+            },
+            image_format: match self.jpeg {
+                Some(quality) => ImageFormat::Jpeg { quality },
+                None => ImageFormat::Png,
+            },
+            append_screenshot: !self.no_append_screenshot,
+            ..ComputerConfig::default()
+        })
+    }
+}
+
+/// `hands exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Act on a desktop (X11).
+    #[arg(long, required = true)]
+    pub desktop: bool,
+    #[command(flatten)]
+    pub target: DesktopArgs,
+    #[command(flatten)]
+    pub surface: SurfaceArgs,
+    /// Write every image of the answer here, as `<tool_use_id>-<n>.png|jpg`.
+    #[arg(long, value_name = "DIR")]
+    pub save_images: Option<PathBuf>,
+    /// A saved assistant turn: the message JSON, or its `content` array. `-` reads stdin.
+    #[arg(value_name = "TURN.json")]
+    pub turn: PathBuf,
+}
+
+/// `hands demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Screen size of the spawned desktop.
+    #[arg(long, default_value = "1280x800", value_name = "WIDTHxHEIGHT")]
+    pub size: Size,
+    /// Where to write the run's images and answer (default `runs/demo-<time>`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}

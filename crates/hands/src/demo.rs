@@ -1,0 +1,130 @@
+//! `hands demo`: spawn a desktop with a window manager and a text editor, replay a sample Claude
+//! turn on it through the computer toolset, and show what came back.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use hands_core::{CancellationToken, Desktop as _};
+use hands_toolset::computer::{ComputerConfig, ComputerToolset};
+use hands_toolset::wire::{ResultBlock, ToolUse, user_message};
+use hands_x11::{X11Desktop, XClient, XvfbConfig};
+
+use crate::cli::DemoArgs;
+use crate::exec::save_images;
+
+/// The sample turn: a batch a model could send to write a note in the editor.
+const SAMPLE_TURN: &str = include_str!("../assets/sample-turn.json");
+
+/// How long the editor may take to show its window.
+const APP_READY_TIMEOUT: Duration = Duration::from_secs(20);
+
+pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let out = args.out.unwrap_or_else(default_run_dir);
+    let started = Instant::now();
+    let mut desktop = X11Desktop::spawn(&XvfbConfig::new(args.size))
+        .context("spawning the Xvfb desktop (run scripts/install-system-deps.sh first)")?;
+    let display = desktop.display().to_owned();
+    eprintln!("hands demo: desktop {} on {display}", args.size);
+    let _wm = XClient::spawn(&display, "openbox", &[]).context("starting the window manager")?;
+    let _editor = XClient::spawn(&display, "mousepad", &["--disable-server"])
+        .context("starting the editor (mousepad)")?;
+    wait_for_window(&mut desktop).await?;
+    eprintln!(
+        "hands demo: editor is up after {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let turn: serde_json::Value = serde_json::from_str(SAMPLE_TURN)?;
+    let blocks = ToolUse::from_message(&turn)?;
+    let mut toolset = ComputerToolset::new(desktop, ComputerConfig::default())?;
+    eprintln!(
+        "hands demo: replaying {} blocks; screenshots are {} for a {} screen",
+        blocks.len(),
+        toolset.frame().shot(),
+        toolset.frame().screen()
+    );
+    let t = Instant::now();
+    let outcome = toolset.run_turn(&blocks, &CancellationToken::new()).await;
+    let elapsed = t.elapsed();
+
+    for (block, result) in blocks.iter().zip(&outcome.results) {
+        let what: Vec<String> = result
+            .content
+            .iter()
+            .map(|c| match c {
+                ResultBlock::Text(t) => format!("{t:?}"),
+                ResultBlock::Image(i) => format!(
+                    "<{} {} {} KB>",
+                    i.media_type.mime(),
+                    i.size,
+                    i.base64.len() / 1024
+                ),
+            })
+            .collect();
+        println!(
+            "{:<16} {:<16} {}{}",
+            block.id,
+            block.name,
+            if result.is_error { "ERROR " } else { "" },
+            what.join(" + ")
+        );
+    }
+    println!(
+        "batch of {} blocks answered in {:.0} ms",
+        blocks.len(),
+        elapsed.as_secs_f64() * 1e3
+    );
+    let n = save_images(&out, &outcome.results)?;
+    let answer = out.join("answer.json");
+    std::fs::write(
+        &answer,
+        serde_json::to_string_pretty(&user_message(&outcome.results))?,
+    )
+    .with_context(|| format!("writing {}", answer.display()))?;
+    println!(
+        "wrote the answering user message and {n} image(s) to {}",
+        out.display()
+    );
+    if let Some(fault) = outcome.fault {
+        anyhow::bail!("the desktop failed: {fault}");
+    }
+    let errors = outcome.results.iter().filter(|r| r.is_error).count();
+    Ok(if errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("hands demo: {errors} block(s) failed");
+        ExitCode::FAILURE
+    })
+}
+
+fn default_run_dir() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    PathBuf::from("runs").join(format!("demo-{secs}"))
+}
+
+/// Waits until something other than the bare root window is on screen: Xvfb starts with a
+/// uniform root, and the editor's window breaks it. A readiness check bounded by
+/// [`APP_READY_TIMEOUT`], polling the capture every 100 ms.
+async fn wait_for_window(desktop: &mut X11Desktop) -> anyhow::Result<()> {
+    let deadline = Instant::now() + APP_READY_TIMEOUT;
+    loop {
+        let pixels = desktop.capture().await?;
+        let first = pixels.rgb_at(0, 0);
+        let size = pixels.size();
+        let centre = pixels.rgb_at(size.width / 2, size.height / 2);
+        if centre != first {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            anyhow::bail!(
+                "the editor window did not appear within {APP_READY_TIMEOUT:?} (is mousepad installed?)"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
