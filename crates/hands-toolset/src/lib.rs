@@ -20,5 +20,6 @@
 //! ```
 
 pub mod computer;
+pub mod computer_call;
 pub mod strings;
 pub mod wire;

@@ -11,15 +11,15 @@
 pub mod args;
 pub mod declaration;
 pub mod members;
-mod screen;
+pub(crate) mod screen;
 
 use std::time::{Duration, Instant};
 
+use hands_core::CancellationToken;
 use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
 use hands_core::geometry::{Frame, ScreenshotSizing, Size};
 use hands_core::image::{EncodedImage, ImageFormat, MAX_IMAGE_BASE64_BYTES};
 use hands_core::input::Button;
-use hands_core::CancellationToken;
 use serde_json::{Value, json};
 
 use crate::strings::{
@@ -102,7 +102,10 @@ enum BlockError {
     UnknownMember { name: String },
     #[error("the `{0}` member is disabled in this toolset's configs")]
     Disabled(Member),
-    #[error("the legacy `computer` tool needs `input.action`, one of {}", member_list())]
+    #[error(
+        "the legacy `computer` tool needs `input.action`, one of {}",
+        member_list()
+    )]
     NoAction,
     #[error("{0}")]
     Desktop(#[from] DesktopError),
@@ -200,7 +203,11 @@ impl<D: Desktop> ComputerToolset<D> {
 
     /// Runs this toolset's blocks of a turn in order (blocks it does not own are skipped) and
     /// answers each.
-    pub async fn run_turn(&mut self, blocks: &[ToolUse], cancel: &CancellationToken) -> TurnOutcome {
+    pub async fn run_turn(
+        &mut self,
+        blocks: &[ToolUse],
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
         let mine: Vec<&ToolUse> = blocks.iter().filter(|b| self.owns(b)).collect();
         let mut results = Vec::with_capacity(mine.len());
         let mut fault = None;
@@ -270,7 +277,11 @@ impl<D: Desktop> ComputerToolset<D> {
             Shape::Legacy20251124 { enable_zoom } => member != Member::Zoom || *enable_zoom,
             Shape::Legacy20250124 => member != Member::Zoom,
         };
-        if enabled { Ok(member) } else { Err(BlockError::Disabled(member)) }
+        if enabled {
+            Ok(member)
+        } else {
+            Err(BlockError::Disabled(member))
+        }
     }
 
     /// Validates and executes one block.
@@ -304,7 +315,9 @@ impl<D: Desktop> ComputerToolset<D> {
         let d = &mut self.desktop;
         match action {
             Action::Screenshot => {
-                return Ok(vec![ResultBlock::Image(self.capture_screenshot(cancel).await?)]);
+                return Ok(vec![ResultBlock::Image(
+                    self.capture_screenshot(cancel).await?,
+                )]);
             }
             Action::Zoom { region } => {
                 let (image, t) = screen::zoom(
@@ -331,7 +344,11 @@ impl<D: Desktop> ComputerToolset<D> {
                 d.click(at.map(|p| frame.to_screen(p)), button, count, modifiers)
                     .await?;
             }
-            Action::Drag { from, to, modifiers } => {
+            Action::Drag {
+                from,
+                to,
+                modifiers,
+            } => {
                 d.drag(
                     &[frame.to_screen(from), frame.to_screen(to)],
                     Button::Left,
@@ -393,8 +410,13 @@ impl<D: Desktop> ComputerToolset<D> {
             cancel,
         )
         .await?;
-        let natural = Frame::new(frame.capture(), self.desktop.screen().device_pixel_ratio, self.config.sizing);
-        self.shot_override = (seen.shot() != natural.shot()).then_some((seen.capture(), seen.shot()));
+        let natural = Frame::new(
+            frame.capture(),
+            self.desktop.screen().device_pixel_ratio,
+            self.config.sizing,
+        );
+        self.shot_override =
+            (seen.shot() != natural.shot()).then_some((seen.capture(), seen.shot()));
         tracing::info!(target: "hands::action", member = "screenshot", settle_ms = ms(t.settle),
             capture_ms = ms(t.capture), encode_ms = ms(t.encode), settled = t.settled,
             size = %image.size, bytes = image.base64.len(), "screenshot");
@@ -402,7 +424,10 @@ impl<D: Desktop> ComputerToolset<D> {
     }
 }
 
-async fn sleep_or_cancel(duration: Duration, cancel: &CancellationToken) -> Result<(), DesktopError> {
+async fn sleep_or_cancel(
+    duration: Duration,
+    cancel: &CancellationToken,
+) -> Result<(), DesktopError> {
     tokio::select! {
         () = tokio::time::sleep(duration) => Ok(()),
         () = cancel.cancelled() => Err(DesktopError::Cancelled),
