@@ -189,16 +189,17 @@ impl<'a> Args<'a> {
 
     /// A required `[x, y]`.
     pub(crate) fn required_point(&self, field: &'static str) -> Result<ShotPoint, InputError> {
-        self.point(field)?.ok_or_else(|| {
-            self.missing(field, "an array of two non-negative integers [x, y]")
-        })
+        self.point(field)?
+            .ok_or_else(|| self.missing(field, "an array of two non-negative integers [x, y]"))
     }
 
     /// A required `[x0, y0, x1, y1]` checked against the screenshot.
     pub(crate) fn region(&self, field: &'static str) -> Result<ShotRegion, InputError> {
         const EXPECTED: &str =
             "an array of four non-negative integers [x0, y0, x1, y1] (top-left, bottom-right)";
-        let value = self.get(field).ok_or_else(|| self.missing(field, EXPECTED))?;
+        let value = self
+            .get(field)
+            .ok_or_else(|| self.missing(field, EXPECTED))?;
         let edges = value
             .as_array()
             .filter(|a| a.len() == 4)
@@ -262,7 +263,9 @@ impl<'a> Args<'a> {
         max_seconds: f64,
         expected: &'static str,
     ) -> Result<Duration, InputError> {
-        let value = self.get(field).ok_or_else(|| self.missing(field, expected))?;
+        let value = self
+            .get(field)
+            .ok_or_else(|| self.missing(field, expected))?;
         match value.as_f64() {
             Some(s) if s.is_finite() && (0.0..=max_seconds).contains(&s) => {
                 Ok(Duration::from_secs_f64(s))

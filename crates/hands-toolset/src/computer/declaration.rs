@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::members::Member;
-use crate::strings::{COMPUTER_TOOLSET_TYPE, LEGACY_20250124_TYPE, LEGACY_20251124_TYPE, LEGACY_TOOL_NAME};
+use crate::strings::{
+    COMPUTER_TOOLSET_TYPE, LEGACY_20250124_TYPE, LEGACY_20251124_TYPE, LEGACY_TOOL_NAME,
+};
 
 /// Per-member settings of `configs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +48,9 @@ pub enum DeclarationError {
         why: &'static str,
     },
     /// Another field the toolset entry does not take.
-    #[error("{COMPUTER_TOOLSET_TYPE} does not take `{field}` (it takes type, configs, cache_control, allowed_callers)")]
+    #[error(
+        "{COMPUTER_TOOLSET_TYPE} does not take `{field}` (it takes type, configs, cache_control, allowed_callers)"
+    )]
     UnknownField {
         /// The field.
         field: String,
@@ -58,7 +62,9 @@ pub enum DeclarationError {
         name: String,
     },
     /// A per-member key other than `enabled` / `defer_loading`, or a non-boolean value.
-    #[error("configs.{member}.{key} is not valid: members take only `enabled` and `defer_loading`, as booleans")]
+    #[error(
+        "configs.{member}.{key} is not valid: members take only `enabled` and `defer_loading`, as booleans"
+    )]
     BadMemberConfig {
         /// The member.
         member: String,
@@ -75,7 +81,9 @@ pub enum DeclarationError {
     #[error("allowed_callers may only be [\"direct\"]")]
     BadAllowedCallers,
     /// `cache_control` that is not `{type: "ephemeral", ttl?}`.
-    #[error("cache_control must be {{\"type\": \"ephemeral\"}} with an optional ttl of \"5m\" or \"1h\"")]
+    #[error(
+        "cache_control must be {{\"type\": \"ephemeral\"}} with an optional ttl of \"5m\" or \"1h\""
+    )]
     BadCacheControl,
     /// Two computer tools in one request.
     #[error("{what}: a request may declare only one computer tool")]
@@ -112,7 +120,10 @@ impl ToolsetDeclaration {
     /// Every member enabled, nothing deferred, no breakpoint.
     pub fn new() -> ToolsetDeclaration {
         ToolsetDeclaration {
-            configs: Member::ALL.iter().map(|m| (*m, MemberConfig::default())).collect(),
+            configs: Member::ALL
+                .iter()
+                .map(|m| (*m, MemberConfig::default()))
+                .collect(),
             cache_control: None,
             allowed_callers_direct: false,
         }
@@ -165,11 +176,19 @@ impl ToolsetDeclaration {
 
     /// Checks the rules the API enforces on `configs`.
     pub fn validate(&self) -> Result<(), DeclarationError> {
-        let enabled: Vec<MemberConfig> = self.configs.values().copied().filter(|c| c.enabled).collect();
+        let enabled: Vec<MemberConfig> = self
+            .configs
+            .values()
+            .copied()
+            .filter(|c| c.enabled)
+            .collect();
         if enabled.is_empty() {
             return Err(DeclarationError::AllDisabled);
         }
-        if enabled.iter().any(|c| c.defer_loading != enabled[0].defer_loading) {
+        if enabled
+            .iter()
+            .any(|c| c.defer_loading != enabled[0].defer_loading)
+        {
             return Err(DeclarationError::MixedDeferLoading);
         }
         Ok(())
@@ -230,15 +249,21 @@ impl ToolsetDeclaration {
                     return Err(legacy(key, "zoom is a member, controlled through configs"));
                 }
                 "defer_loading" => {
-                    return Err(legacy(key, "move defer_loading into configs, the same value on every enabled member"));
+                    return Err(legacy(
+                        key,
+                        "move defer_loading into configs, the same value on every enabled member",
+                    ));
                 }
                 "configs" => {
                     let Value::Object(configs) = value else {
-                        return Err(DeclarationError::UnknownField { field: "configs (not an object)".into() });
+                        return Err(DeclarationError::UnknownField {
+                            field: "configs (not an object)".into(),
+                        });
                     };
                     for (name, cfg) in configs {
-                        let member = Member::from_name(name)
-                            .ok_or_else(|| DeclarationError::UnknownMember { name: name.clone() })?;
+                        let member = Member::from_name(name).ok_or_else(|| {
+                            DeclarationError::UnknownMember { name: name.clone() }
+                        })?;
                         let mut config = MemberConfig::default();
                         let bad = |k: &str| DeclarationError::BadMemberConfig {
                             member: name.clone(),
@@ -261,7 +286,9 @@ impl ToolsetDeclaration {
                 "cache_control" => {
                     let ttl = value.get("ttl").and_then(Value::as_str);
                     let ok_type = value.get("type").and_then(Value::as_str) == Some("ephemeral");
-                    let extra = value.as_object().is_some_and(|o| o.keys().any(|k| k != "type" && k != "ttl"));
+                    let extra = value
+                        .as_object()
+                        .is_some_and(|o| o.keys().any(|k| k != "type" && k != "ttl"));
                     decl.cache_control = match (ok_type, extra, ttl, value.get("ttl")) {
                         (true, false, None, None) => Some(None),
                         (true, false, Some("5m"), _) => Some(Some(CacheTtl::FiveMinutes)),
@@ -276,7 +303,9 @@ impl ToolsetDeclaration {
                     decl.allowed_callers_direct = true;
                 }
                 other => {
-                    return Err(DeclarationError::UnknownField { field: other.to_owned() });
+                    return Err(DeclarationError::UnknownField {
+                        field: other.to_owned(),
+                    });
                 }
             }
         }
@@ -344,26 +373,43 @@ mod tests {
             ToolsetDeclaration::new().to_json().unwrap(),
             json!({"type": "computer_toolset_20260801"})
         );
-        assert_eq!(ToolsetDeclaration::from_json(&decl.to_json().unwrap()).unwrap(), decl);
+        assert_eq!(
+            ToolsetDeclaration::from_json(&decl.to_json().unwrap()).unwrap(),
+            decl
+        );
     }
 
     #[test]
     fn rejects_what_the_api_rejects() {
-        for field in ["name", "display_width_px", "display_height_px", "display_number", "enable_zoom", "defer_loading"] {
+        for field in [
+            "name",
+            "display_width_px",
+            "display_height_px",
+            "display_number",
+            "enable_zoom",
+            "defer_loading",
+        ] {
             let mut entry = json!({"type": "computer_toolset_20260801"});
             entry[field] = json!(1);
-            assert!(matches!(rejects(entry), DeclarationError::LegacyField { .. }), "{field}");
+            assert!(
+                matches!(rejects(entry), DeclarationError::LegacyField { .. }),
+                "{field}"
+            );
         }
         assert!(matches!(
             rejects(json!({"type": "computer_toolset_20260801", "strict": true})),
             DeclarationError::UnknownField { .. }
         ));
         assert!(matches!(
-            rejects(json!({"type": "computer_toolset_20260801", "configs": {"teleport": {"enabled": true}}})),
+            rejects(
+                json!({"type": "computer_toolset_20260801", "configs": {"teleport": {"enabled": true}}})
+            ),
             DeclarationError::UnknownMember { .. }
         ));
         assert!(matches!(
-            rejects(json!({"type": "computer_toolset_20260801", "configs": {"zoom": {"visible": true}}})),
+            rejects(
+                json!({"type": "computer_toolset_20260801", "configs": {"zoom": {"visible": true}}})
+            ),
             DeclarationError::BadMemberConfig { .. }
         ));
         let all_off: Map<String, Value> = Member::ALL
@@ -375,18 +421,34 @@ mod tests {
             DeclarationError::AllDisabled
         );
         assert_eq!(
-            rejects(json!({"type": "computer_toolset_20260801", "configs": {"zoom": {"defer_loading": true}}})),
+            rejects(
+                json!({"type": "computer_toolset_20260801", "configs": {"zoom": {"defer_loading": true}}})
+            ),
             DeclarationError::MixedDeferLoading
         );
         // A disabled member may differ.
-        assert!(ToolsetDeclaration::from_json(&json!({"type": "computer_toolset_20260801",
-            "configs": {"zoom": {"enabled": false, "defer_loading": true}}})).is_ok());
+        assert!(
+            ToolsetDeclaration::from_json(&json!({"type": "computer_toolset_20260801",
+            "configs": {"zoom": {"enabled": false, "defer_loading": true}}}))
+            .is_ok()
+        );
         assert_eq!(
-            rejects(json!({"type": "computer_toolset_20260801", "allowed_callers": ["programmatic"]})),
+            rejects(
+                json!({"type": "computer_toolset_20260801", "allowed_callers": ["programmatic"]})
+            ),
             DeclarationError::BadAllowedCallers
         );
         assert_eq!(
-            ToolsetDeclaration::new().disable(Member::Screenshot).member(Member::Zoom, MemberConfig { enabled: true, defer_loading: true }).to_json(),
+            ToolsetDeclaration::new()
+                .disable(Member::Screenshot)
+                .member(
+                    Member::Zoom,
+                    MemberConfig {
+                        enabled: true,
+                        defer_loading: true
+                    }
+                )
+                .to_json(),
             Err(DeclarationError::MixedDeferLoading)
         );
     }
@@ -394,7 +456,13 @@ mod tests {
     #[test]
     fn one_computer_tool_per_request() {
         let toolset = json!({"type": "computer_toolset_20260801"});
-        assert!(check_tools(&[toolset.clone(), json!({"type": "bash_20250124", "name": "bash"})]).is_ok());
+        assert!(
+            check_tools(&[
+                toolset.clone(),
+                json!({"type": "bash_20250124", "name": "bash"})
+            ])
+            .is_ok()
+        );
         for other in [
             toolset.clone(),
             json!({"type": "computer_20251124", "name": "computer", "display_width_px": 1, "display_height_px": 1}),

@@ -273,12 +273,13 @@ impl Action {
             Member::Scroll => {
                 const DIRECTION: &str = "one of \"up\", \"down\", \"left\", \"right\"";
                 let raw = args.required_string("scroll_direction", DIRECTION)?;
-                let direction = ScrollDirection::parse(raw).ok_or_else(|| InputError::WrongType {
-                    member,
-                    field: "scroll_direction",
-                    expected: DIRECTION,
-                    got: format!("{raw:?}"),
-                })?;
+                let direction =
+                    ScrollDirection::parse(raw).ok_or_else(|| InputError::WrongType {
+                        member,
+                        field: "scroll_direction",
+                        expected: DIRECTION,
+                        got: format!("{raw:?}"),
+                    })?;
                 const AMOUNT: &str = "an integer number of wheel clicks, 0 to 100";
                 let amount = args
                     .integer_in("scroll_amount", 0, MAX_SCROLL_AMOUNT, AMOUNT)?
@@ -295,10 +296,13 @@ impl Action {
                 }
             }
             Member::Type => Action::Type {
-                text: args.required_string("text", "the string to type")?.to_owned(),
+                text: args
+                    .required_string("text", "the string to type")?
+                    .to_owned(),
             },
             Member::Key => {
-                let text = args.required_string("text", "a key or chord such as \"Return\" or \"ctrl+s\"")?;
+                let text = args
+                    .required_string("text", "a key or chord such as \"Return\" or \"ctrl+s\"")?;
                 let keys = KeySequence::parse(text).map_err(|e| args.key_error(e))?;
                 let repeat = args
                     .integer_in("repeat", 1, MAX_KEY_REPEAT, "an integer from 1 to 100")?
@@ -371,26 +375,62 @@ mod tests {
         assert_eq!(ok("screenshot", json!({})), Action::Screenshot);
         assert!(matches!(
             ok("left_click", json!({})),
-            Action::Click { at: None, button: Button::Left, count: 1, .. }
+            Action::Click {
+                at: None,
+                button: Button::Left,
+                count: 1,
+                ..
+            }
         ));
-        let Action::Click { at: Some(p), modifiers, .. } =
-            ok("left_click", json!({"coordinate": [500, 300], "text": "shift"}))
+        let Action::Click {
+            at: Some(p),
+            modifiers,
+            ..
+        } = ok(
+            "left_click",
+            json!({"coordinate": [500, 300], "text": "shift"}),
+        )
         else {
             panic!()
         };
         assert_eq!((p.x(), p.y()), (500, 300));
         assert!(modifiers.contains(hands_core::input::Modifier::Shift));
-        assert!(matches!(ok("triple_click", json!({"coordinate": [1, 1]})), Action::Click { count: 3, .. }));
-        assert!(matches!(ok("key", json!({"text": "Tab", "repeat": 4})), Action::Key { repeat: 4, .. }));
-        assert!(matches!(ok("key", json!({"text": "Return"})), Action::Key { repeat: 1, .. }));
         assert!(matches!(
-            ok("scroll", json!({"scroll_direction": "down", "scroll_amount": 3, "coordinate": [500, 400]})),
-            Action::Scroll { amount: 3, direction: ScrollDirection::Down, .. }
+            ok("triple_click", json!({"coordinate": [1, 1]})),
+            Action::Click { count: 3, .. }
         ));
-        assert!(matches!(ok("wait", json!({"duration": 1.5})), Action::Wait { .. }));
-        assert!(matches!(ok("zoom", json!({"region": [100, 200, 400, 350]})), Action::Zoom { .. }));
+        assert!(matches!(
+            ok("key", json!({"text": "Tab", "repeat": 4})),
+            Action::Key { repeat: 4, .. }
+        ));
+        assert!(matches!(
+            ok("key", json!({"text": "Return"})),
+            Action::Key { repeat: 1, .. }
+        ));
+        assert!(matches!(
+            ok(
+                "scroll",
+                json!({"scroll_direction": "down", "scroll_amount": 3, "coordinate": [500, 400]})
+            ),
+            Action::Scroll {
+                amount: 3,
+                direction: ScrollDirection::Down,
+                ..
+            }
+        ));
+        assert!(matches!(
+            ok("wait", json!({"duration": 1.5})),
+            Action::Wait { .. }
+        ));
+        assert!(matches!(
+            ok("zoom", json!({"region": [100, 200, 400, 350]})),
+            Action::Zoom { .. }
+        ));
         // null stands for an absent optional field.
-        assert!(matches!(ok("left_click", json!({"coordinate": null})), Action::Click { at: None, .. }));
+        assert!(matches!(
+            ok("left_click", json!({"coordinate": null})),
+            Action::Click { at: None, .. }
+        ));
     }
 
     #[test]
@@ -404,7 +444,9 @@ mod tests {
             "`left_click`: `coordinate` must be an array of two non-negative integers [x, y] in screenshot pixels, got [-1,10]"
         );
         assert!(err("left_click", json!({"coordinate": "1,2"})).contains("got \"1,2\""));
-        assert!(err("left_click", json!({"coordinate": [1.5, 2]})).contains("non-negative integers"));
+        assert!(
+            err("left_click", json!({"coordinate": [1.5, 2]})).contains("non-negative integers")
+        );
         assert_eq!(
             err("key", json!({"text": "Tab", "repeat": 101})),
             "`key`: `repeat` must be an integer from 1 to 100, got 101"
@@ -415,16 +457,29 @@ mod tests {
         assert!(err("wait", json!({"duration": 301})).contains("0 to 300"));
         assert!(err("hold_key", json!({"text": "shift", "duration": -1})).contains("0 to 300"));
         assert!(err("zoom", json!({"region": [10, 10, 5, 20]})).contains("x0 < x1"));
-        assert!(err("zoom", json!({"region": [0, 0, 1281, 20]})).contains("outside the screenshot"));
+        assert!(
+            err("zoom", json!({"region": [0, 0, 1281, 20]})).contains("outside the screenshot")
+        );
         assert!(err("zoom", json!({"region": [0, 0, 10]})).contains("four non-negative integers"));
-        assert!(err("scroll", json!({"scroll_direction": "sideways", "scroll_amount": 1})).contains("\"up\""));
-        assert!(err("scroll", json!({"scroll_direction": "up"})).contains("requires `scroll_amount`"));
+        assert!(
+            err(
+                "scroll",
+                json!({"scroll_direction": "sideways", "scroll_amount": 1})
+            )
+            .contains("\"up\"")
+        );
+        assert!(
+            err("scroll", json!({"scroll_direction": "up"})).contains("requires `scroll_amount`")
+        );
         assert_eq!(
             err("screenshot", json!({"action": "screenshot"})),
             "`screenshot` does not take `action`; it takes no fields (send {})"
         );
         assert!(err("left_click", json!({"text": "ctrl+q"})).contains("not a modifier"));
         assert!(err("type", json!("hello")).contains("takes a JSON object"));
-        assert!(err("left_click_drag", json!({"coordinate": [1, 1]})).contains("requires `start_coordinate`"));
+        assert!(
+            err("left_click_drag", json!({"coordinate": [1, 1]}))
+                .contains("requires `start_coordinate`")
+        );
     }
 }

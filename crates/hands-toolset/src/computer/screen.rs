@@ -6,10 +6,10 @@
 
 use std::time::{Duration, Instant};
 
+use hands_core::CancellationToken;
 use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
 use hands_core::geometry::{Frame, ShotRegion, fit_inside};
 use hands_core::image::{EncodedImage, ImageFormat, Pixels, encode_within};
-use hands_core::CancellationToken;
 
 /// Where the time of one image went.
 #[derive(Debug, Clone, Copy, Default)]
