@@ -48,13 +48,10 @@ impl ShmSegment {
                 std::io::Error::last_os_error()
             )));
         }
-        let segment = |seg| ShmSegment {
-            id,
-            addr,
-            len,
-            seg,
-        };
-        let seg = conn.generate_id().map_err(|e| X11Error::Shm(e.to_string()))?;
+        let segment = |seg| ShmSegment { id, addr, len, seg };
+        let seg = conn
+            .generate_id()
+            .map_err(|e| X11Error::Shm(e.to_string()))?;
         let attached = conn
             .shm_attach(seg, id as u32, false)
             .map_err(|e| X11Error::Shm(e.to_string()))

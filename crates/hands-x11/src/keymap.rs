@@ -60,9 +60,7 @@ impl Keymap {
     pub(crate) fn reload(&mut self, conn: &RustConnection) -> Result<(), X11Error> {
         let setup = conn.setup();
         let (min, max) = (setup.min_keycode, setup.max_keycode);
-        let reply = conn
-            .get_keyboard_mapping(min, max - min + 1)?
-            .reply()?;
+        let reply = conn.get_keyboard_mapping(min, max - min + 1)?.reply()?;
         self.min_keycode = min;
         self.per_keycode = usize::from(reply.keysyms_per_keycode).max(1);
         self.syms = reply.keysyms;
@@ -140,7 +138,11 @@ impl Keymap {
         keep: &[Keycode],
     ) -> Result<Stroke, X11Error> {
         if let Some(stroke) = self.find(sym) {
-            if let Some(pos) = self.bound.iter().position(|&(code, _)| code == stroke.keycode) {
+            if let Some(pos) = self
+                .bound
+                .iter()
+                .position(|&(code, _)| code == stroke.keycode)
+            {
                 let entry = self.bound.remove(pos);
                 self.bound.push(entry);
             }
@@ -165,7 +167,12 @@ impl Keymap {
         })
     }
 
-    fn bind(&mut self, conn: &RustConnection, keycode: Keycode, sym: Keysym) -> Result<(), X11Error> {
+    fn bind(
+        &mut self,
+        conn: &RustConnection,
+        keycode: Keycode,
+        sym: Keysym,
+    ) -> Result<(), X11Error> {
         // Same keysym in both columns so Shift or Caps Lock cannot change what it types.
         let mut row = vec![NO_SYMBOL; self.per_keycode];
         row[0] = sym;
@@ -177,7 +184,11 @@ impl Keymap {
         let idx = usize::from(keycode - self.min_keycode) * self.per_keycode;
         if let Some(old) = self.bound.iter().position(|&(c, _)| c == keycode) {
             let (_, old_sym) = self.bound.remove(old);
-            if self.lookup.get(&old_sym).is_some_and(|s| s.keycode == keycode) {
+            if self
+                .lookup
+                .get(&old_sym)
+                .is_some_and(|s| s.keycode == keycode)
+            {
                 self.lookup.remove(&old_sym);
             }
         }
@@ -190,7 +201,11 @@ impl Keymap {
                 shift: false,
             },
         );
-        tracing::trace!(keycode, keysym = format_args!("{sym:#x}"), "bound spare keycode");
+        tracing::trace!(
+            keycode,
+            keysym = format_args!("{sym:#x}"),
+            "bound spare keycode"
+        );
         Ok(())
     }
 

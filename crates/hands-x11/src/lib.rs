@@ -27,11 +27,11 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 
 use async_trait::async_trait;
+use hands_core::CancellationToken;
 use hands_core::desktop::{Desktop, DesktopError, ScreenInfo, SettleBudget, SettleReport};
 use hands_core::geometry::{ScreenPoint, Size};
 use hands_core::image::Pixels;
 use hands_core::input::{Button, KeyChord, ModifierSet, ScrollDirection};
-use hands_core::CancellationToken;
 use tokio::sync::oneshot;
 
 pub use xvfb::{XClient, Xvfb, XvfbConfig};
@@ -66,7 +66,9 @@ pub enum X11Error {
     #[error("MIT-SHM: {0}")]
     Shm(String),
     /// Starting a program failed.
-    #[error("cannot start {program}: {source} (is it installed? run scripts/install-system-deps.sh)")]
+    #[error(
+        "cannot start {program}: {source} (is it installed? run scripts/install-system-deps.sh)"
+    )]
     Spawn {
         /// The program.
         program: String,
@@ -185,15 +187,17 @@ impl X11Desktop {
         let thread_screen = Arc::clone(&screen);
         let thread = std::thread::Builder::new()
             .name(format!("hands-x11 {name}"))
-            .spawn(move || match XState::connect(display.as_deref(), thread_screen) {
-                Ok(state) => {
-                    let _ = ready_tx.send(Ok(()));
-                    state.run(jobs_rx);
-                }
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                }
-            })
+            .spawn(
+                move || match XState::connect(display.as_deref(), thread_screen) {
+                    Ok(state) => {
+                        let _ = ready_tx.send(Ok(()));
+                        state.run(jobs_rx);
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                },
+            )
             .map_err(|source| X11Error::Spawn {
                 program: "the X11 driver thread".into(),
                 source,

@@ -4,11 +4,11 @@
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use hands_core::CancellationToken;
 use hands_core::desktop::{DesktopError, ScreenInfo, SettleBudget, SettleReport};
 use hands_core::geometry::{ScreenPoint, Size};
 use hands_core::image::Pixels;
 use hands_core::input::{Button, KeyChord, Modifier, ModifierSet, ScrollDirection, keysym};
-use hands_core::CancellationToken;
 use x11rb::connection::{Connection as _, RequestConnection as _};
 use x11rb::protocol::Event;
 use x11rb::protocol::damage::{self, ConnectionExt as _};
@@ -56,13 +56,12 @@ impl XState {
         display: Option<&str>,
         screen_info: Arc<Mutex<ScreenInfo>>,
     ) -> Result<XState, X11Error> {
-        let (conn, screen_num) =
-            x11rb::connect(display).map_err(|source| X11Error::Connect {
-                display: display.map(str::to_owned).unwrap_or_else(|| {
-                    std::env::var("DISPLAY").unwrap_or_else(|_| "(unset $DISPLAY)".into())
-                }),
-                source,
-            })?;
+        let (conn, screen_num) = x11rb::connect(display).map_err(|source| X11Error::Connect {
+            display: display.map(str::to_owned).unwrap_or_else(|| {
+                std::env::var("DISPLAY").unwrap_or_else(|_| "(unset $DISPLAY)".into())
+            }),
+            source,
+        })?;
         for ext in [x11rb::protocol::xtest::X11_EXTENSION_NAME] {
             if conn.extension_information(ext)?.is_none() {
                 return Err(X11Error::MissingExtension(ext));
@@ -181,9 +180,9 @@ impl XState {
                 }
             }
             Event::MappingNotify(e) if e.request == xproto::Mapping::KEYBOARD => {
-                if let Err(err) = self
-                    .keymap
-                    .on_mapping_notify(&self.conn, e.first_keycode, e.count)
+                if let Err(err) =
+                    self.keymap
+                        .on_mapping_notify(&self.conn, e.first_keycode, e.count)
                 {
                     tracing::warn!(error = %err, "could not reload the keyboard mapping");
                 }
@@ -237,8 +236,15 @@ impl XState {
     fn warp(&self, to: ScreenPoint) -> Result<(), X11Error> {
         let x = to.x.min(self.size.width - 1) as i16;
         let y = to.y.min(self.size.height - 1) as i16;
-        self.conn
-            .xtest_fake_input(MOTION_NOTIFY_EVENT, 0, x11rb::CURRENT_TIME, self.root, x, y, 0)?;
+        self.conn.xtest_fake_input(
+            MOTION_NOTIFY_EVENT,
+            0,
+            x11rb::CURRENT_TIME,
+            self.root,
+            x,
+            y,
+            0,
+        )?;
         Ok(())
     }
 
@@ -445,7 +451,9 @@ impl XState {
         for &to in rest {
             for step in 1..=DRAG_STEPS {
                 let lerp = |a: u32, b: u32| {
-                    (i64::from(a) + (i64::from(b) - i64::from(a)) * i64::from(step) / i64::from(DRAG_STEPS)) as u32
+                    (i64::from(a)
+                        + (i64::from(b) - i64::from(a)) * i64::from(step) / i64::from(DRAG_STEPS))
+                        as u32
                 };
                 self.warp(ScreenPoint {
                     x: lerp(from.x, to.x),
@@ -487,7 +495,10 @@ impl XState {
     /// The strokes of a chord: a key whose keysym needs Shift gets Shift pressed before it,
     /// unless the chord already holds Shift.
     fn chord_strokes(&mut self, chord: &KeyChord) -> Result<Vec<Keycode>, X11Error> {
-        let has_shift = chord.keys().iter().any(|k| k.modifier() == Some(Modifier::Shift));
+        let has_shift = chord
+            .keys()
+            .iter()
+            .any(|k| k.modifier() == Some(Modifier::Shift));
         let mut codes: Vec<Keycode> = Vec::new();
         for key in chord.keys() {
             let stroke = if let Some(m) = key.modifier() {

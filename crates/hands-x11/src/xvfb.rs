@@ -68,8 +68,10 @@ impl Xvfb {
         #[allow(unsafe_code)]
         unsafe {
             command.pre_exec(|| {
-                rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))
-                    .map_err(std::io::Error::from)
+                rustix::process::set_parent_process_death_signal(Some(
+                    rustix::process::Signal::TERM,
+                ))
+                .map_err(std::io::Error::from)
             });
         }
         let mut child = command.spawn().map_err(|source| X11Error::Spawn {
@@ -169,8 +171,10 @@ impl XClient {
         #[allow(unsafe_code)]
         unsafe {
             command.pre_exec(|| {
-                rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))
-                    .map_err(std::io::Error::from)
+                rustix::process::set_parent_process_death_signal(Some(
+                    rustix::process::Signal::TERM,
+                ))
+                .map_err(std::io::Error::from)
             });
         }
         let child = command.spawn().map_err(|source| X11Error::Spawn {
