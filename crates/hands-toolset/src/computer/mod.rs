@@ -93,6 +93,28 @@ pub struct TurnOutcome {
     pub fault: Option<DesktopError>,
 }
 
+/// The progress of one turn's computer blocks (see [`ComputerToolset::run_block`]).
+#[derive(Debug, Default)]
+pub struct Batch {
+    failed: bool,
+    /// Where the caller keeps the result that gets the closing screenshot.
+    target: Option<usize>,
+    ended_with_screenshot: bool,
+    fault: Option<DesktopError>,
+}
+
+impl Batch {
+    /// Whether a block of this batch failed (later blocks are not executed).
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Whether the driver broke during the batch (the run must stop).
+    pub fn has_fault(&self) -> bool {
+        self.fault.is_some()
+    }
+}
+
 /// Why one block failed.
 #[derive(Debug, thiserror::Error)]
 enum BlockError {
@@ -208,55 +230,98 @@ impl<D: Desktop> ComputerToolset<D> {
         blocks: &[ToolUse],
         cancel: &CancellationToken,
     ) -> TurnOutcome {
+        let mut batch = Batch::default();
+        let mut results = Vec::with_capacity(blocks.len());
         let mine: Vec<&ToolUse> = blocks.iter().filter(|b| self.owns(b)).collect();
-        let mut results = Vec::with_capacity(mine.len());
-        let mut fault = None;
-        let mut failed_at: Option<usize> = None;
-        let mut ended_with_screenshot = false;
-        for tool_use in &mine {
-            if failed_at.is_some() {
-                results.push(ToolResult::error(tool_use, NOT_EXECUTED));
-                continue;
+        for tool_use in mine {
+            let index = results.len();
+            let result = self.run_block(&mut batch, tool_use, index, cancel).await;
+            results.push(result);
+        }
+        let fault = self.finish_batch(batch, &mut results, cancel).await;
+        TurnOutcome { results, fault }
+    }
+
+    /// Runs one block of a batch. `index` is where the caller will keep its result, so the
+    /// batch's closing screenshot can find it: callers that interleave computer blocks with
+    /// other tools (bash, the browser) pass their own result positions. After the batch's first
+    /// failure every block is answered with exactly [`NOT_EXECUTED`] and nothing runs.
+    pub async fn run_block(
+        &mut self,
+        batch: &mut Batch,
+        tool_use: &ToolUse,
+        index: usize,
+        cancel: &CancellationToken,
+    ) -> ToolResult {
+        if batch.failed {
+            return ToolResult::error(tool_use, NOT_EXECUTED);
+        }
+        let member = self.resolve(tool_use);
+        batch.target = Some(index);
+        match self.execute_block(tool_use, cancel).await {
+            Ok(content) => {
+                batch.ended_with_screenshot = matches!(member, Ok(Member::Screenshot));
+                ToolResult::ok(tool_use, content)
             }
-            let member = self.resolve(tool_use);
-            match self.run_block(tool_use, cancel).await {
-                Ok(content) => {
-                    ended_with_screenshot = matches!(member, Ok(Member::Screenshot));
-                    results.push(ToolResult::ok(tool_use, content));
+            Err(err) => {
+                tracing::info!(target: "hands::action", id = %tool_use.id, error = %err, "action failed");
+                let result = ToolResult::error(tool_use, format!("Error: {err}"));
+                if let BlockError::Desktop(e) = err
+                    && (e.is_fault() || matches!(e, DesktopError::Cancelled))
+                {
+                    batch.fault = Some(e);
                 }
-                Err(err) => {
-                    tracing::info!(target: "hands::action", id = %tool_use.id, error = %err, "action failed");
-                    results.push(ToolResult::error(tool_use, format!("Error: {err}")));
-                    if let BlockError::Desktop(e) = err
-                        && (e.is_fault() || matches!(e, DesktopError::Cancelled))
-                    {
-                        fault = Some(e);
-                    }
-                    failed_at = Some(results.len() - 1);
-                    ended_with_screenshot = false;
-                }
+                batch.failed = true;
+                batch.ended_with_screenshot = false;
+                result
             }
         }
-        // A batch that does not end with a screenshot gets one appended, so the model always
-        // sees the current screen. After a failure it goes on the failed block, leaving the
-        // stop texts exactly as specified.
-        let target = failed_at.or(results.len().checked_sub(1));
+    }
+
+    /// Answers a block that a person (or a policy) refused before it ran: an error with
+    /// `reason`, and the batch stops there as after any failure.
+    pub fn refuse_block(
+        &mut self,
+        batch: &mut Batch,
+        tool_use: &ToolUse,
+        index: usize,
+        reason: &str,
+    ) -> ToolResult {
+        if batch.failed {
+            return ToolResult::error(tool_use, NOT_EXECUTED);
+        }
+        batch.failed = true;
+        batch.target = Some(index);
+        batch.ended_with_screenshot = false;
+        ToolResult::error(tool_use, reason)
+    }
+
+    /// Ends a batch: when it did not end with a screenshot (and the option is on), a fresh one is
+    /// appended to its last result — to the failed block's result after a failure, leaving the
+    /// later stop texts exactly as specified. Returns the driver fault, if the run must stop.
+    pub async fn finish_batch(
+        &mut self,
+        batch: Batch,
+        results: &mut [ToolResult],
+        cancel: &CancellationToken,
+    ) -> Option<DesktopError> {
+        let mut fault = batch.fault;
         if self.config.append_screenshot
-            && !ended_with_screenshot
+            && !batch.ended_with_screenshot
             && fault.is_none()
-            && let Some(idx) = target
+            && let Some(result) = batch.target.and_then(|i| results.get_mut(i))
         {
             match self.capture_screenshot(cancel).await {
-                Ok(image) => results[idx].content.push(ResultBlock::Image(image)),
+                Ok(image) => result.content.push(ResultBlock::Image(image)),
                 Err(e) => {
                     tracing::warn!(error = %e, "could not append the batch's closing screenshot");
-                    if e.is_fault() {
+                    if e.is_fault() || matches!(e, DesktopError::Cancelled) {
                         fault = Some(e);
                     }
                 }
             }
         }
-        TurnOutcome { results, fault }
+        fault
     }
 
     /// The member a block names, by shape.
@@ -285,7 +350,7 @@ impl<D: Desktop> ComputerToolset<D> {
     }
 
     /// Validates and executes one block.
-    async fn run_block(
+    async fn execute_block(
         &mut self,
         tool_use: &ToolUse,
         cancel: &CancellationToken,
