@@ -1,0 +1,331 @@
+//! `POST /v1/messages`: authentication, validation, the turn, and the answer as one Message or
+//! as an SSE stream (api-contracts A).
+
+mod stream;
+mod validate;
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+
+use crate::error::{Api, ApiError};
+use crate::faults::Fault;
+use crate::messages as m;
+use crate::policy::Turn;
+use crate::record::Verdict;
+use crate::server::{Outcome, Reply, State, header, request_id_header};
+use crate::sse::Ending;
+use crate::tokens::{PrefixCache, text_tokens};
+
+use validate::Checked;
+
+/// What the Messages side remembers between requests.
+#[derive(Debug, Default)]
+pub(crate) struct Memory {
+    /// Prompt prefixes written to the cache.
+    pub(crate) cache: PrefixCache,
+    /// Ids of tool_use blocks emitted in a turn that also held thinking: when such a turn is
+    /// the last assistant turn and thinking is on, it must be replayed with its thinking.
+    pub(crate) thinking_turns: HashSet<String>,
+}
+
+pub(crate) fn handle(
+    state: &mut State,
+    headers: &[(String, String)],
+    body: &Value,
+    body_hash: u64,
+) -> Outcome {
+    let request_id = state.ids.next("req_011C");
+    let reject = |error: ApiError| Outcome::rejected(Api::Anthropic, error, &request_id);
+
+    match header(headers, "x-api-key") {
+        None | Some("") => {
+            return reject(ApiError::new(
+                401,
+                "authentication_error",
+                m::ANTHROPIC_KEY_REQUIRED,
+            ));
+        }
+        Some(key)
+            if state
+                .anthropic_config
+                .api_key
+                .as_deref()
+                .is_some_and(|k| k != key) =>
+        {
+            return reject(ApiError::new(
+                401,
+                "authentication_error",
+                m::ANTHROPIC_KEY_INVALID,
+            ));
+        }
+        Some(_) => {}
+    }
+    if header(headers, "anthropic-version").is_none_or(str::is_empty) {
+        return reject(ApiError::invalid(m::ANTHROPIC_VERSION_REQUIRED));
+    }
+    let betas: Vec<String> = header(headers, "anthropic-beta")
+        .map(|v| v.split(',').map(|b| b.trim().to_owned()).collect())
+        .unwrap_or_default();
+
+    let checked = validate::validate(
+        body,
+        &betas,
+        &state.anthropic_config,
+        &state.signer,
+        &state.anthropic,
+    );
+    let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
+    let mut stream_fault = None;
+    if let Some(fault) = state.take_fault(Api::Anthropic) {
+        if let Some(error) = fault.http_error(Api::Anthropic, streaming) {
+            let verdict = Verdict::Faulted {
+                fault,
+                violation: checked.err(),
+            };
+            return Outcome::error(Api::Anthropic, error, &request_id, verdict);
+        }
+        if checked.is_err() {
+            // The real API refuses before it streams: the fault waits for the next request.
+            state.return_fault(fault, Api::Anthropic);
+        } else {
+            stream_fault = Some(fault);
+        }
+    }
+    let checked = match checked {
+        Ok(checked) => checked,
+        Err(error) => return reject(error),
+    };
+
+    let turn = match state.next_turn(body_hash, body) {
+        Ok(turn) => turn,
+        Err(message) => return Outcome::policy_failed(Api::Anthropic, message, &request_id),
+    };
+    let message = match finalize(state, &checked, turn.clone()) {
+        Ok(message) => message,
+        Err(message) => return Outcome::policy_failed(Api::Anthropic, message, &request_id),
+    };
+    let headers = vec![(
+        request_id_header(Api::Anthropic).to_owned(),
+        request_id.clone(),
+    )];
+    if let Some(fault) = stream_fault {
+        state.stash(body_hash, turn);
+        if !checked.stream {
+            return Outcome {
+                reply: Reply::Drop,
+                verdict: Verdict::Faulted {
+                    fault,
+                    violation: None,
+                },
+                response: None,
+            };
+        }
+        let events = stream::events(&message, &state.stream);
+        let (events, ending) = cut(events, &fault);
+        return Outcome {
+            reply: Reply::Events {
+                headers,
+                events,
+                ending,
+            },
+            verdict: Verdict::Faulted {
+                fault,
+                violation: None,
+            },
+            response: Some(message),
+        };
+    }
+    if checked.stream {
+        let events = stream::events(&message, &state.stream);
+        Outcome {
+            reply: Reply::Events {
+                headers,
+                events,
+                ending: Ending::Finish,
+            },
+            verdict: Verdict::Accepted { stream: true },
+            response: Some(message),
+        }
+    } else {
+        Outcome {
+            reply: Reply::Json {
+                status: 200,
+                headers,
+                body: message.clone(),
+            },
+            verdict: Verdict::Accepted { stream: false },
+            response: Some(message),
+        }
+    }
+}
+
+/// Applies a stream fault to the events of a complete answer.
+fn cut(mut events: Vec<crate::sse::Event>, fault: &Fault) -> (Vec<crate::sse::Event>, Ending) {
+    match fault {
+        Fault::DropConnection { after_events } => {
+            events.truncate(*after_events);
+            (events, Ending::Abort)
+        }
+        Fault::StreamError { after_events } => {
+            events.truncate(*after_events);
+            events.push(crate::sse::Event::new(
+                "error",
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": m::OVERLOADED}}),
+            ));
+            (events, Ending::Finish)
+        }
+        _ => (events, Ending::Finish),
+    }
+}
+
+/// Turns a policy's turn into a Message: ids, signatures, stop_reason, usage. Fails when the
+/// turn could not come from a model given this request.
+fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, String> {
+    let mut blocks = match turn {
+        Turn::Text(text) => vec![json!({"type": "text", "text": text})],
+        Turn::Blocks(blocks) => blocks,
+        Turn::Items(_) => {
+            return Err(
+                "hands-sim: the policy answered an Anthropic request with OpenAI output items (Turn::Items)"
+                    .to_owned(),
+            );
+        }
+    };
+    let mut n_tool_uses = 0;
+    let mut has_thinking = false;
+    let mut output_tokens = 0;
+    let mut thinking_tokens = 0;
+    for (idx, block) in blocks.iter_mut().enumerate() {
+        let Some(obj) = block.as_object_mut() else {
+            return Err(format!(
+                "hands-sim: block {idx} of the policy's turn is not an object"
+            ));
+        };
+        match obj.get("type").and_then(Value::as_str).unwrap_or("") {
+            "text" => {
+                let Some(text) = obj.get("text").and_then(Value::as_str) else {
+                    return Err(format!("hands-sim: text block {idx} has no `text`"));
+                };
+                output_tokens += text_tokens(text);
+            }
+            "tool_use" => {
+                n_tool_uses += 1;
+                let Some(name) = obj.get("name").and_then(Value::as_str).map(str::to_owned) else {
+                    return Err(format!("hands-sim: tool_use block {idx} has no `name`"));
+                };
+                let toolset_name = obj.get("toolset_name").and_then(Value::as_str);
+                if !checked.declared.allows(toolset_name, &name) {
+                    let what = match toolset_name {
+                        Some(ts) => format!("member `{name}` of toolset `{ts}`"),
+                        None => format!("tool `{name}`"),
+                    };
+                    return Err(format!(
+                        "hands-sim: the policy called {what}, which the request does not declare or enable"
+                    ));
+                }
+                if !obj.get("id").is_some_and(Value::is_string) {
+                    obj.insert("id".into(), json!(state.ids.next("toolu_01")));
+                }
+                let input = obj.entry("input").or_insert_with(|| json!({}));
+                if !input.is_object() {
+                    return Err(format!(
+                        "hands-sim: tool_use block {idx} input is not an object"
+                    ));
+                }
+                output_tokens += text_tokens(&input.to_string()) + 8;
+            }
+            "thinking" => {
+                has_thinking = true;
+                let Some(text) = obj
+                    .get("thinking")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                else {
+                    return Err(format!("hands-sim: thinking block {idx} has no `thinking`"));
+                };
+                obj.insert(
+                    "signature".into(),
+                    json!(state.signer.thinking_signature(&text)),
+                );
+                thinking_tokens += text_tokens(&text);
+            }
+            "redacted_thinking" => {
+                has_thinking = true;
+                let payload = obj
+                    .get("data")
+                    .and_then(Value::as_str)
+                    .unwrap_or("redacted")
+                    .to_owned();
+                obj.insert(
+                    "data".into(),
+                    json!(state.signer.seal("redacted_thinking", payload.as_bytes())),
+                );
+                thinking_tokens += text_tokens(&payload);
+            }
+            _ => output_tokens += text_tokens(&obj_to_string(obj)),
+        }
+    }
+    if checked.disable_parallel && n_tool_uses > 1 {
+        return Err(format!(
+            "hands-sim: the policy's turn has {n_tool_uses} tool_use blocks but tool_choice.disable_parallel_tool_use is true"
+        ));
+    }
+    if checked.forced && n_tool_uses == 0 {
+        return Err(
+            "hands-sim: tool_choice forces a tool call but the policy's turn has none".to_owned(),
+        );
+    }
+    if checked.no_tools && n_tool_uses > 0 {
+        return Err(
+            "hands-sim: tool_choice is `none` but the policy's turn calls a tool".to_owned(),
+        );
+    }
+    if has_thinking {
+        for block in &blocks {
+            if let Some(id) = block
+                .get("type")
+                .filter(|t| *t == "tool_use")
+                .and_then(|_| block.get("id"))
+                .and_then(Value::as_str)
+            {
+                state.anthropic.thinking_turns.insert(id.to_owned());
+            }
+        }
+    }
+    let cache = state
+        .anthropic
+        .cache
+        .explicit(&checked.prompt, state.anthropic_config.min_cacheable_tokens);
+    let output_tokens = (output_tokens + thinking_tokens).max(1);
+    let stop_reason = if n_tool_uses > 0 {
+        "tool_use"
+    } else {
+        "end_turn"
+    };
+    Ok(json!({
+        "id": state.ids.next("msg_01"),
+        "type": "message",
+        "role": "assistant",
+        "model": checked.model,
+        "content": blocks,
+        "stop_reason": stop_reason,
+        "stop_sequence": null,
+        "usage": {
+            "input_tokens": cache.input,
+            "cache_creation_input_tokens": cache.written_5m + cache.written_1h,
+            "cache_read_input_tokens": cache.read,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": cache.written_5m,
+                "ephemeral_1h_input_tokens": cache.written_1h,
+            },
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"thinking_tokens": thinking_tokens},
+            "service_tier": "standard",
+        },
+    }))
+}
+
+fn obj_to_string(obj: &serde_json::Map<String, Value>) -> String {
+    Value::Object(obj.clone()).to_string()
+}

@@ -1,0 +1,347 @@
+//! `POST /v1/responses`: authentication, validation against stored state, the turn, and the
+//! answer as one Response object or as an SSE stream (api-contracts B).
+
+mod stream;
+mod validate;
+
+use std::collections::HashMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::error::{Api, ApiError};
+use crate::faults::Fault;
+use crate::messages as m;
+use crate::policy::Turn;
+use crate::record::Verdict;
+use crate::server::{Outcome, Reply, State, header, request_id_header};
+use crate::sse::{Ending, Event};
+use crate::tokens::{PrefixCache, text_tokens, value_tokens};
+
+use validate::Checked;
+
+/// What the Responses side remembers between requests.
+#[derive(Debug, Default)]
+pub(crate) struct Memory {
+    /// Stored responses by id: the whole conversation they ended, their output included.
+    pub(crate) responses: HashMap<String, Vec<Value>>,
+    /// Stored items by id (outputs and inputs of stored responses).
+    pub(crate) items: HashMap<String, Value>,
+    /// Safety-check ids issued with each computer call, by `call_id`.
+    pub(crate) calls: HashMap<String, Vec<String>>,
+    /// Prompt prefixes seen (OpenAI caches automatically).
+    pub(crate) cache: PrefixCache,
+}
+
+pub(crate) fn handle(
+    state: &mut State,
+    headers: &[(String, String)],
+    body: &Value,
+    body_hash: u64,
+) -> Outcome {
+    let request_id = state.ids.next("req_");
+    let reject = |error: ApiError| Outcome::rejected(Api::OpenAi, error, &request_id);
+
+    let key = header(headers, "authorization")
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|k| !k.is_empty());
+    match key {
+        None => {
+            return reject(ApiError::new(
+                401,
+                "invalid_request_error",
+                m::OPENAI_KEY_REQUIRED,
+            ));
+        }
+        Some(key)
+            if state
+                .openai_config
+                .api_key
+                .as_deref()
+                .is_some_and(|k| k != key) =>
+        {
+            return reject(
+                ApiError::new(401, "invalid_request_error", m::openai_key_invalid(key))
+                    .code("invalid_api_key"),
+            );
+        }
+        Some(_) => {}
+    }
+
+    let checked = validate::validate(body, &state.openai_config, &state.signer, &state.openai);
+    let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
+    let mut stream_fault = None;
+    if let Some(fault) = state.take_fault(Api::OpenAi) {
+        if let Some(error) = fault.http_error(Api::OpenAi, streaming) {
+            let verdict = Verdict::Faulted {
+                fault,
+                violation: checked.err(),
+            };
+            return Outcome::error(Api::OpenAi, error, &request_id, verdict);
+        }
+        if checked.is_err() {
+            state.return_fault(fault, Api::OpenAi);
+        } else {
+            stream_fault = Some(fault);
+        }
+    }
+    let checked = match checked {
+        Ok(checked) => checked,
+        Err(error) => return reject(error),
+    };
+    let turn = match state.next_turn(body_hash, body) {
+        Ok(turn) => turn,
+        Err(message) => return Outcome::policy_failed(Api::OpenAi, message, &request_id),
+    };
+    // A response cut short by a fault is neither stored nor chained to.
+    let persist = stream_fault.is_none();
+    let response = match finalize(state, &checked, body, turn.clone(), persist) {
+        Ok(response) => response,
+        Err(message) => return Outcome::policy_failed(Api::OpenAi, message, &request_id),
+    };
+    let headers = vec![(
+        request_id_header(Api::OpenAi).to_owned(),
+        request_id.clone(),
+    )];
+    if let Some(fault) = stream_fault {
+        state.stash(body_hash, turn);
+        if !checked.stream {
+            return Outcome {
+                reply: Reply::Drop,
+                verdict: Verdict::Faulted {
+                    fault,
+                    violation: None,
+                },
+                response: None,
+            };
+        }
+        let (events, ending) = cut(stream::events(&response, &state.stream), &fault);
+        return Outcome {
+            reply: Reply::Events {
+                headers,
+                events,
+                ending,
+            },
+            verdict: Verdict::Faulted {
+                fault,
+                violation: None,
+            },
+            response: Some(response),
+        };
+    }
+    if checked.stream {
+        Outcome {
+            reply: Reply::Events {
+                headers,
+                events: stream::events(&response, &state.stream),
+                ending: Ending::Finish,
+            },
+            verdict: Verdict::Accepted { stream: true },
+            response: Some(response),
+        }
+    } else {
+        Outcome {
+            reply: Reply::Json {
+                status: 200,
+                headers,
+                body: response.clone(),
+            },
+            verdict: Verdict::Accepted { stream: false },
+            response: Some(response),
+        }
+    }
+}
+
+fn cut(mut events: Vec<Event>, fault: &Fault) -> (Vec<Event>, Ending) {
+    match fault {
+        Fault::DropConnection { after_events } => {
+            events.truncate(*after_events);
+            (events, Ending::Abort)
+        }
+        Fault::StreamError { after_events } => {
+            events.truncate(*after_events);
+            let sequence_number = events.len();
+            events.push(Event::new(
+                "error",
+                json!({"type": "error", "code": "server_error", "message": m::OPENAI_SERVER_ERROR,
+                    "param": null, "sequence_number": sequence_number}),
+            ));
+            (events, Ending::Finish)
+        }
+        _ => (events, Ending::Finish),
+    }
+}
+
+/// Turns a policy's turn into a Response object: ids, safety-check ids, encrypted reasoning,
+/// usage; stores it when `store` is on and `persist` holds.
+fn finalize(
+    state: &mut State,
+    checked: &Checked,
+    body: &Value,
+    turn: Turn,
+    persist: bool,
+) -> Result<Value, String> {
+    let mut output = match turn {
+        Turn::Text(text) => vec![crate::policy::message(&text)],
+        Turn::Items(items) => items,
+        Turn::Blocks(_) => {
+            return Err(
+                "hands-sim: the policy answered an OpenAI request with Anthropic content blocks (Turn::Blocks)"
+                    .to_owned(),
+            );
+        }
+    };
+    let mut n_calls = 0;
+    let mut reasoning_tokens = 0;
+    for (idx, item) in output.iter_mut().enumerate() {
+        let Some(obj) = item.as_object_mut() else {
+            return Err(format!(
+                "hands-sim: item {idx} of the policy's turn is not an object"
+            ));
+        };
+        let item_type = obj
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        match item_type.as_str() {
+            "message" => {
+                obj.entry("id")
+                    .or_insert_with(|| json!(state.ids.next("msg_")));
+                obj.insert("status".into(), json!("completed"));
+                obj.insert("role".into(), json!("assistant"));
+                if let Some(Value::String(text)) = obj.get("content") {
+                    let parts = json!([{"type": "output_text", "text": text, "annotations": []}]);
+                    obj.insert("content".into(), parts);
+                }
+            }
+            "reasoning" => {
+                obj.entry("id")
+                    .or_insert_with(|| json!(state.ids.next("rs_")));
+                let summary = obj.entry("summary").or_insert_with(|| json!([])).clone();
+                for part in summary.as_array().into_iter().flatten() {
+                    reasoning_tokens +=
+                        text_tokens(part.get("text").and_then(Value::as_str).unwrap_or(""));
+                }
+                reasoning_tokens += 16;
+                if checked.include_encrypted {
+                    let payload = json!({"id": obj.get("id"), "summary": summary}).to_string();
+                    obj.insert(
+                        "encrypted_content".into(),
+                        json!(state.signer.encrypt(payload.as_bytes())),
+                    );
+                }
+            }
+            "computer_call" => {
+                n_calls += 1;
+                if !checked.declared.computer {
+                    return Err(
+                        "hands-sim: the policy emitted a computer_call but the request declares no computer tool"
+                            .to_owned(),
+                    );
+                }
+                if obj.get("action").is_none() && obj.get("actions").is_none() {
+                    return Err(format!(
+                        "hands-sim: computer_call item {idx} has neither `action` nor `actions`"
+                    ));
+                }
+                obj.entry("id")
+                    .or_insert_with(|| json!(state.ids.next("cu_")));
+                let call_id = obj
+                    .entry("call_id")
+                    .or_insert_with(|| json!(state.ids.next("call_")))
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
+                obj.insert("status".into(), json!("completed"));
+                let checks = obj
+                    .entry("pending_safety_checks")
+                    .or_insert_with(|| json!([]));
+                let mut check_ids = Vec::new();
+                for check in checks.as_array_mut().into_iter().flatten() {
+                    let Some(check) = check.as_object_mut() else {
+                        return Err("hands-sim: a pending safety check is not an object".to_owned());
+                    };
+                    let id = check
+                        .entry("id")
+                        .or_insert_with(|| json!(state.ids.next("cu_sc_")))
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned();
+                    check_ids.push(id);
+                }
+                state.openai.calls.insert(call_id, check_ids);
+            }
+            "function_call" => {
+                n_calls += 1;
+                let name = obj.get("name").and_then(Value::as_str).unwrap_or("");
+                if !checked.declared.functions.contains(name) {
+                    return Err(format!(
+                        "hands-sim: the policy called function `{name}`, which the request does not declare"
+                    ));
+                }
+                obj.entry("id")
+                    .or_insert_with(|| json!(state.ids.next("fc_")));
+                obj.entry("call_id")
+                    .or_insert_with(|| json!(state.ids.next("call_")));
+                obj.insert("status".into(), json!("completed"));
+                let arguments = obj.entry("arguments").or_insert_with(|| json!("{}"));
+                if !arguments.is_string() {
+                    *arguments = json!(arguments.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    if !checked.parallel && n_calls > 1 {
+        return Err(format!(
+            "hands-sim: the policy's turn has {n_calls} calls but parallel_tool_calls is false"
+        ));
+    }
+
+    let cache = state
+        .openai
+        .cache
+        .automatic(&checked.prompt, state.openai_config.min_cacheable_tokens);
+    let output_tokens = value_tokens(&json!(output)).max(1) + reasoning_tokens;
+    let input_tokens = cache.input + cache.read;
+    let id = state.ids.next("resp_");
+    let created_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let response = json!({
+        "id": id,
+        "object": "response",
+        "created_at": created_at,
+        "status": "completed",
+        "error": null,
+        "incomplete_details": null,
+        "model": checked.model,
+        "output": output,
+        "parallel_tool_calls": checked.parallel,
+        "previous_response_id": checked.previous_response_id,
+        "store": checked.store,
+        "tool_choice": body.get("tool_choice").cloned().unwrap_or(json!("auto")),
+        "tools": body.get("tools").cloned().unwrap_or(json!([])),
+        "usage": {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": cache.read, "cache_write_tokens": 0},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+            "total_tokens": input_tokens + output_tokens,
+        },
+    });
+    if checked.store && persist {
+        let mut chain = checked.conversation.clone();
+        chain.extend(output.iter().cloned());
+        for item in &chain {
+            if let Some(item_id) = item.get("id").and_then(Value::as_str) {
+                state.openai.items.insert(item_id.to_owned(), item.clone());
+            }
+        }
+        state.openai.responses.insert(id, chain);
+    }
+    Ok(response)
+}

@@ -1,0 +1,532 @@
+//! The rules of `POST /v1/responses`: fields, tool declarations, stored state, replayed
+//! reasoning, call/output pairing, screenshots and safety-check acknowledgements.
+
+use std::collections::HashSet;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Map, Value, json};
+
+use crate::config::OpenAiConfig;
+use crate::error::ApiError;
+use crate::images::{self, ImageFormat};
+use crate::messages as m;
+use crate::sign::Signer;
+use crate::tokens::{self, Prompt};
+
+use super::Memory;
+
+type Result<T> = std::result::Result<T, ApiError>;
+
+fn invalid(message: impl Into<String>) -> ApiError {
+    ApiError::invalid(message)
+}
+
+fn missing(param: &str) -> ApiError {
+    invalid(m::missing_parameter(param))
+        .param(param)
+        .code("missing_required_parameter")
+}
+
+fn unknown(param: &str) -> ApiError {
+    invalid(m::unknown_parameter(param))
+        .param(param)
+        .code("unknown_parameter")
+}
+
+/// What the request declares the model may call.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Declared {
+    pub(crate) computer: bool,
+    pub(crate) functions: HashSet<String>,
+}
+
+/// A request that passed every rule.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub(crate) model: String,
+    pub(crate) stream: bool,
+    pub(crate) store: bool,
+    pub(crate) include_encrypted: bool,
+    pub(crate) parallel: bool,
+    pub(crate) previous_response_id: Option<String>,
+    pub(crate) declared: Declared,
+    /// The whole conversation: the stored chain, then this request's items, references
+    /// resolved.
+    pub(crate) conversation: Vec<Value>,
+    pub(crate) prompt: Prompt,
+}
+
+const CALL_KINDS: [(&str, &str); 2] = [
+    ("computer_call", "computer_call_output"),
+    ("function_call", "function_call_output"),
+];
+
+pub(crate) fn validate(
+    body: &Value,
+    config: &OpenAiConfig,
+    signer: &Signer,
+    memory: &Memory,
+) -> Result<Checked> {
+    let Some(obj) = body.as_object() else {
+        return Err(invalid("The request body must be a JSON object."));
+    };
+    let model = match obj.get("model") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ => return Err(missing("model")),
+    };
+    let previous_response_id = obj
+        .get("previous_response_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if previous_response_id.is_some() && obj.get("conversation").is_some_and(|c| !c.is_null()) {
+        return Err(invalid(m::PREVIOUS_AND_CONVERSATION)
+            .param("previous_response_id")
+            .code("mutually_exclusive_parameters"));
+    }
+    let mut conversation: Vec<Value> = match &previous_response_id {
+        None => Vec::new(),
+        Some(id) => match memory.responses.get(id) {
+            Some(items) => items.clone(),
+            None => {
+                return Err(invalid(m::previous_response_not_found(id))
+                    .param("previous_response_id")
+                    .code("previous_response_not_found"));
+            }
+        },
+    };
+    let declared = tools(obj.get("tools"))?;
+
+    let input: Vec<Value> = match obj.get("input") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(text)) => {
+            vec![json!({"type": "message", "role": "user", "content": text})]
+        }
+        Some(Value::Array(items)) => items.clone(),
+        Some(_) => {
+            return Err(invalid(
+                "Invalid type for 'input': expected a string or an array of items.",
+            )
+            .param("input")
+            .code("invalid_type"));
+        }
+    };
+    let mut image_bytes = 0usize;
+    for (idx, item) in input.iter().enumerate() {
+        let resolved = check_item(
+            idx,
+            item,
+            signer,
+            memory,
+            &conversation,
+            &input,
+            &mut image_bytes,
+        )?;
+        conversation.push(resolved);
+    }
+    if image_bytes > config.max_image_bytes {
+        return Err(invalid(m::bad_image_url(
+            "input",
+            &format!(
+                "the images of this request hold {image_bytes} bytes, more than the {} allowed",
+                config.max_image_bytes
+            ),
+        ))
+        .param("input")
+        .code("invalid_image"));
+    }
+    pairing(&conversation)?;
+
+    let include_encrypted = obj
+        .get("include")
+        .and_then(Value::as_array)
+        .is_some_and(|inc| inc.iter().any(|i| i == "reasoning.encrypted_content"));
+    let mut prompt = Prompt::new(&model);
+    let head = json!({"instructions": obj.get("instructions"), "tools": obj.get("tools")});
+    prompt.push(&head, tokens::value_tokens(&head), None);
+    for item in &conversation {
+        prompt.push(item, tokens::value_tokens(item), None);
+    }
+    Ok(Checked {
+        model,
+        stream: obj.get("stream").and_then(Value::as_bool) == Some(true),
+        store: obj.get("store").and_then(Value::as_bool) != Some(false),
+        include_encrypted,
+        parallel: obj.get("parallel_tool_calls").and_then(Value::as_bool) != Some(false),
+        previous_response_id,
+        declared,
+        conversation,
+        prompt,
+    })
+}
+
+/// Spec: api-contracts B, "Computer tool declaration" and "Function tools".
+fn tools(tools: Option<&Value>) -> Result<Declared> {
+    let mut declared = Declared::default();
+    let tools = match tools {
+        None | Some(Value::Null) => return Ok(declared),
+        Some(Value::Array(tools)) => tools,
+        Some(_) => {
+            return Err(invalid("Invalid type for 'tools': expected an array.")
+                .param("tools")
+                .code("invalid_type"));
+        }
+    };
+    let mut n_computer = 0;
+    for (idx, tool) in tools.iter().enumerate() {
+        let Some(obj) = tool.as_object() else {
+            return Err(invalid(format!(
+                "Invalid type for 'tools[{idx}]': expected an object."
+            ))
+            .param(format!("tools[{idx}]"))
+            .code("invalid_type"));
+        };
+        match obj.get("type").and_then(Value::as_str) {
+            None => return Err(missing(&format!("tools[{idx}].type"))),
+            Some("computer") => {
+                n_computer += 1;
+                if let Some(key) = obj.keys().find(|k| *k != "type") {
+                    return Err(unknown(&format!("tools[{idx}].{key}")));
+                }
+            }
+            Some("computer_use_preview") => {
+                n_computer += 1;
+                for field in ["display_width", "display_height", "environment"] {
+                    if obj.get(field).is_none() {
+                        return Err(missing(&format!("tools[{idx}].{field}")));
+                    }
+                }
+                let environment = obj.get("environment").and_then(Value::as_str).unwrap_or("");
+                if !["windows", "mac", "linux", "ubuntu", "browser"].contains(&environment) {
+                    return Err(invalid(m::invalid_value(
+                        environment,
+                        "'windows', 'mac', 'linux', 'ubuntu' and 'browser'",
+                    ))
+                    .param(format!("tools[{idx}].environment"))
+                    .code("invalid_value"));
+                }
+            }
+            Some("function") => {
+                let Some(name) = obj.get("name").and_then(Value::as_str) else {
+                    return Err(missing(&format!("tools[{idx}].name")));
+                };
+                if !obj.get("parameters").is_some_and(Value::is_object) {
+                    return Err(missing(&format!("tools[{idx}].parameters")));
+                }
+                if !declared.functions.insert(name.to_owned()) {
+                    return Err(
+                        invalid(format!("Duplicate function name '{name}' in 'tools'."))
+                            .param(format!("tools[{idx}].name")),
+                    );
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    if n_computer > 1 {
+        return Err(invalid(m::OPENAI_TWO_COMPUTER_TOOLS).param("tools"));
+    }
+    declared.computer = n_computer == 1;
+    Ok(declared)
+}
+
+/// Checks one input item and returns it as the conversation holds it (references resolved).
+fn check_item(
+    idx: usize,
+    item: &Value,
+    signer: &Signer,
+    memory: &Memory,
+    earlier: &[Value],
+    input: &[Value],
+    image_bytes: &mut usize,
+) -> Result<Value> {
+    let param = format!("input[{idx}]");
+    let Some(obj) = item.as_object() else {
+        return Err(
+            invalid(format!("Invalid type for '{param}': expected an object."))
+                .param(&param)
+                .code("invalid_type"),
+        );
+    };
+    let item_type = match obj.get("type").and_then(Value::as_str) {
+        Some(t) => t,
+        None if obj.contains_key("role") => "message",
+        None => return Err(missing(&format!("{param}.type"))),
+    };
+    match item_type {
+        "item_reference" => {
+            let id = obj.get("id").and_then(Value::as_str).unwrap_or("");
+            return memory
+                .items
+                .get(id)
+                .cloned()
+                .ok_or_else(|| invalid(m::item_not_found(id)).param("input"));
+        }
+        "reasoning" => {
+            let id = obj.get("id").and_then(Value::as_str).unwrap_or("");
+            match obj.get("encrypted_content").and_then(Value::as_str) {
+                Some(blob) => {
+                    let payload_id = signer
+                        .decrypt(blob)
+                        .and_then(|p| serde_json::from_slice::<Value>(&p).ok())
+                        .and_then(|p| p.get("id").and_then(Value::as_str).map(str::to_owned));
+                    if payload_id.as_deref() != Some(id) {
+                        return Err(invalid(m::encrypted_content_unverified(blob))
+                            .code("invalid_encrypted_content"));
+                    }
+                }
+                None => {
+                    if !memory.items.contains_key(id) {
+                        return Err(invalid(m::item_not_persisted(id)).param("input"));
+                    }
+                }
+            }
+        }
+        "computer_call_output" => {
+            let call_id = required_call_id(obj, &param)?;
+            check_screenshot(obj, &param, image_bytes)?;
+            check_acknowledgements(obj, &param, call_id, memory, earlier, input)?;
+        }
+        "function_call_output" => {
+            required_call_id(obj, &param)?;
+            match obj.get("output") {
+                Some(Value::String(_)) => {}
+                Some(Value::Array(parts)) => {
+                    for (part_idx, part) in parts.iter().enumerate() {
+                        if part.get("type").and_then(Value::as_str) == Some("input_image")
+                            && let Some(url) = part.get("image_url").and_then(Value::as_str)
+                        {
+                            *image_bytes += check_image_url(
+                                url,
+                                &format!("{param}.output[{part_idx}].image_url"),
+                            )?;
+                        }
+                    }
+                }
+                _ => return Err(missing(&format!("{param}.output"))),
+            }
+        }
+        "computer_call" | "function_call" => {
+            required_call_id(obj, &param)?;
+        }
+        "message" => {
+            let role = obj.get("role").and_then(Value::as_str).unwrap_or("");
+            if !["user", "assistant", "system", "developer"].contains(&role) {
+                return Err(invalid(m::invalid_value(
+                    role,
+                    "'assistant', 'system', 'developer', and 'user'",
+                ))
+                .param(format!("{param}.role"))
+                .code("invalid_value"));
+            }
+            if let Some(Value::Array(parts)) = obj.get("content") {
+                for (part_idx, part) in parts.iter().enumerate() {
+                    if part.get("type").and_then(Value::as_str) == Some("input_image")
+                        && let Some(url) = part.get("image_url").and_then(Value::as_str)
+                    {
+                        *image_bytes += check_image_url(
+                            url,
+                            &format!("{param}.content[{part_idx}].image_url"),
+                        )?;
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(item.clone())
+}
+
+fn required_call_id<'a>(obj: &'a Map<String, Value>, param: &str) -> Result<&'a str> {
+    match obj.get("call_id").and_then(Value::as_str) {
+        Some(id) if !id.is_empty() => Ok(id),
+        _ => Err(missing(&format!("{param}.call_id"))),
+    }
+}
+
+/// Spec: api-contracts B, "computer_call_output (input item)".
+fn check_screenshot(obj: &Map<String, Value>, param: &str, image_bytes: &mut usize) -> Result<()> {
+    let Some(output) = obj.get("output").and_then(Value::as_object) else {
+        return Err(missing(&format!("{param}.output")));
+    };
+    let output_type = output.get("type").and_then(Value::as_str).unwrap_or("");
+    if output_type != "computer_screenshot" {
+        return Err(
+            invalid(m::invalid_value(output_type, "'computer_screenshot'"))
+                .param(format!("{param}.output.type"))
+                .code("invalid_value"),
+        );
+    }
+    let image_url = output
+        .get("image_url")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let file_id = output.get("file_id").and_then(Value::as_str).unwrap_or("");
+    if !file_id.is_empty() {
+        return Ok(());
+    }
+    if image_url.is_empty() {
+        return Err(missing(&format!("{param}.output.image_url")));
+    }
+    *image_bytes += check_image_url(image_url, &format!("{param}.output.image_url"))?;
+    Ok(())
+}
+
+/// Checks a data URL (or accepts an http(s) URL unseen) and returns its decoded size.
+fn check_image_url(url: &str, param: &str) -> Result<usize> {
+    if url.starts_with("https://") || url.starts_with("http://") {
+        return Ok(0);
+    }
+    let bad = |why: &str| {
+        invalid(m::bad_image_url(param, why))
+            .param(param)
+            .code("invalid_image_url")
+    };
+    let Some(rest) = url.strip_prefix("data:") else {
+        return Err(bad("expected a base64 data URL or an http(s) URL"));
+    };
+    let Some((media_type, data)) = rest.split_once(";base64,") else {
+        return Err(bad("expected `data:<media type>;base64,<data>`"));
+    };
+    let Some(format) = ImageFormat::from_media_type(media_type) else {
+        return Err(bad(&format!(
+            "unsupported image type '{media_type}'; use image/png, image/jpeg, image/gif or image/webp"
+        )));
+    };
+    let Ok(bytes) = STANDARD.decode(data) else {
+        return Err(bad("the data is not valid base64"));
+    };
+    match images::inspect(&bytes) {
+        Ok(info) if info.format == format => Ok(bytes.len()),
+        Ok(info) => Err(bad(&format!(
+            "the data is a {} image, not {media_type}",
+            info.format.media_type()
+        ))),
+        Err(_) => Err(bad("the data is not a readable image")),
+    }
+}
+
+/// The check ids a computer call was issued with: from the server's memory, else from the
+/// call as replayed in this conversation.
+fn issued_checks(
+    call_id: &str,
+    memory: &Memory,
+    earlier: &[Value],
+    input: &[Value],
+) -> Vec<String> {
+    if let Some(ids) = memory.calls.get(call_id) {
+        return ids.clone();
+    }
+    earlier
+        .iter()
+        .chain(input)
+        .find(|item| {
+            item.get("type").and_then(Value::as_str) == Some("computer_call")
+                && item.get("call_id").and_then(Value::as_str) == Some(call_id)
+        })
+        .and_then(|call| call.get("pending_safety_checks"))
+        .and_then(Value::as_array)
+        .map(|checks| {
+            checks
+                .iter()
+                .filter_map(|c| c.get("id").and_then(Value::as_str).map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Spec: api-contracts B: acknowledge only checks issued for this call, and every one of
+/// them (a check left unacknowledged means the human did not approve: the run must stop
+/// rather than answer).
+fn check_acknowledgements(
+    obj: &Map<String, Value>,
+    param: &str,
+    call_id: &str,
+    memory: &Memory,
+    earlier: &[Value],
+    input: &[Value],
+) -> Result<()> {
+    let issued = issued_checks(call_id, memory, earlier, input);
+    let acks_param = format!("{param}.acknowledged_safety_checks");
+    let acked: Vec<&str> = match obj.get("acknowledged_safety_checks") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(acks)) => {
+            let mut ids = Vec::new();
+            for ack in acks {
+                let Some(id) = ack.get("id").and_then(Value::as_str) else {
+                    return Err(missing(&format!("{acks_param}[].id")));
+                };
+                ids.push(id);
+            }
+            ids
+        }
+        Some(_) => {
+            return Err(invalid(format!(
+                "Invalid type for '{acks_param}': expected an array."
+            ))
+            .param(&acks_param)
+            .code("invalid_type"));
+        }
+    };
+    if let Some(foreign) = acked.iter().find(|id| !issued.iter().any(|i| i == *id)) {
+        return Err(invalid(m::safety_check_not_issued(foreign, call_id)).param(&acks_param));
+    }
+    let pending: Vec<String> = issued
+        .iter()
+        .filter(|id| !acked.contains(&id.as_str()))
+        .cloned()
+        .collect();
+    if !pending.is_empty() {
+        return Err(invalid(m::safety_checks_unacknowledged(call_id, &pending)).param(&acks_param));
+    }
+    Ok(())
+}
+
+/// Every output answers an earlier call of its kind; every call is answered later.
+fn pairing(conversation: &[Value]) -> Result<()> {
+    let kind_of = |item: &Value| {
+        item.get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let call_id_of = |item: &Value| {
+        item.get("call_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    for (idx, item) in conversation.iter().enumerate() {
+        let kind = kind_of(item);
+        let call_id = call_id_of(item);
+        for (call_kind, output_kind) in CALL_KINDS {
+            if kind == output_kind {
+                let called = conversation[..idx]
+                    .iter()
+                    .any(|c| kind_of(c) == call_kind && call_id_of(c) == call_id);
+                if !called {
+                    let message = if call_kind == "computer_call" {
+                        m::no_computer_call(&call_id)
+                    } else {
+                        m::no_function_call(&call_id)
+                    };
+                    return Err(invalid(message).param("input"));
+                }
+            }
+            if kind == call_kind {
+                let answered = conversation[idx + 1..]
+                    .iter()
+                    .any(|o| kind_of(o) == output_kind && call_id_of(o) == call_id);
+                if !answered {
+                    let message = if call_kind == "computer_call" {
+                        m::no_computer_output(&call_id)
+                    } else {
+                        m::no_function_output(&call_id)
+                    };
+                    return Err(invalid(message).param("input"));
+                }
+            }
+        }
+    }
+    Ok(())
+}

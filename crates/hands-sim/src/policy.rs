@@ -1,0 +1,146 @@
+//! Where assistant turns come from: a script (a queue of turns) or a [`Policy`] that looks at
+//! each request; plus small builders for the blocks and items a turn holds.
+//!
+//! A turn carries only what a model decides. The server fills in the rest: ids (`toolu_…`,
+//! `call_…`, `cu_…`, `fc_…`, `rs_…`, `msg_…`), thinking signatures and encrypted reasoning,
+//! safety-check ids, usage, and `stop_reason` (`tool_use` when the turn calls a tool, else
+//! `end_turn`).
+
+use std::collections::VecDeque;
+
+use serde_json::{Value, json};
+
+/// One assistant turn.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Turn {
+    /// Anthropic content blocks (`text`, `tool_use`, `thinking`, `redacted_thinking`).
+    /// Answering an OpenAI request with this is a policy error.
+    Blocks(Vec<Value>),
+    /// OpenAI output items (`message`, `reasoning`, `computer_call`, `function_call`).
+    /// Answering an Anthropic request with this is a policy error.
+    Items(Vec<Value>),
+    /// A text-only answer that ends the run, rendered in whichever protocol was called.
+    Text(String),
+}
+
+impl Turn {
+    /// A text-only turn.
+    pub fn text(text: impl Into<String>) -> Turn {
+        Turn::Text(text.into())
+    }
+}
+
+/// Decides the next assistant turn from the request, the way a model would.
+///
+/// `request` is the body exactly as the client sent it (an OpenAI request chained with
+/// `previous_response_id` holds only the new items). [`crate::Api::of_request`] tells the
+/// protocol. A policy is called with the server's lock held: keep it quick and never call the
+/// server from inside it.
+pub trait Policy: Send {
+    /// The next turn.
+    fn next_turn(&mut self, request: &Value) -> Turn;
+}
+
+impl<F> Policy for F
+where
+    F: FnMut(&Value) -> Turn + Send,
+{
+    fn next_turn(&mut self, request: &Value) -> Turn {
+        self(request)
+    }
+}
+
+/// The source of turns: a script, consumed front first, then (when set) a policy.
+#[derive(Default)]
+pub(crate) struct TurnSource {
+    pub(crate) script: VecDeque<Turn>,
+    pub(crate) policy: Option<Box<dyn Policy>>,
+}
+
+impl TurnSource {
+    /// The next turn, or `None` when the script is empty and no policy is set.
+    pub(crate) fn next(&mut self, request: &Value) -> Option<Turn> {
+        if let Some(turn) = self.script.pop_front() {
+            return Some(turn);
+        }
+        self.policy.as_mut().map(|p| p.next_turn(request))
+    }
+}
+
+/// Anthropic `text` block.
+pub fn text(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+/// Anthropic `tool_use` block for a custom or legacy tool (id filled by the server).
+pub fn tool_use(name: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "name": name, "input": input})
+}
+
+/// Anthropic `tool_use` block for a toolset member, e.g.
+/// `toolset_use("computer", "left_click", json!({"coordinate": [10, 20]}))`.
+pub fn toolset_use(toolset_name: &str, member: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "name": member, "toolset_name": toolset_name, "input": input})
+}
+
+/// Anthropic `thinking` block (signature filled by the server).
+pub fn thinking(text: &str) -> Value {
+    json!({"type": "thinking", "thinking": text})
+}
+
+/// OpenAI assistant `message` item with one `output_text` part.
+pub fn message(text: &str) -> Value {
+    json!({"type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}]})
+}
+
+/// OpenAI `computer_call` item with an `actions` batch.
+pub fn computer_call(actions: Vec<Value>) -> Value {
+    json!({"type": "computer_call", "actions": actions, "pending_safety_checks": []})
+}
+
+/// OpenAI `computer_call` item whose safety checks (`{"code","message"}`; ids filled by the
+/// server) must be acknowledged before it is answered.
+pub fn computer_call_with_checks(actions: Vec<Value>, checks: Vec<Value>) -> Value {
+    json!({"type": "computer_call", "actions": actions, "pending_safety_checks": checks})
+}
+
+/// OpenAI `function_call` item; `arguments` is serialized to the JSON string the API sends.
+pub fn function_call(name: &str, arguments: Value) -> Value {
+    json!({"type": "function_call", "name": name, "arguments": arguments.to_string()})
+}
+
+/// OpenAI `reasoning` item with one summary text.
+pub fn reasoning(summary: &str) -> Value {
+    json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": summary}]})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_first_then_policy() {
+        let mut source = TurnSource {
+            script: VecDeque::from([Turn::text("scripted")]),
+            policy: Some(Box::new(|_: &Value| Turn::text("from policy"))),
+        };
+        assert_eq!(source.next(&json!({})), Some(Turn::text("scripted")));
+        assert_eq!(source.next(&json!({})), Some(Turn::text("from policy")));
+        let mut empty = TurnSource::default();
+        assert_eq!(empty.next(&json!({})), None);
+    }
+
+    #[test]
+    fn builders() {
+        assert_eq!(
+            toolset_use("computer", "left_click", json!({"coordinate": [1, 2]})),
+            json!({"type": "tool_use", "name": "left_click", "toolset_name": "computer",
+                "input": {"coordinate": [1, 2]}})
+        );
+        assert_eq!(
+            function_call("browser_click", json!({"x": 1}))["arguments"],
+            json!("{\"x\":1}")
+        );
+    }
+}
