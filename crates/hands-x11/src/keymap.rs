@@ -8,6 +8,13 @@
 //! slot is needed again, because a client translates a key event with the mapping it fetched after
 //! the MappingNotify: rebinding right after the key press could race it. Every binding is undone
 //! when the keymap is dropped.
+//!
+//! Reuse is still a race when a text holds more distinct missing characters than there are spare
+//! keycodes: a client reads the mapping only when it gets to the MappingNotify (Xlib even waits for
+//! the next key it translates), so a keycode pressed a moment ago may not have been translated
+//! yet. The keymap therefore remembers which bound keycodes were pressed since clients were last
+//! given time to read the mapping ([`Keymap::rebind_needs_wait`]); the driver lets the screen go
+//! quiet before rebinding one of those.
 
 use std::collections::HashMap;
 
@@ -38,6 +45,9 @@ pub(crate) struct Keymap {
     bound: Vec<(Keycode, Keysym)>,
     /// MappingNotify events our own ChangeKeyboardMapping requests will cause.
     own_notifies: u32,
+    /// Bound keycodes pressed since clients were last given time to read the mapping: rebinding
+    /// one now could change what a client reads for a key event it has not translated yet.
+    unread: Vec<Keycode>,
 }
 
 impl Keymap {
@@ -50,6 +60,7 @@ impl Keymap {
             spares: Vec::new(),
             bound: Vec::new(),
             own_notifies: 0,
+            unread: Vec::new(),
         };
         keymap.reload(conn)?;
         Ok(keymap)
@@ -68,6 +79,9 @@ impl Keymap {
             let i = usize::from(code - min) * self.per_keycode;
             self.syms.get(i) == Some(&sym)
         });
+        let bound = &self.bound;
+        self.unread
+            .retain(|code| bound.iter().any(|&(c, _)| c == *code));
         self.rebuild();
         Ok(())
     }
@@ -122,6 +136,45 @@ impl Keymap {
             return Ok(());
         }
         self.reload(conn)
+    }
+
+    /// Notes that `keycode` was pressed: if it is one of our bindings, clients must read the
+    /// mapping before it may be rebound.
+    pub(crate) fn note_pressed(&mut self, keycode: Keycode) {
+        if self.bound.iter().any(|&(c, _)| c == keycode) && !self.unread.contains(&keycode) {
+            self.unread.push(keycode);
+        }
+    }
+
+    /// Notes that clients have had time to read the mapping: every binding may be reused.
+    pub(crate) fn mapping_read(&mut self) {
+        self.unread.clear();
+    }
+
+    /// Whether [`Keymap::resolve`] for `sym` (with `keep` about to be pressed) would rebind a
+    /// keycode that clients may not have translated yet, or could only succeed once the strokes
+    /// in `keep` have been sent: the caller sends what is pending, lets clients read the mapping
+    /// ([`Keymap::mapping_read`]), and resolves with nothing kept.
+    pub(crate) fn rebind_needs_wait(&self, sym: Keysym, keep: &[Keycode]) -> bool {
+        if self.find(sym).is_some() {
+            return false;
+        }
+        let free = self
+            .spares
+            .iter()
+            .any(|code| !self.bound.iter().any(|&(c, _)| c == *code) && !keep.contains(code));
+        if free {
+            return false;
+        }
+        match self
+            .bound
+            .iter()
+            .map(|&(c, _)| c)
+            .find(|c| !keep.contains(c))
+        {
+            Some(victim) => self.unread.contains(&victim),
+            None => !keep.is_empty(),
+        }
     }
 
     /// The stroke that produces `sym` in the current mapping, if any.
@@ -182,6 +235,7 @@ impl Keymap {
         conn.change_keyboard_mapping(1, keycode, self.per_keycode as u8, &row)?;
         self.own_notifies += 1;
         let idx = usize::from(keycode - self.min_keycode) * self.per_keycode;
+        self.unread.retain(|&c| c != keycode);
         if let Some(old) = self.bound.iter().position(|&(c, _)| c == keycode) {
             let (_, old_sym) = self.bound.remove(old);
             if self

@@ -33,6 +33,14 @@ const IDLE_TICK: Duration = Duration::from_millis(100);
 const TYPE_BATCH: usize = 64;
 /// Steps per drag segment, so toolkits see motion between press and release.
 const DRAG_STEPS: u32 = 12;
+/// Before a spare keycode pressed a moment ago is bound to another character, input and screen
+/// must have been quiet this long: clients read a changed mapping only when they get to the
+/// MappingNotify (or to the next key), and one that has not would translate the earlier key
+/// press with the new binding. Costs one wait per `n_spares` distinct characters the layout
+/// lacks, and nothing for texts with fewer.
+const MAPPING_READ_QUIET: Duration = Duration::from_millis(50);
+/// Longest wait for [`MAPPING_READ_QUIET`], for a screen that never stops changing.
+const MAPPING_READ_CAP: Duration = Duration::from_secs(1);
 
 /// Everything the X thread owns.
 pub(crate) struct XState {
@@ -251,7 +259,43 @@ impl XState {
     fn key_down(&mut self, keycode: Keycode) -> Result<(), X11Error> {
         self.fake(KEY_PRESS_EVENT, keycode)?;
         self.held_keys.push(keycode);
+        self.keymap.note_pressed(keycode);
         Ok(())
+    }
+
+    /// Gives clients time to read the keyboard mapping before a keycode they may not have
+    /// translated yet is rebound: waits until input and screen have been quiet for
+    /// [`MAPPING_READ_QUIET`] (a client that repaints after each key keeps it waiting until it is
+    /// done), at most [`MAPPING_READ_CAP`].
+    fn let_clients_read_mapping(&mut self) -> Result<(), X11Error> {
+        self.sync()?;
+        let start = Instant::now();
+        let cap = start + MAPPING_READ_CAP;
+        loop {
+            self.pump_events();
+            let quiet_until = self.last_input.max(self.last_change) + MAPPING_READ_QUIET;
+            let now = Instant::now();
+            if now >= quiet_until || now >= cap {
+                break;
+            }
+            self.wait_readable(quiet_until.min(cap) - now);
+        }
+        self.keymap.mapping_read();
+        tracing::trace!(
+            waited_ms = start.elapsed().as_secs_f64() * 1e3,
+            "let clients read the keyboard mapping"
+        );
+        Ok(())
+    }
+
+    /// The stroke for `sym`, binding a spare keycode if needed, after letting clients read the
+    /// mapping if that binding would reuse a keycode they may not have translated yet. `keep`
+    /// must hold no keycode that has not been pressed yet: chords resolve before pressing.
+    fn resolve_for_chord(&mut self, sym: u32, keep: &[Keycode]) -> Result<Stroke, X11Error> {
+        if self.keymap.rebind_needs_wait(sym, keep) {
+            self.let_clients_read_mapping()?;
+        }
+        self.keymap.resolve(&self.conn, sym, keep)
     }
 
     fn key_up(&mut self, keycode: Keycode) -> Result<(), X11Error> {
@@ -507,7 +551,7 @@ impl XState {
                     shift: false,
                 }
             } else {
-                self.keymap.resolve(&self.conn, key.keysym(), &codes)?
+                self.resolve_for_chord(key.keysym(), &codes)?
             };
             if stroke.shift && !has_shift {
                 let shift = self.modifier_keycode(Modifier::Shift)?;
@@ -558,18 +602,18 @@ impl XState {
                 continue;
             }
             let sym = keysym::of_char(c);
-            let keep: Vec<Keycode> = pending.iter().map(|s| s.keycode).collect();
-            let stroke = match self.keymap.resolve(&self.conn, sym, &keep) {
-                Ok(stroke) => stroke,
-                Err(X11Error::NoSpareKeycode { .. }) if !pending.is_empty() => {
-                    // Every spare keycode is bound to a character of this batch: send it first.
-                    self.emit(&mut pending)?;
-                    self.keymap
-                        .resolve(&self.conn, sym, &[])
-                        .map_err(DesktopError::from)?
+            let mut keep: Vec<Keycode> = pending.iter().map(|s| s.keycode).collect();
+            if self.keymap.rebind_needs_wait(sym, &keep) {
+                // Every spare keycode is bound to a character pressed a moment ago or about to
+                // be: send the batch, let clients translate it, then rebind.
+                self.emit(&mut pending)?;
+                if cancel.is_cancelled() {
+                    return Err(DesktopError::Cancelled);
                 }
-                Err(e) => return Err(e.into()),
-            };
+                self.let_clients_read_mapping()?;
+                keep.clear();
+            }
+            let stroke = self.keymap.resolve(&self.conn, sym, &keep)?;
             pending.push(stroke);
             if pending.len() >= TYPE_BATCH {
                 self.emit(&mut pending)?;
