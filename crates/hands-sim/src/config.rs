@@ -42,7 +42,7 @@ impl ImageTier {
     };
 
     /// The limits in words, for error messages.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let mut out = format!("long edge <= {} px", self.max_long_edge);
         if let Some(t) = self.max_visual_tokens {
             out.push_str(&format!(", ceil(w/28)*ceil(h/28) <= {t} visual tokens"));

@@ -588,7 +588,7 @@ fn build_response(reply: Reply) -> Result<Response<ChunkBody>, std::io::Error> {
             status,
             headers,
             "application/json",
-            ChunkBody::new(vec![Bytes::from(body.to_string())], Ending::Finish),
+            ChunkBody::document(Bytes::from(body.to_string())),
         ),
         Reply::Events {
             headers,
@@ -598,7 +598,7 @@ fn build_response(reply: Reply) -> Result<Response<ChunkBody>, std::io::Error> {
             200,
             headers,
             "text/event-stream; charset=utf-8",
-            ChunkBody::new(events.iter().map(Event::encode).collect(), ending),
+            ChunkBody::stream(events.iter().map(Event::encode).collect(), ending),
         ),
     };
     let mut builder = Response::builder()

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use hyper::body::{Body, Bytes, Frame};
+use hyper::body::{Body, Bytes, Frame, SizeHint};
 use serde_json::Value;
 
 /// One SSE event: `event: <name>` and one `data:` line of JSON.
@@ -38,17 +38,38 @@ pub(crate) enum Ending {
 }
 
 /// A body of pre-built chunks, each sent as its own frame.
+///
+/// Between frames of a stream it yields once to hyper, which then writes what it has to the
+/// socket: events leave one by one, as from a real server, and the events before an injected
+/// abort reach the client before the connection is cut.
 #[derive(Debug)]
 pub(crate) struct ChunkBody {
     chunks: VecDeque<Bytes>,
     ending: Ending,
+    /// Whether to yield before the next frame.
+    yield_next: bool,
+    /// Whether frames are separated by yields (streams) or not (one JSON document).
+    streaming: bool,
 }
 
 impl ChunkBody {
-    pub(crate) fn new(chunks: Vec<Bytes>, ending: Ending) -> ChunkBody {
+    /// A one-document body.
+    pub(crate) fn document(bytes: Bytes) -> ChunkBody {
+        ChunkBody {
+            chunks: VecDeque::from([bytes]),
+            ending: Ending::Finish,
+            yield_next: false,
+            streaming: false,
+        }
+    }
+
+    /// A stream of chunks ending as `ending` says.
+    pub(crate) fn stream(chunks: Vec<Bytes>, ending: Ending) -> ChunkBody {
         ChunkBody {
             chunks: chunks.into(),
             ending,
+            yield_next: false,
+            streaming: true,
         }
     }
 }
@@ -59,10 +80,16 @@ impl Body for ChunkBody {
 
     fn poll_frame(
         self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
+        cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
+        if this.yield_next {
+            this.yield_next = false;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         if let Some(chunk) = this.chunks.pop_front() {
+            this.yield_next = this.streaming;
             return Poll::Ready(Some(Ok(Frame::data(chunk))));
         }
         match this.ending {
@@ -80,6 +107,14 @@ impl Body for ChunkBody {
 
     fn is_end_stream(&self) -> bool {
         self.chunks.is_empty() && self.ending == Ending::Finish
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        if self.streaming {
+            SizeHint::default()
+        } else {
+            SizeHint::with_exact(self.chunks.iter().map(|c| c.len() as u64).sum())
+        }
     }
 }
 
