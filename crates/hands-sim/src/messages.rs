@@ -331,6 +331,19 @@ pub fn encrypted_content_unverified(blob: &str) -> String {
     format!("The encrypted content {head}...{tail} could not be verified.")
 }
 
+/// OpenAI, **real**: a replayed reasoning item without the item it preceded.
+pub fn reasoning_without_follower(id: &str) -> String {
+    format!("Item '{id}' of type 'reasoning' was provided without its required following item.")
+}
+
+/// OpenAI, **modelled**: one item twice in the conversation (e.g. replayed in full while
+/// also chained with `previous_response_id`).
+pub fn duplicate_item(id: &str) -> String {
+    format!(
+        "Duplicate item found with id {id}. Remove duplicate items from your input and try again."
+    )
+}
+
 /// OpenAI, **modelled**: `previous_response_id` beside `conversation`.
 pub const PREVIOUS_AND_CONVERSATION: &str = "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.";
 

@@ -340,6 +340,14 @@ async fn image_rules() {
     .await;
     let answer = anthropic(&server, &many(21, 2000)).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
+    check(
+        &server,
+        "more than 100 images",
+        many(101, 10),
+        many(100, 10),
+        &m::too_many_images(101, 100),
+    )
+    .await;
 }
 
 #[tokio::test]

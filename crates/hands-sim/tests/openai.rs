@@ -373,6 +373,43 @@ async fn stateless_reasoning_replays_encrypted_content_unchanged() {
     );
     let answer = openai(&server, &replay(output[0].clone())).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
+
+    // The reasoning item without the computer call it preceded.
+    let mut alone = body(json!([user("Fill the form"), output[0]]));
+    alone["store"] = json!(false);
+    let answer = openai(&server, &alone).await;
+    assert_eq!(answer.message(), m::reasoning_without_follower(&rs_id));
+    assert_eq!(answer.body["error"]["param"], "input");
+}
+
+#[tokio::test]
+async fn chained_requests_do_not_replay_the_previous_output() {
+    let server = SimServer::start(SimConfig::with_policy(|request: &Value| {
+        if request.get("previous_response_id").is_some() {
+            Turn::text("Done.")
+        } else {
+            Turn::Items(vec![computer_call(vec![json!({"type": "screenshot"})])])
+        }
+    }))
+    .expect("start");
+    let response = openai(&server, &body(json!("look"))).await.body;
+    let item = response["output"][0].clone();
+    let call_id = item["call_id"].as_str().expect("call_id");
+    let chained = |input: Value| {
+        let mut body = body(input);
+        body["previous_response_id"] = response["id"].clone();
+        body
+    };
+    let item_id = item["id"].as_str().expect("id").to_owned();
+    check(
+        &server,
+        "previous output replayed while chained",
+        chained(json!([item, screenshot_output(call_id)])),
+        chained(json!([screenshot_output(call_id)])),
+        &m::duplicate_item(&item_id),
+        Some("input"),
+    )
+    .await;
 }
 
 #[tokio::test]

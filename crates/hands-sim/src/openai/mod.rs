@@ -27,6 +27,9 @@ pub(crate) struct Memory {
     pub(crate) responses: HashMap<String, Vec<Value>>,
     /// Stored items by id (outputs and inputs of stored responses).
     pub(crate) items: HashMap<String, Value>,
+    /// The id of the item each emitted reasoning item preceded: a replayed reasoning item
+    /// must come with it.
+    pub(crate) follows: HashMap<String, String>,
     /// Safety-check ids issued with each computer call, by `call_id`.
     pub(crate) calls: HashMap<String, Vec<String>>,
     /// Prompt prefixes seen (OpenAI caches automatically).
@@ -292,6 +295,16 @@ fn finalize(
                 }
             }
             _ => {}
+        }
+    }
+    for pair in output.windows(2) {
+        if pair[0].get("type").and_then(Value::as_str) == Some("reasoning")
+            && let (Some(rs), Some(next)) = (
+                pair[0].get("id").and_then(Value::as_str),
+                pair[1].get("id").and_then(Value::as_str),
+            )
+        {
+            state.openai.follows.insert(rs.to_owned(), next.to_owned());
         }
     }
     if !checked.parallel && n_calls > 1 {

@@ -135,6 +135,8 @@ pub(crate) fn validate(
         .param("input")
         .code("invalid_image"));
     }
+    unique_ids(&conversation)?;
+    reasoning_followers(&conversation, memory)?;
     pairing(&conversation)?;
 
     let include_encrypted = obj
@@ -478,6 +480,44 @@ fn check_acknowledgements(
         .collect();
     if !pending.is_empty() {
         return Err(invalid(m::safety_checks_unacknowledged(call_id, &pending)).param(&acks_param));
+    }
+    Ok(())
+}
+
+/// No item appears twice (a common slip: chaining with `previous_response_id` and replaying
+/// the previous output too).
+fn unique_ids(conversation: &[Value]) -> Result<()> {
+    let mut seen = HashSet::new();
+    for item in conversation {
+        if let Some(id) = item.get("id").and_then(Value::as_str)
+            && !seen.insert(id)
+        {
+            return Err(invalid(m::duplicate_item(id)).param("input"));
+        }
+    }
+    Ok(())
+}
+
+/// A reasoning item the server emitted before another item is replayed with that item next.
+fn reasoning_followers(conversation: &[Value], memory: &Memory) -> Result<()> {
+    for (idx, item) in conversation.iter().enumerate() {
+        if item.get("type").and_then(Value::as_str) != Some("reasoning") {
+            continue;
+        }
+        let Some(id) = item.get("id").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(expected) = memory.follows.get(id) else {
+            continue;
+        };
+        let next = conversation.get(idx + 1);
+        let followed = next.is_some_and(|next| match next.get("id").and_then(Value::as_str) {
+            Some(next_id) => next_id == expected,
+            None => next.get("type").and_then(Value::as_str) != Some("reasoning"),
+        });
+        if !followed {
+            return Err(invalid(m::reasoning_without_follower(id)).param("input"));
+        }
     }
     Ok(())
 }
