@@ -172,8 +172,11 @@ impl Pixels {
         let mut dst = fir::images::Image::new(to.width, to.height, pixel_type);
         // Bilinear convolution averages every source pixel under the destination pixel, so text
         // stays legible when downscaling, at a fraction of Lanczos' cost.
+        // The fourth byte is padding (X11 sends it as 0), not alpha: with alpha handling on, the
+        // resizer would multiply every colour by it and return a black image.
         let options = fir::ResizeOptions::new()
-            .resize_alg(fir::ResizeAlg::Convolution(fir::FilterType::Bilinear));
+            .resize_alg(fir::ResizeAlg::Convolution(fir::FilterType::Bilinear))
+            .use_alpha(false);
         fir::Resizer::new()
             .resize(&src, &mut dst, &options)
             .map_err(|e| ImageError::Resize(e.to_string()))?;
@@ -420,6 +423,16 @@ mod tests {
                 })
                 .is_err()
         );
+    }
+
+    #[test]
+    fn resize_keeps_colours_when_the_padding_byte_is_zero() {
+        // X11 captures leave the fourth byte of BGRX at 0; it is not alpha.
+        let size = Size::new(8, 8).unwrap();
+        let data = [40u8, 80, 120, 0].repeat(64);
+        let pixels = Pixels::new(size, PixelFormat::Bgrx, data).unwrap();
+        let small = pixels.resize(Size::new(3, 3).unwrap()).unwrap();
+        assert_eq!(small.rgb_at(1, 1), Some([120, 80, 40]));
     }
 
     #[test]
