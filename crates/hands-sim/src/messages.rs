@@ -68,6 +68,17 @@ pub fn unexpected_tool_result(msg_idx: usize, block_idx: usize, id: &str) -> Str
     )
 }
 
+/// Anthropic, **real**: the results are there but do not open the message (a text block came
+/// first).
+pub fn tool_results_not_first(msg_idx: usize, n_missing: usize) -> String {
+    format!(
+        "messages.{msg_idx}: Did not find {n_missing} `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks."
+    )
+}
+
+/// Anthropic, **real**: empty text.
+pub const TEXT_NON_EMPTY: &str = "messages: text content blocks must be non-empty";
+
 /// Anthropic, **real**: a replayed thinking block that was changed.
 pub fn invalid_thinking_signature(msg_idx: usize, block_idx: usize) -> String {
     format!("messages.{msg_idx}.content.{block_idx}: Invalid `signature` in `thinking` block")

@@ -195,6 +195,23 @@ async fn every_tool_use_is_answered_in_the_next_message() {
         &m::unexpected_tool_result(4, 0, "toolu_a"),
     )
     .await;
+    let note = json!({"type": "text", "text": "Here are the results."});
+    check(
+        &server,
+        "results after a text block",
+        with_tools(
+            request(json!([user("go"), batch,
+                {"role": "user", "content": [note, custom_result("toolu_a"), custom_result("toolu_b"), custom_result("toolu_c")]}])),
+            json!([custom_tool("lookup")]),
+        ),
+        with_tools(
+            request(json!([user("go"), batch,
+                {"role": "user", "content": [custom_result("toolu_a"), custom_result("toolu_b"), custom_result("toolu_c"), note]}])),
+            json!([custom_tool("lookup")]),
+        ),
+        &m::tool_results_not_first(2, 3),
+    )
+    .await;
 }
 
 #[tokio::test]

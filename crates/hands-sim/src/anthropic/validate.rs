@@ -719,7 +719,7 @@ impl<'a> Walk<'a> {
             match block_type {
                 "text" => match block.get("text") {
                     Some(Value::String(t)) if t.is_empty() => {
-                        return Err(invalid("messages: text content blocks must be non-empty"));
+                        return Err(invalid(m::TEXT_NON_EMPTY));
                     }
                     Some(Value::String(_)) => {}
                     _ => return Err(invalid(m::field_required(&format!("{path}.text.text")))),
@@ -869,6 +869,16 @@ impl<'a> Walk<'a> {
             Vec::new()
         };
         let uses = Self::tool_uses(&prev_blocks);
+        let n_leading_results = blocks
+            .iter()
+            .take_while(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .count();
+        if n_leading_results < uses.len() {
+            return Err(invalid(m::tool_results_not_first(
+                msg_idx,
+                uses.len() - n_leading_results,
+            )));
+        }
         for (block_idx, block) in blocks.iter().enumerate() {
             let path = format!("messages.{msg_idx}.content.{block_idx}");
             match block.get("type").and_then(Value::as_str) {
