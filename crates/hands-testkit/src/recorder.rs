@@ -334,9 +334,7 @@ impl InputRecorder {
             });
         }
         // Whatever arrived while getting ready is not the test's.
-        self.sync()?;
-        self.clear();
-        Ok(())
+        self.clear()
     }
 
     /// The window's place on the screen.
@@ -359,9 +357,14 @@ impl InputRecorder {
         self.state.lock().events.clone()
     }
 
-    /// Forgets the events recorded so far.
-    pub fn clear(&self) {
+    /// Forgets every event the server generated before this call (after a [`sync`] so none of
+    /// them is still on its way).
+    ///
+    /// [`sync`]: InputRecorder::sync
+    pub fn clear(&self) -> Result<(), RecorderError> {
+        self.sync()?;
         self.state.lock().events.clear();
+        Ok(())
     }
 
     /// The text typed so far: each key press's character, in order.

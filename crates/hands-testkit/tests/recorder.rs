@@ -162,7 +162,7 @@ fn records_raw_xtest_input_and_follows_mapping_changes() {
         .expect("request")
         .check()
         .expect("bind");
-    recorder.clear();
+    recorder.clear().expect("clear");
     fake(KEY_PRESS_EVENT, shift, 0, 0);
     fake(KEY_PRESS_EVENT, empty, 0, 0);
     fake(KEY_RELEASE_EVENT, empty, 0, 0);
