@@ -109,6 +109,13 @@ async fn syntax_errors_and_odd_commands_leave_the_session_usable() {
     assert_eq!(out.stdout.text, "traced");
     let out = ok(&mut bash, "set +x; echo after").await;
     assert_eq!(out.stdout.text, "after");
+    // Functions shadowing the builtins the wrapper uses do not break it.
+    ok(
+        &mut bash,
+        "printf() { echo hijacked; }; eval() { :; }; unset() { :; }",
+    )
+    .await;
+    assert_eq!(ok(&mut bash, "echo fine").await.stdout.text, "fine");
 }
 
 #[tokio::test]

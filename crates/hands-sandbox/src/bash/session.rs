@@ -276,15 +276,16 @@ async fn read_markers(
 /// end of input, not the next command. The markers are printed with the token split in the
 /// source (`printf '%s_%s…' token n`), so echoing the source (`set -v`, `set -x`) never shows a
 /// marker; the stderr marker goes first so it is in its pipe before stdout's marker appears.
+/// Each step names `builtin`, so a user function called `printf` or `eval` cannot break it.
 fn wrap(command: &str, token: &str, n: u64) -> String {
     format!(
         "{CMD_VAR}={quoted}\n\
-         eval \"${CMD_VAR}\" </dev/null\n\
+         builtin eval \"${CMD_VAR}\" </dev/null\n\
          {STATUS_VAR}=$?\n\
-         unset {CMD_VAR}\n\
-         printf '%s_%s_err\\n' {token} {n} >&2\n\
-         printf '%s_%s_out %s\\n' {token} {n} \"${STATUS_VAR}\"\n\
-         unset {STATUS_VAR}\n",
+         builtin unset {CMD_VAR}\n\
+         builtin printf '%s_%s_err\\n' {token} {n} >&2\n\
+         builtin printf '%s_%s_out %s\\n' {token} {n} \"${STATUS_VAR}\"\n\
+         builtin unset {STATUS_VAR}\n",
         quoted = single_quote(command)
     )
 }
@@ -335,7 +336,7 @@ mod tests {
         let script = wrap("echo hi", "__hands_tok", 7);
         assert!(!script.contains("__hands_tok_7_out"));
         assert!(!script.contains("__hands_tok_7_err"));
-        assert!(script.contains("eval \"$__hands_cmd\" </dev/null"));
+        assert!(script.contains("builtin eval \"$__hands_cmd\" </dev/null"));
     }
 
     #[test]
