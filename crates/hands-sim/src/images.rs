@@ -196,6 +196,60 @@ fn webp_size(b: &[u8]) -> Option<(u32, u32)> {
     }
 }
 
+/// What reading one base64 image gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ImageRead {
+    /// Whether the text was valid base64.
+    pub(crate) decoded: bool,
+    /// Decoded size in bytes.
+    pub(crate) n_bytes: usize,
+    /// The format the magic bytes say.
+    pub(crate) format: Option<ImageFormat>,
+    /// The header, when it could be read.
+    pub(crate) info: Option<ImageInfo>,
+}
+
+/// Remembers what each base64 image decoded to, keyed by a fingerprint of its data: a
+/// conversation resends the same screenshots every turn, and decoding megabytes of base64
+/// per request would make long test runs slow.
+#[derive(Debug, Default)]
+pub(crate) struct ImageMemo {
+    reads: std::collections::HashMap<u64, ImageRead>,
+}
+
+/// Most remembered images; the memo starts over beyond this.
+const MEMO_CAPACITY: usize = 4096;
+
+impl ImageMemo {
+    /// Decodes `data` (standard base64) and reads its header, or recalls the earlier read.
+    pub(crate) fn read(&mut self, data: &str) -> ImageRead {
+        use base64::Engine as _;
+        let key = crate::sign::fingerprint(11, data.as_bytes());
+        if let Some(read) = self.reads.get(&key) {
+            return *read;
+        }
+        let read = match base64::engine::general_purpose::STANDARD.decode(data) {
+            Ok(bytes) => ImageRead {
+                decoded: true,
+                n_bytes: bytes.len(),
+                format: ImageFormat::sniff(&bytes),
+                info: inspect(&bytes).ok(),
+            },
+            Err(_) => ImageRead {
+                decoded: false,
+                n_bytes: 0,
+                format: None,
+                info: None,
+            },
+        };
+        if self.reads.len() >= MEMO_CAPACITY {
+            self.reads.clear();
+        }
+        self.reads.insert(key, read);
+        read
+    }
+}
+
 /// Minimal image headers for tests: enough for [`inspect`], no pixel data.
 #[doc(hidden)]
 pub mod fixtures {

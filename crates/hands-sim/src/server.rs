@@ -18,9 +18,10 @@ use tokio::sync::oneshot;
 use crate::config::{AnthropicConfig, OpenAiConfig, SimConfig, StreamConfig};
 use crate::error::{Api, ApiError, SimError};
 use crate::faults::{Fault, QueuedFault};
+use crate::images::ImageMemo;
 use crate::policy::{Policy, Turn, TurnSource};
 use crate::record::{Counters, RecordedRequest, Verdict};
-use crate::sign::{IdGen, Signer, hash64};
+use crate::sign::{IdGen, Signer, fingerprint};
 use crate::sse::{ChunkBody, Ending, Event};
 use crate::{anthropic, openai};
 
@@ -38,6 +39,8 @@ pub(crate) struct State {
     pub(crate) signer: Signer,
     pub(crate) anthropic: anthropic::Memory,
     pub(crate) openai: openai::Memory,
+    /// Base64 images already decoded, for both APIs.
+    pub(crate) images: ImageMemo,
     /// A turn whose answer a fault cut short, kept for the retry of the same body, so a
     /// script does not skip a turn the client never saw.
     replay: Option<(u64, Turn)>,
@@ -308,6 +311,7 @@ impl SimServer {
             signer: Signer::new(&config.signing_key),
             anthropic: anthropic::Memory::default(),
             openai: openai::Memory::default(),
+            images: ImageMemo::default(),
             replay: None,
         };
         let shared = Arc::new(Shared {
@@ -500,7 +504,7 @@ async fn handle(
         }
         Ok(bytes) => {
             let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
-            let body_hash = hash64(7, &bytes);
+            let body_hash = fingerprint(7, &bytes);
             let outcome = match (api, method.as_str(), &parsed) {
                 (None, _, _) => {
                     let request_id = state.ids.next("req_011C");

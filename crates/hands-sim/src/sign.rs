@@ -12,14 +12,42 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
-/// A 64-bit FNV-1a hash with a splitmix64 finish: the simulator's hash of bodies and prefixes.
+/// A 64-bit keyed hash, eight bytes a step with a splitmix64 finish: the simulator's hash of
+/// bodies, prefixes and MAC lanes. Word-wise so that hashing megabytes of screenshots stays
+/// cheap even in unoptimized test builds.
 pub(crate) fn hash64(seed: u64, data: &[u8]) -> u64 {
     let mut h = FNV_OFFSET ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    for &b in data {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(FNV_PRIME);
+    let mut words = data.chunks_exact(8);
+    for word in &mut words {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(word);
+        h = (h ^ u64::from_le_bytes(buf)).wrapping_mul(FNV_PRIME);
+        h ^= h >> 29;
+    }
+    for &b in words.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(FNV_PRIME);
     }
     mix(h ^ data.len() as u64)
+}
+
+/// Strings longer than this are fingerprinted by sample.
+const SAMPLE_ABOVE: usize = 64 * 1024;
+
+/// A hash of `data` that reads all of a short value but only a sample of a long one (its
+/// length, first and last 4 KiB, and one 8-byte word in 256): screenshots that differ differ
+/// almost everywhere, and the answer only feeds cache estimates and memo keys, never a
+/// verdict on what a client sent.
+pub(crate) fn fingerprint(seed: u64, data: &[u8]) -> u64 {
+    if data.len() <= SAMPLE_ABOVE {
+        return hash64(seed, data);
+    }
+    let mut h = hash64(seed ^ data.len() as u64, &data[..4096]);
+    h = hash64(h, &data[data.len() - 4096..]);
+    let mut sample = Vec::with_capacity(data.len() / 256 + 8);
+    for word in data.chunks_exact(256) {
+        sample.extend_from_slice(&word[..8]);
+    }
+    hash64(h, &sample)
 }
 
 fn mix(mut z: u64) -> u64 {
@@ -171,6 +199,17 @@ mod tests {
         );
         assert_eq!(signer.decrypt(&blob.replace('g', "h")), None);
         assert_eq!(signer.decrypt("gAAAAAnotours"), None);
+    }
+
+    #[test]
+    fn fingerprints_tell_long_values_apart() {
+        let long: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut other = long.clone();
+        other[100_000 - 100_000 % 256] ^= 1;
+        assert_eq!(fingerprint(1, &long), fingerprint(1, &long.clone()));
+        assert_ne!(fingerprint(1, &long), fingerprint(1, &other));
+        assert_ne!(fingerprint(1, &long[..199_999]), fingerprint(1, &long));
+        assert_eq!(fingerprint(1, b"short"), hash64(1, b"short"));
     }
 
     #[test]

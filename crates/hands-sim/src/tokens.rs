@@ -8,7 +8,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 
 use crate::images;
-use crate::sign::hash64;
+use crate::sign::{fingerprint, hash64};
 
 /// What one image costs when its size cannot be read.
 const UNKNOWN_IMAGE_TOKENS: u64 = 1500;
@@ -75,21 +75,22 @@ fn strip_images(value: &Value, image_total: &mut u64) -> Value {
     }
 }
 
-/// The content of a value as the cache sees it: `cache_control` markers removed.
-pub(crate) fn cache_key_bytes(value: &Value) -> Vec<u8> {
-    fn strip(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .filter(|(k, _)| *k != "cache_control")
-                    .map(|(k, v)| (k.clone(), strip(v)))
-                    .collect(),
-            ),
-            Value::Array(items) => Value::Array(items.iter().map(strip).collect()),
-            other => other.clone(),
-        }
+/// Hashes a value as the cache sees it (`cache_control` markers ignored), walking it rather
+/// than serializing it: image data is hashed in place, never copied.
+pub(crate) fn cache_hash(seed: u64, value: &Value) -> u64 {
+    match value {
+        Value::Null => hash64(seed, b"n"),
+        Value::Bool(b) => hash64(seed, if *b { b"t" } else { b"f" }),
+        Value::Number(n) => hash64(seed ^ 1, n.to_string().as_bytes()),
+        Value::String(s) => fingerprint(seed ^ 2, s.as_bytes()),
+        Value::Array(items) => items.iter().fold(hash64(seed, b"["), cache_hash),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| *k != "cache_control")
+            .fold(hash64(seed, b"{"), |h, (k, v)| {
+                cache_hash(hash64(h, k.as_bytes()), v)
+            }),
     }
-    strip(value).to_string().into_bytes()
 }
 
 /// One piece of a prompt in order: a tool, a system block, a message block, an input item.
@@ -123,7 +124,7 @@ impl Prompt {
 
     /// Appends one piece costing `tokens`, with its breakpoint if it has one.
     pub(crate) fn push(&mut self, piece: &Value, tokens: u64, breakpoint: Option<bool>) {
-        self.hash = hash64(self.hash, &cache_key_bytes(piece));
+        self.hash = cache_hash(self.hash, piece);
         self.tokens += tokens;
         self.segments.push(Segment {
             prefix_hash: self.hash,

@@ -73,7 +73,8 @@ pub(crate) fn handle(
         &betas,
         &state.anthropic_config,
         &state.signer,
-        &state.anthropic,
+        &state.anthropic.thinking_turns,
+        &mut state.images,
     );
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
     let mut stream_fault = None;

@@ -3,21 +3,17 @@
 
 use std::collections::{HashMap, HashSet};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
 
 use crate::config::{AnthropicConfig, ImageTier};
 use crate::error::ApiError;
-use crate::images::{self, ImageFormat, ImageProblem};
+use crate::images::{ImageFormat, ImageMemo};
 use crate::messages as m;
 use crate::sign::Signer;
 use crate::tokens::{self, Prompt};
 use crate::toolsets::{
     FINE_GRAINED_STREAMING_BETA, LEGACY_COMPUTER_TYPES, TOOLSET_FIELDS, ToolsetKind,
 };
-
-use super::Memory;
 
 type Result<T> = std::result::Result<T, ApiError>;
 
@@ -83,7 +79,8 @@ pub(crate) fn validate(
     betas: &[String],
     config: &AnthropicConfig,
     signer: &Signer,
-    memory: &Memory,
+    thinking_turns: &HashSet<String>,
+    memo: &mut ImageMemo,
 ) -> Result<Checked> {
     let Some(obj) = body.as_object() else {
         return Err(invalid("Request body must be a JSON object"));
@@ -136,11 +133,11 @@ pub(crate) fn validate(
         messages,
         config,
         signer,
-        memory,
+        thinking_turns,
         thinking_on,
     };
     let images = walk.run()?;
-    check_images(&images, config)?;
+    check_images(&images, config, memo)?;
 
     for (msg_idx, message) in messages.iter().enumerate() {
         let role = message.get("role").cloned().unwrap_or(Value::Null);
@@ -624,7 +621,7 @@ struct Walk<'a> {
     messages: &'a [Value],
     config: &'a AnthropicConfig,
     signer: &'a Signer,
-    memory: &'a Memory,
+    thinking_turns: &'a HashSet<String>,
     thinking_on: bool,
 }
 
@@ -816,9 +813,7 @@ impl<'a> Walk<'a> {
         }
         if self.thinking_on
             && is_last_assistant
-            && uses
-                .iter()
-                .any(|u| self.memory.thinking_turns.contains(u.id))
+            && uses.iter().any(|u| self.thinking_turns.contains(u.id))
         {
             let first = blocks
                 .first()
@@ -974,21 +969,31 @@ impl<'a> Walk<'a> {
     }
 }
 
-fn check_images(images: &[ImageRef<'_>], config: &AnthropicConfig) -> Result<()> {
+fn check_images(
+    images: &[ImageRef<'_>],
+    config: &AnthropicConfig,
+    memo: &mut ImageMemo,
+) -> Result<()> {
     if images.len() > config.max_images {
         return Err(invalid(m::too_many_images(images.len(), config.max_images)));
     }
     let many = images.len() > m::MANY_IMAGES;
     for image in images {
         let tier = image.computer_result.then_some(&config.image_tier);
-        check_image(&image.path, image.block, many, tier)?;
+        check_image(&image.path, image.block, many, tier, memo)?;
     }
     Ok(())
 }
 
 /// Spec: api-contracts A, "Image limits"; claude-computer-use-tool, "Dimensiona las capturas
 /// de pantalla…" and "Gestionar el historial de capturas de pantalla".
-fn check_image(path: &str, block: &Value, many: bool, tier: Option<&ImageTier>) -> Result<()> {
+fn check_image(
+    path: &str,
+    block: &Value,
+    many: bool,
+    tier: Option<&ImageTier>,
+    memo: &mut ImageMemo,
+) -> Result<()> {
     let Some(source) = block.get("source") else {
         return Err(invalid(m::field_required(&format!("{path}.source"))));
     };
@@ -1016,22 +1021,20 @@ fn check_image(path: &str, block: &Value, many: bool, tier: Option<&ImageTier>) 
     if data.len() > m::MAX_IMAGE_BASE64_BYTES {
         return Err(invalid(m::image_too_large(path, data.len())));
     }
-    let Ok(bytes) = STANDARD.decode(data) else {
+    let read = memo.read(data);
+    if !read.decoded {
+        return Err(invalid(m::image_unreadable(path)));
+    }
+    match read.format {
+        None => return Err(invalid(m::image_unreadable(path))),
+        Some(format) if format != declared => {
+            return Err(invalid(m::image_media_type_mismatch(path, media_type)));
+        }
+        Some(_) => {}
+    }
+    let Some(info) = read.info else {
         return Err(invalid(m::image_unreadable(path)));
     };
-    let info = match images::inspect(&bytes) {
-        Ok(info) => info,
-        Err(ImageProblem::UnknownFormat) => return Err(invalid(m::image_unreadable(path))),
-        Err(ImageProblem::Malformed) => {
-            if ImageFormat::sniff(&bytes).is_some_and(|f| f != declared) {
-                return Err(invalid(m::image_media_type_mismatch(path, media_type)));
-            }
-            return Err(invalid(m::image_unreadable(path)));
-        }
-    };
-    if info.format != declared {
-        return Err(invalid(m::image_media_type_mismatch(path, media_type)));
-    }
     if info.long_edge() > m::MAX_IMAGE_SIDE {
         return Err(invalid(m::image_side_too_large(path)));
     }

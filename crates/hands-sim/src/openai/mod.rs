@@ -72,7 +72,13 @@ pub(crate) fn handle(
         Some(_) => {}
     }
 
-    let checked = validate::validate(body, &state.openai_config, &state.signer, &state.openai);
+    let checked = validate::validate(
+        body,
+        &state.openai_config,
+        &state.signer,
+        &state.openai,
+        &mut state.images,
+    );
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
     let mut stream_fault = None;
     if let Some(fault) = state.take_fault(Api::OpenAi) {

@@ -3,13 +3,11 @@
 
 use std::collections::HashSet;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
 use crate::config::OpenAiConfig;
 use crate::error::ApiError;
-use crate::images::{self, ImageFormat};
+use crate::images::{ImageFormat, ImageMemo};
 use crate::messages as m;
 use crate::sign::Signer;
 use crate::tokens::{self, Prompt};
@@ -67,6 +65,7 @@ pub(crate) fn validate(
     config: &OpenAiConfig,
     signer: &Signer,
     memory: &Memory,
+    memo: &mut ImageMemo,
 ) -> Result<Checked> {
     let Some(obj) = body.as_object() else {
         return Err(invalid("The request body must be a JSON object."));
@@ -111,19 +110,12 @@ pub(crate) fn validate(
             .code("invalid_type"));
         }
     };
-    let mut image_bytes = 0usize;
+    let mut tally = ImageTally { memo, n_bytes: 0 };
     for (idx, item) in input.iter().enumerate() {
-        let resolved = check_item(
-            idx,
-            item,
-            signer,
-            memory,
-            &conversation,
-            &input,
-            &mut image_bytes,
-        )?;
+        let resolved = check_item(idx, item, signer, memory, &conversation, &input, &mut tally)?;
         conversation.push(resolved);
     }
+    let image_bytes = tally.n_bytes;
     if image_bytes > config.max_image_bytes {
         return Err(invalid(m::bad_image_url(
             "input",
@@ -240,7 +232,7 @@ fn check_item(
     memory: &Memory,
     earlier: &[Value],
     input: &[Value],
-    image_bytes: &mut usize,
+    images: &mut ImageTally<'_>,
 ) -> Result<Value> {
     let param = format!("input[{idx}]");
     let Some(obj) = item.as_object() else {
@@ -286,7 +278,7 @@ fn check_item(
         }
         "computer_call_output" => {
             let call_id = required_call_id(obj, &param)?;
-            check_screenshot(obj, &param, image_bytes)?;
+            check_screenshot(obj, &param, images)?;
             check_acknowledgements(obj, &param, call_id, memory, earlier, input)?;
         }
         "function_call_output" => {
@@ -298,10 +290,7 @@ fn check_item(
                         if part.get("type").and_then(Value::as_str) == Some("input_image")
                             && let Some(url) = part.get("image_url").and_then(Value::as_str)
                         {
-                            *image_bytes += check_image_url(
-                                url,
-                                &format!("{param}.output[{part_idx}].image_url"),
-                            )?;
+                            images.check(url, &format!("{param}.output[{part_idx}].image_url"))?;
                         }
                     }
                 }
@@ -326,10 +315,7 @@ fn check_item(
                     if part.get("type").and_then(Value::as_str) == Some("input_image")
                         && let Some(url) = part.get("image_url").and_then(Value::as_str)
                     {
-                        *image_bytes += check_image_url(
-                            url,
-                            &format!("{param}.content[{part_idx}].image_url"),
-                        )?;
+                        images.check(url, &format!("{param}.content[{part_idx}].image_url"))?;
                     }
                 }
             }
@@ -347,7 +333,11 @@ fn required_call_id<'a>(obj: &'a Map<String, Value>, param: &str) -> Result<&'a 
 }
 
 /// Spec: api-contracts B, "computer_call_output (input item)".
-fn check_screenshot(obj: &Map<String, Value>, param: &str, image_bytes: &mut usize) -> Result<()> {
+fn check_screenshot(
+    obj: &Map<String, Value>,
+    param: &str,
+    images: &mut ImageTally<'_>,
+) -> Result<()> {
     let Some(output) = obj.get("output").and_then(Value::as_object) else {
         return Err(missing(&format!("{param}.output")));
     };
@@ -370,41 +360,53 @@ fn check_screenshot(obj: &Map<String, Value>, param: &str, image_bytes: &mut usi
     if image_url.is_empty() {
         return Err(missing(&format!("{param}.output.image_url")));
     }
-    *image_bytes += check_image_url(image_url, &format!("{param}.output.image_url"))?;
+    images.check(image_url, &format!("{param}.output.image_url"))?;
     Ok(())
 }
 
-/// Checks a data URL (or accepts an http(s) URL unseen) and returns its decoded size.
-fn check_image_url(url: &str, param: &str) -> Result<usize> {
-    if url.starts_with("https://") || url.starts_with("http://") {
-        return Ok(0);
-    }
-    let bad = |why: &str| {
-        invalid(m::bad_image_url(param, why))
-            .param(param)
-            .code("invalid_image_url")
-    };
-    let Some(rest) = url.strip_prefix("data:") else {
-        return Err(bad("expected a base64 data URL or an http(s) URL"));
-    };
-    let Some((media_type, data)) = rest.split_once(";base64,") else {
-        return Err(bad("expected `data:<media type>;base64,<data>`"));
-    };
-    let Some(format) = ImageFormat::from_media_type(media_type) else {
-        return Err(bad(&format!(
-            "unsupported image type '{media_type}'; use image/png, image/jpeg, image/gif or image/webp"
-        )));
-    };
-    let Ok(bytes) = STANDARD.decode(data) else {
-        return Err(bad("the data is not valid base64"));
-    };
-    match images::inspect(&bytes) {
-        Ok(info) if info.format == format => Ok(bytes.len()),
-        Ok(info) => Err(bad(&format!(
-            "the data is a {} image, not {media_type}",
-            info.format.media_type()
-        ))),
-        Err(_) => Err(bad("the data is not a readable image")),
+/// The images of one request: checked through the memo, their decoded bytes added up.
+struct ImageTally<'m> {
+    memo: &'m mut ImageMemo,
+    n_bytes: usize,
+}
+
+impl ImageTally<'_> {
+    /// Checks a data URL (an http(s) URL is accepted unseen) and counts its decoded size.
+    fn check(&mut self, url: &str, param: &str) -> Result<()> {
+        if url.starts_with("https://") || url.starts_with("http://") {
+            return Ok(());
+        }
+        let bad = |why: &str| {
+            invalid(m::bad_image_url(param, why))
+                .param(param)
+                .code("invalid_image_url")
+        };
+        let Some(rest) = url.strip_prefix("data:") else {
+            return Err(bad("expected a base64 data URL or an http(s) URL"));
+        };
+        let Some((media_type, data)) = rest.split_once(";base64,") else {
+            return Err(bad("expected `data:<media type>;base64,<data>`"));
+        };
+        let Some(format) = ImageFormat::from_media_type(media_type) else {
+            return Err(bad(&format!(
+                "unsupported image type '{media_type}'; use image/png, image/jpeg, image/gif or image/webp"
+            )));
+        };
+        let read = self.memo.read(data);
+        if !read.decoded {
+            return Err(bad("the data is not valid base64"));
+        }
+        match (read.format, read.info) {
+            (Some(found), _) if found != format => Err(bad(&format!(
+                "the data is a {} image, not {media_type}",
+                found.media_type()
+            ))),
+            (Some(_), Some(_)) => {
+                self.n_bytes += read.n_bytes;
+                Ok(())
+            }
+            _ => Err(bad("the data is not a readable image")),
+        }
     }
 }
 
