@@ -50,6 +50,9 @@ pub const BASH_MUST_RESTART: &str = "tool must be restarted";
 pub const BASH_CANCELLED: &str =
     "cancelled: the command was stopped and bash must be restarted (send {\"restart\": true})";
 
+/// The answer when the caller had cancelled before the command was sent. Ours.
+pub const BASH_NOT_RUN: &str = "cancelled: the command was not run";
+
 /// The answer when the previous call was dropped while its command ran. Ours.
 pub const BASH_INTERRUPTED: &str = "the previous command was interrupted before it finished \
      and its session was killed; bash must be restarted (send {\"restart\": true})";
@@ -480,6 +483,8 @@ mod tests {
             "Parameter `command` is required; it is one of: view, create, str_replace, insert."
         );
         assert!(BASH_CANCELLED.starts_with("cancelled: "));
+        assert_eq!(BASH_NOT_RUN, "cancelled: the command was not run");
+        assert!(BASH_INTERRUPTED.contains("must be restarted"));
         assert!(UNDO_EDIT_REMOVED.contains("text_editor_20250728"));
     }
 }

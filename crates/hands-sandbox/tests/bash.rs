@@ -262,8 +262,33 @@ async fn cancellation_kills_the_running_command() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, BashError::Cancelled { .. }));
+    assert!(matches!(err, BashError::CancelledBeforeStart), "{err:?}");
+    assert_eq!(err.text(), strings::BASH_NOT_RUN);
     assert_eq!(ok(&mut bash, "echo $KEEP").await.stdout.text, "1");
+}
+
+/// A caller that drops the call mid-command (a `select!` elsewhere, a task aborted) kills the
+/// session with it; the next call says so instead of silently starting a fresh shell.
+#[tokio::test]
+async fn dropping_a_call_mid_command_kills_the_session() {
+    let mut bash = tool(Duration::from_secs(60));
+    let out = ok(&mut bash, "sleep 100 >/dev/null 2>&1 & echo $!").await;
+    let pid: u32 = out.stdout.text.parse().unwrap();
+    let input = BashInput::Run {
+        command: "sleep 60".to_owned(),
+    };
+    let cancel = CancellationToken::new();
+    let dropped = tokio::time::timeout(Duration::from_millis(200), bash.run(input, &cancel)).await;
+    assert!(dropped.is_err(), "the call was still running");
+    assert!(
+        wait_until_gone(pid).await,
+        "the session's group was not killed"
+    );
+    let outcome = bash
+        .call(&json!({"command": "echo hi"}), &CancellationToken::new())
+        .await;
+    assert!(outcome.is_error);
+    assert_eq!(outcome.text, strings::BASH_INTERRUPTED);
 }
 
 #[tokio::test]

@@ -25,7 +25,9 @@ pub struct BashConfig {
     /// The shell's working directory at start; `None` keeps the caller's.
     pub working_dir: Option<PathBuf>,
     /// Whether the shell inherits the caller's environment (default `true`). `BASH_ENV` and
-    /// `ENV` are removed either way so no rc file runs, unless `env` sets them.
+    /// `ENV` are removed either way so no rc file runs, unless `env` sets them. Without
+    /// inheritance, give `PATH` (and `HOME`) in `env`: bash then falls back to its built-in
+    /// default `PATH`.
     pub inherit_env: bool,
     /// Variables set for the shell, after the inheritance above.
     pub env: Vec<(String, String)>,
@@ -157,8 +159,8 @@ impl BashReply {
     }
 }
 
-/// Why a bash call failed. The session is unusable after every variant but `Input` and
-/// `Spawn` until `{"restart": true}`.
+/// Why a bash call failed. After `TimedOut`, `Cancelled`, `ShellExited` and `MustRestart` the
+/// session is dead until `{"restart": true}`; the other variants leave it as it was.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BashError {
@@ -191,6 +193,9 @@ pub enum BashError {
         /// What it wrote to stderr before.
         stderr: StreamText,
     },
+    /// The caller had cancelled before the command was sent; the session is untouched.
+    #[error("{}", strings::BASH_NOT_RUN)]
+    CancelledBeforeStart,
     /// The shell itself exited (`exit`, `set -e`, killed).
     #[error("{}; {}", strings::bash_exited(exit_code_text(*.status)), strings::BASH_MUST_RESTART)]
     ShellExited {
@@ -298,10 +303,7 @@ impl BashTool {
             BashInput::Run { command } => {
                 if cancel.is_cancelled() {
                     // Nothing ran, so the session is left as it was.
-                    return Err(BashError::Cancelled {
-                        stdout: StreamText::default(),
-                        stderr: StreamText::default(),
-                    });
+                    return Err(BashError::CancelledBeforeStart);
                 }
                 let mut session = match std::mem::replace(&mut self.shell, Shell::NotStarted) {
                     Shell::Running(session) => session,
