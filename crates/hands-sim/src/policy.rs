@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 /// One assistant turn.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Turn {
     /// Anthropic content blocks (`text`, `tool_use`, `thinking`, `redacted_thinking`).
     /// Answering an OpenAI request with this is a policy error.
@@ -21,12 +22,38 @@ pub enum Turn {
     Items(Vec<Value>),
     /// A text-only answer that ends the run, rendered in whichever protocol was called.
     Text(String),
+    /// A turn that stopped for another reason than its own end: Anthropic `stop_reason`
+    /// (`max_tokens`, `pause_turn`, `refusal`, `model_context_window_exceeded`, …); OpenAI
+    /// `status: "incomplete"` with `incomplete_details.reason` (`max_output_tokens`,
+    /// `content_filter`) and a `response.incomplete` terminal event.
+    Stopped {
+        /// What the model produced before it stopped.
+        turn: Box<Turn>,
+        /// The reason, as the API spells it.
+        reason: String,
+    },
 }
 
 impl Turn {
     /// A text-only turn.
     pub fn text(text: impl Into<String>) -> Turn {
         Turn::Text(text.into())
+    }
+
+    /// `turn`, stopped for `reason` (see [`Turn::Stopped`]).
+    pub fn stopped(turn: Turn, reason: &str) -> Turn {
+        Turn::Stopped {
+            turn: Box::new(turn),
+            reason: reason.to_owned(),
+        }
+    }
+
+    /// The turn without its stop reason, and the reason.
+    pub(crate) fn split_stop(self) -> (Turn, Option<String>) {
+        match self {
+            Turn::Stopped { turn, reason } => (turn.split_stop().0, Some(reason)),
+            other => (other, None),
+        }
     }
 }
 

@@ -366,3 +366,15 @@ async fn a_panicking_policy_is_reported_and_the_server_lives_on() {
         200
     );
 }
+
+#[tokio::test]
+async fn a_policy_can_stop_a_turn_for_another_reason() {
+    let server = SimServer::start(SimConfig::scripted(vec![Turn::stopped(
+        Turn::text("The answer is"),
+        "max_tokens",
+    )]))
+    .expect("start");
+    let answer = anthropic(&server, &request(json!([user("hi")]))).await;
+    assert_eq!(answer.body["stop_reason"], "max_tokens");
+    assert_eq!(answer.body["content"][0]["text"], "The answer is");
+}

@@ -491,3 +491,30 @@ async fn policy_must_call_only_declared_tools() {
     );
     assert_eq!(server.counters().policy_failures, 2);
 }
+
+#[tokio::test]
+async fn an_incomplete_response_ends_with_response_incomplete() {
+    let server = SimServer::start(SimConfig::scripted(vec![
+        Turn::stopped(Turn::text("The answer is"), "max_output_tokens"),
+        Turn::stopped(Turn::text("The answer is"), "max_output_tokens"),
+    ]))
+    .expect("start");
+    let answer = openai(&server, &json!({"model": GPT, "input": "hi"})).await;
+    assert_eq!(answer.body["status"], "incomplete");
+    assert_eq!(
+        answer.body["incomplete_details"],
+        json!({"reason": "max_output_tokens"})
+    );
+    let stream = json!({"model": GPT, "input": "hi", "stream": true});
+    let (events, _) = sse(
+        &server,
+        "/v1/responses",
+        &[("authorization", "Bearer sk")],
+        &stream,
+    )
+    .await;
+    assert_eq!(
+        events.last().map(|e| e.name.as_str()),
+        Some("response.incomplete")
+    );
+}

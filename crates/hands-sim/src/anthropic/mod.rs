@@ -183,10 +183,11 @@ fn cut(mut events: Vec<crate::sse::Event>, fault: &Fault) -> (Vec<crate::sse::Ev
 /// Turns a policy's turn into a Message: ids, signatures, stop_reason, usage. Fails when the
 /// turn could not come from a model given this request.
 fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, String> {
+    let (turn, stopped) = turn.split_stop();
     let mut blocks = match turn {
         Turn::Text(text) => vec![json!({"type": "text", "text": text})],
         Turn::Blocks(blocks) => blocks,
-        Turn::Items(_) => {
+        Turn::Items(_) | Turn::Stopped { .. } => {
             return Err(
                 "hands-sim: the policy answered an Anthropic request with OpenAI output items (Turn::Items)"
                     .to_owned(),
@@ -272,7 +273,7 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
             "hands-sim: the policy's turn has {n_tool_uses} tool_use blocks but tool_choice.disable_parallel_tool_use is true"
         ));
     }
-    if checked.forced && n_tool_uses == 0 {
+    if checked.forced && n_tool_uses == 0 && stopped.is_none() {
         return Err(
             "hands-sim: tool_choice forces a tool call but the policy's turn has none".to_owned(),
         );
@@ -299,10 +300,10 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
         .cache
         .explicit(&checked.prompt, state.anthropic_config.min_cacheable_tokens);
     let output_tokens = (output_tokens + thinking_tokens).max(1);
-    let stop_reason = if n_tool_uses > 0 {
-        "tool_use"
-    } else {
-        "end_turn"
+    let stop_reason = match &stopped {
+        Some(reason) => reason.as_str(),
+        None if n_tool_uses > 0 => "tool_use",
+        None => "end_turn",
     };
     Ok(json!({
         "id": state.ids.next("msg_01"),

@@ -191,10 +191,11 @@ fn finalize(
     turn: Turn,
     persist: bool,
 ) -> Result<Value, String> {
+    let (turn, stopped) = turn.split_stop();
     let mut output = match turn {
         Turn::Text(text) => vec![crate::policy::message(&text)],
         Turn::Items(items) => items,
-        Turn::Blocks(_) => {
+        Turn::Blocks(_) | Turn::Stopped { .. } => {
             return Err(
                 "hands-sim: the policy answered an OpenAI request with Anthropic content blocks (Turn::Blocks)"
                     .to_owned(),
@@ -334,9 +335,9 @@ fn finalize(
         "id": id,
         "object": "response",
         "created_at": created_at,
-        "status": "completed",
+        "status": if stopped.is_some() { "incomplete" } else { "completed" },
         "error": null,
-        "incomplete_details": null,
+        "incomplete_details": stopped.as_ref().map(|reason| json!({"reason": reason})),
         "model": checked.model,
         "output": output,
         "parallel_tool_calls": checked.parallel,

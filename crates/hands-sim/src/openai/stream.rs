@@ -152,7 +152,12 @@ pub(crate) fn events(response: &Value, config: &StreamConfig) -> Vec<Event> {
             json!({"output_index": output_index, "item": item}),
         );
     }
-    ev.push("response.completed", json!({"response": response}));
+    let terminal = if response.get("status").and_then(Value::as_str) == Some("incomplete") {
+        "response.incomplete"
+    } else {
+        "response.completed"
+    };
+    ev.push(terminal, json!({"response": response}));
     ev.out
 }
 
