@@ -288,8 +288,8 @@ impl MessageStream {
             }
         };
         let event = match stream::parse_event(sse.event.as_deref(), &sse.data) {
-            Ok(stream::Parsed::Event(event)) => event,
-            Ok(stream::Parsed::Error(kind)) | Err(kind) => return Some(Err(self.fail(kind))),
+            Ok(event) => event,
+            Err(kind) => return Some(Err(self.fail(kind))),
         };
         if let Err(kind) = self.accumulator.apply(&event) {
             return Some(Err(self.fail(kind)));

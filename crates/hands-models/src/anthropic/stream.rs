@@ -99,14 +99,6 @@ pub mod event_types {
     pub const ERROR: &str = "error";
 }
 
-/// What parsing one SSE event gave.
-#[derive(Debug)]
-pub(crate) enum Parsed {
-    Event(StreamEvent),
-    /// An `error` event.
-    Error(StreamErrorKind),
-}
-
 #[derive(Deserialize)]
 struct StartWire {
     message: Message,
@@ -150,8 +142,9 @@ fn malformed(event_type: &str, err: impl std::fmt::Display) -> StreamErrorKind {
     }
 }
 
-/// Parses one SSE event. The `type` inside the data wins over the SSE `event:` name.
-pub(crate) fn parse_event(sse_name: Option<&str>, data: &str) -> Result<Parsed, StreamErrorKind> {
+/// Parses one SSE event (its `event:` name and `data:`). The `type` inside the data wins over
+/// the SSE name. An `error` event is returned as [`StreamErrorKind::ErrorEvent`].
+pub fn parse_event(sse_name: Option<&str>, data: &str) -> Result<StreamEvent, StreamErrorKind> {
     let name = sse_name.unwrap_or("message");
     let kind = verbatim::type_of(data)
         .map_err(|err| malformed(name, err))?
@@ -208,19 +201,19 @@ pub(crate) fn parse_event(sse_name: Option<&str>, data: &str) -> Result<Parsed, 
         event_types::PING => StreamEvent::Ping,
         event_types::ERROR => {
             let wire: ErrorWire = serde_json::from_str(data).map_err(|e| malformed(kind, e))?;
-            return Ok(Parsed::Error(StreamErrorKind::ErrorEvent {
+            return Err(StreamErrorKind::ErrorEvent {
                 error_type: wire.error.kind,
                 code: None,
                 message: wire.error.message,
                 raw: data.to_owned(),
-            }));
+            });
         }
         other => StreamEvent::Unknown {
             event_type: other.to_owned(),
             data: serde_json::from_str(data).map_err(|e| malformed(other, e))?,
         },
     };
-    Ok(Parsed::Event(event))
+    Ok(event)
 }
 
 fn parse_delta(delta: Value) -> Result<Delta, String> {
@@ -478,10 +471,7 @@ mod tests {
     use serde_json::json;
 
     fn event(data: Value) -> StreamEvent {
-        match parse_event(None, &data.to_string()).unwrap() {
-            Parsed::Event(event) => event,
-            Parsed::Error(err) => panic!("unexpected error event {err}"),
-        }
+        parse_event(None, &data.to_string()).unwrap()
     }
 
     #[test]
@@ -521,8 +511,8 @@ mod tests {
     #[test]
     fn error_event_is_typed() {
         let data = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
-        match parse_event(Some("error"), data).unwrap() {
-            Parsed::Error(StreamErrorKind::ErrorEvent {
+        match parse_event(Some("error"), data) {
+            Err(StreamErrorKind::ErrorEvent {
                 error_type,
                 message,
                 raw,

@@ -293,10 +293,10 @@ impl ResponseStream {
             }
         };
         let event = match stream::parse_event(sse.event.as_deref(), &sse.data) {
-            Ok(stream::Parsed::Event(event)) => event,
+            Ok(Some(event)) => event,
             // `[DONE]` before the final event: the stream ended early.
-            Ok(stream::Parsed::Done) => return Some(Err(self.fail(StreamErrorKind::Ended))),
-            Ok(stream::Parsed::Error(kind)) | Err(kind) => return Some(Err(self.fail(kind))),
+            Ok(None) => return Some(Err(self.fail(StreamErrorKind::Ended))),
+            Err(kind) => return Some(Err(self.fail(kind))),
         };
         if let Err(kind) = self.accumulator.apply(&event) {
             return Some(Err(self.fail(kind)));

@@ -168,14 +168,6 @@ pub mod event_types {
     pub const ERROR: &str = "error";
 }
 
-#[derive(Debug)]
-pub(crate) enum Parsed {
-    Event(ResponseEvent),
-    Error(StreamErrorKind),
-    /// `data: [DONE]`, sent by some compatible servers after the final event.
-    Done,
-}
-
 #[derive(Deserialize)]
 struct ResponseWire {
     response: Response,
@@ -268,10 +260,15 @@ fn malformed(event_type: &str, err: impl std::fmt::Display) -> StreamErrorKind {
     }
 }
 
-/// Parses one SSE event. The `type` inside the data wins over the SSE `event:` name.
-pub(crate) fn parse_event(sse_name: Option<&str>, data: &str) -> Result<Parsed, StreamErrorKind> {
+/// Parses one SSE event (its `event:` name and `data:`). The `type` inside the data wins over
+/// the SSE name. An `error` event is returned as [`StreamErrorKind::ErrorEvent`]; `None` is
+/// the `[DONE]` marker some compatible servers send after the final event.
+pub fn parse_event(
+    sse_name: Option<&str>,
+    data: &str,
+) -> Result<Option<ResponseEvent>, StreamErrorKind> {
     if data.trim() == "[DONE]" {
-        return Ok(Parsed::Done);
+        return Ok(None);
     }
     let name = sse_name.unwrap_or("message");
     let kind = verbatim::type_of(data)
@@ -371,19 +368,19 @@ pub(crate) fn parse_event(sse_name: Option<&str>, data: &str) -> Result<Parsed, 
         t::ERROR => {
             let w = wire!(ErrorWire);
             let nested = w.error.unwrap_or_default();
-            return Ok(Parsed::Error(StreamErrorKind::ErrorEvent {
+            return Err(StreamErrorKind::ErrorEvent {
                 error_type: nested.kind,
                 code: w.code.or(nested.code),
                 message: w.message.or(nested.message),
                 raw: data.to_owned(),
-            }));
+            });
         }
         other => ResponseEventKind::Other {
             event_type: other.to_owned(),
             data: wire!(Value),
         },
     };
-    Ok(Parsed::Event(ResponseEvent {
+    Ok(Some(ResponseEvent {
         sequence_number: wire!(SequenceWire).sequence_number,
         kind: event_kind,
     }))
@@ -507,10 +504,7 @@ mod tests {
     use serde_json::json;
 
     fn event(data: Value) -> ResponseEvent {
-        match parse_event(None, &data.to_string()).unwrap() {
-            Parsed::Event(event) => event,
-            other => panic!("unexpected {other:?}"),
-        }
+        parse_event(None, &data.to_string()).unwrap().unwrap()
     }
 
     fn item_done(idx: usize, call_id: &str) -> ResponseEvent {
@@ -606,8 +600,8 @@ mod tests {
             ),
         ];
         for (data, error_type_expect, code_expect) in cases {
-            match parse_event(Some("error"), data).unwrap() {
-                Parsed::Error(StreamErrorKind::ErrorEvent {
+            match parse_event(Some("error"), data) {
+                Err(StreamErrorKind::ErrorEvent {
                     error_type,
                     code,
                     message,
@@ -630,6 +624,6 @@ mod tests {
         assert!(
             matches!(ev.kind, ResponseEventKind::Other { ref event_type, .. } if event_type == "response.reasoning_summary_part.added")
         );
-        assert!(matches!(parse_event(None, "[DONE]"), Ok(Parsed::Done)));
+        assert!(matches!(parse_event(None, "[DONE]"), Ok(None)));
     }
 }
