@@ -1,5 +1,7 @@
-//! The surfaces models see, over the drivers of `hands-core`: today Claude's computer toolset
-//! `computer_toolset_20260801` and its legacy shapes `computer_20251124` / `computer_20250124`.
+//! The surfaces models see, over the drivers of `hands-core`: Claude's computer toolset
+//! `computer_toolset_20260801` and its legacy shapes `computer_20251124` / `computer_20250124`,
+//! and the browser toolset of the driver spec as function tools (`browser_click`, …) over any
+//! [`hands_core::browser::Browser`] ([`browser`]).
 //!
 //! A surface turns a model's wire block into a validated action (a type that cannot hold an
 //! invalid coordinate, count or key), runs it on a [`hands_core::Desktop`], and answers in the
@@ -18,7 +20,37 @@
 //! println!("{}", user_message(&outcome.results));
 //! # }
 //! ```
+//!
+//! The browser toolset, with the built-in origin allow-list as its URL policy:
+//!
+//! ```no_run
+//! # async fn demo(driver: impl hands_core::browser::Browser) {
+//! use std::sync::Arc;
+//! use hands_toolset::browser::{
+//!     Approval, BrowserToolCall, BrowserToolset, BrowserToolsetConfig, ConfirmContext,
+//!     ConfirmFn, OriginAllowList,
+//! };
+//!
+//! let allow = OriginAllowList::new(["https://shop.example", "https://*.shop.example"]).unwrap();
+//! assert!(!allow.check_str("https://shop.example.evil.test/").is_allowed());
+//! let confirm = ConfirmFn(|context: ConfirmContext, _cancel| async move {
+//!     println!("approve {}?", context.to_json());
+//!     Ok(Approval::Approve) // ask a person here
+//! });
+//! let toolset = BrowserToolset::new(driver, BrowserToolsetConfig {
+//!     confirm: Some(Arc::new(confirm)),
+//!     url_policy: Some(Arc::new(allow)),
+//!     ..BrowserToolsetConfig::default()
+//! }).unwrap();
+//! let tools = toolset.openai_tools(); // send with the request
+//! let call = BrowserToolCall::from_text("call_1", "browser_read_page",
+//!     r#"{"filter": "interactive", "tab_id": null}"#);
+//! let outcome = toolset.run_calls(&[call], &Default::default()).await;
+//! println!("{}", outcome.outputs[0].to_openai());
+//! # }
+//! ```
 
+pub mod browser;
 pub mod computer;
 pub mod computer_call;
 pub mod strings;
