@@ -83,6 +83,16 @@ async fn required_fields_and_roles() {
         bad.as_object_mut().expect("object").remove(field);
         check(&server, field, bad, good.clone(), &m::field_required(field)).await;
     }
+    let mut typo = good.clone();
+    typo["max_output_tokens"] = json!(1024);
+    check(
+        &server,
+        "a field of the other API",
+        typo,
+        good.clone(),
+        &m::extra_input("max_output_tokens"),
+    )
+    .await;
     check(
         &server,
         "first message",

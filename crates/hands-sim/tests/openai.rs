@@ -64,6 +64,17 @@ async fn authentication_and_required_fields() {
         Some("model"),
     )
     .await;
+    let mut typo = body(json!("hi"));
+    typo["max_tokens"] = json!(1024);
+    check(
+        &server,
+        "a field of the other API",
+        typo,
+        body(json!("hi")),
+        &m::unknown_parameter("max_tokens"),
+        Some("max_tokens"),
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -30,6 +30,31 @@ const BROWSER_TOOLSET_TOKENS: u64 = 5000;
 /// Legacy computer tool: system prompt plus definition (api-contracts A, "Earlier versions").
 const LEGACY_COMPUTER_TOKENS: u64 = 499 + 735;
 
+/// The top-level fields of a Messages request (api-contracts A, "Request fields", plus the
+/// context-management and MCP betas).
+const REQUEST_FIELDS: [&str; 20] = [
+    "model",
+    "max_tokens",
+    "messages",
+    "system",
+    "tools",
+    "tool_choice",
+    "stream",
+    "thinking",
+    "output_config",
+    "stop_sequences",
+    "temperature",
+    "top_p",
+    "top_k",
+    "metadata",
+    "service_tier",
+    "cache_control",
+    "container",
+    "inference_geo",
+    "context_management",
+    "mcp_servers",
+];
+
 /// One declared client toolset.
 #[derive(Clone, Debug)]
 pub(crate) struct DeclaredToolset {
@@ -85,6 +110,9 @@ pub(crate) fn validate(
     let Some(obj) = body.as_object() else {
         return Err(invalid("Request body must be a JSON object"));
     };
+    if let Some(key) = obj.keys().find(|k| !REQUEST_FIELDS.contains(&k.as_str())) {
+        return Err(invalid(m::extra_input(key)));
+    }
     let model = match obj.get("model") {
         None => return Err(invalid(m::field_required("model"))),
         Some(Value::String(s)) => s.clone(),

@@ -55,6 +55,40 @@ pub(crate) struct Checked {
     pub(crate) prompt: Prompt,
 }
 
+/// The top-level parameters of a Responses request (api-contracts B, "State and request
+/// fields", plus the sampling and text-format fields of the SDK).
+const REQUEST_FIELDS: [&str; 29] = [
+    "model",
+    "input",
+    "instructions",
+    "tools",
+    "tool_choice",
+    "previous_response_id",
+    "conversation",
+    "store",
+    "include",
+    "truncation",
+    "reasoning",
+    "max_output_tokens",
+    "max_tool_calls",
+    "stream",
+    "stream_options",
+    "prompt_cache_key",
+    "prompt_cache_retention",
+    "context_management",
+    "safety_identifier",
+    "background",
+    "metadata",
+    "parallel_tool_calls",
+    "temperature",
+    "top_p",
+    "top_logprobs",
+    "text",
+    "user",
+    "service_tier",
+    "prompt",
+];
+
 const CALL_KINDS: [(&str, &str); 2] = [
     ("computer_call", "computer_call_output"),
     ("function_call", "function_call_output"),
@@ -70,6 +104,9 @@ pub(crate) fn validate(
     let Some(obj) = body.as_object() else {
         return Err(invalid("The request body must be a JSON object."));
     };
+    if let Some(key) = obj.keys().find(|k| !REQUEST_FIELDS.contains(&k.as_str())) {
+        return Err(unknown(key));
+    }
     let model = match obj.get("model") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => return Err(missing("model")),
