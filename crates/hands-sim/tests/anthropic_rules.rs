@@ -689,3 +689,102 @@ async fn thinking_settings() {
     budget["max_tokens"] = json!(2048);
     assert_eq!(anthropic(&server, &budget).await.status, 200);
 }
+
+#[tokio::test]
+async fn smaller_tool_and_field_rules() {
+    let server = text_server();
+    let hi = || request(json!([user("hi")]));
+    check(
+        &server,
+        "duplicate tool names",
+        with_tools(hi(), json!([custom_tool("lookup"), custom_tool("lookup")])),
+        with_tools(hi(), json!([custom_tool("lookup"), custom_tool("fetch")])),
+        m::TOOL_NAMES_UNIQUE,
+    )
+    .await;
+    check_beta(
+        &server,
+        "legacy tool without its display size",
+        "computer-use-2025-11-24",
+        with_tools(
+            hi(),
+            json!([{"type": "computer_20251124", "name": "computer", "display_width_px": 1024}]),
+        ),
+        with_tools(
+            hi(),
+            json!([{"type": "computer_20251124", "name": "computer", "display_width_px": 1024,
+                "display_height_px": 768, "enable_zoom": true}]),
+        ),
+        &m::field_required("tools.0.computer_20251124.display_height_px"),
+    )
+    .await;
+    check(
+        &server,
+        "second browser toolset",
+        with_tools(
+            hi(),
+            json!([{"type": "browser_toolset_20260801"}, {"type": "browser_toolset_20260801"}]),
+        ),
+        with_tools(
+            hi(),
+            json!([{"type": "browser_toolset_20260801",
+            "configs": {"javascript_exec": {"enabled": true}}}]),
+        ),
+        &m::browser_toolset_conflict(0, 1),
+    )
+    .await;
+    check(
+        &server,
+        "browser member of the computer toolset",
+        with_tools(
+            hi(),
+            json!([{"type": "computer_toolset_20260801",
+            "configs": {"navigate": {"enabled": true}}}]),
+        ),
+        with_tools(
+            hi(),
+            json!([{"type": "browser_toolset_20260801",
+            "configs": {"navigate": {"enabled": true}}}]),
+        ),
+        &m::toolset_unknown_member(
+            "tools.0.computer_toolset_20260801.configs",
+            "navigate",
+            "computer_toolset_20260801",
+        ),
+    )
+    .await;
+    let mut budget = hi();
+    budget["thinking"] = json!({"type": "enabled", "budget_tokens": 2048});
+    let mut enough = budget.clone();
+    budget["max_tokens"] = json!(2048);
+    enough["max_tokens"] = json!(4096);
+    let answer = anthropic(&server, &budget).await;
+    assert_eq!(answer.status, 400);
+    assert!(
+        answer
+            .message()
+            .starts_with("`max_tokens` must be greater than `thinking.budget_tokens`")
+    );
+    assert_eq!(anthropic(&server, &enough).await.status, 200);
+    let with_image = |data: &str| {
+        request(
+            json!([{"role": "user", "content": [image("image/png", data), {"type": "text", "text": "?"}]}]),
+        )
+    };
+    check(
+        &server,
+        "undecodable image",
+        with_image("not base64!"),
+        with_image(&png_b64(4, 4)),
+        &m::image_unreadable("messages.0.content.0.image"),
+    )
+    .await;
+    check(
+        &server,
+        "empty text block",
+        request(json!([{"role": "user", "content": [{"type": "text", "text": ""}]}])),
+        request(json!([{"role": "user", "content": [{"type": "text", "text": "x"}]}])),
+        m::TEXT_NON_EMPTY,
+    )
+    .await;
+}
