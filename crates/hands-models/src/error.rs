@@ -36,7 +36,8 @@ pub enum Error {
     Stream(Box<StreamError>),
     /// No HTTP response arrived: connection refused or reset before any response byte, or DNS.
     #[error(
-        "could not reach the {provider} API at {url} ({attempts} attempt(s)): {source}; check the base URL and the network"
+        "could not reach the {provider} API at {url} ({attempts} attempt(s)): {}; check the base URL and the network",
+        chain(source)
     )]
     Connection {
         /// Which API.
@@ -192,6 +193,18 @@ pub struct ApiError {
     pub attempts: u32,
 }
 
+/// An error and its sources on one line (reqwest's top message alone is vague).
+pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(inner) = source {
+        out.push_str(": ");
+        out.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    out
+}
+
 fn opt_prefix(prefix: &str, value: Option<&str>) -> String {
     value.map(|v| format!("{prefix}{v}")).unwrap_or_default()
 }
@@ -302,7 +315,7 @@ pub enum StreamErrorKind {
         raw: String,
     },
     /// Reading the body failed (the connection dropped).
-    #[error("the connection dropped: {0}")]
+    #[error("the connection dropped: {}", chain(.0))]
     Transport(#[source] reqwest::Error),
     /// No bytes arrived for this long.
     #[error("no data for {0:?}")]

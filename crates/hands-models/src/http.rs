@@ -230,7 +230,7 @@ impl Transport {
                             source: err,
                         });
                     }
-                    (RetryCause::Connection(error_chain(&err)), None)
+                    (RetryCause::Connection(crate::error::chain(&err)), None)
                 }
                 Ok(Ok(response)) if response.status().is_success() => {
                     let meta = CallMeta {
@@ -268,7 +268,7 @@ impl Transport {
     ) -> Result<ApiError, Error> {
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let raw_body = match self.read_body(response, cancel).await {
+        let raw_body = match self.read_body(response, attempts, cancel).await {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(Error::Cancelled { provider }) => return Err(Error::Cancelled { provider }),
             // A body that cannot be read still leaves the status to decide on.
@@ -284,10 +284,12 @@ impl Transport {
         ))
     }
 
-    /// Reads a whole body, honouring cancellation and the request timeout.
+    /// Reads a whole body, honouring cancellation and the request timeout. `attempts` is how
+    /// many times the request was sent, for the error.
     pub(crate) async fn read_body(
         &self,
         mut response: reqwest::Response,
+        attempts: u32,
         cancel: &CancellationToken,
     ) -> Result<Vec<u8>, Error> {
         let provider = self.provider;
@@ -305,17 +307,17 @@ impl Transport {
                 Err(_elapsed) => Err(Error::Timeout {
                     provider,
                     timeout: self.config.request_timeout,
-                    attempts: 1,
+                    attempts,
                 }),
                 Ok(Err(err)) if err.is_timeout() => Err(Error::Timeout {
                     provider,
                     timeout: self.config.request_timeout,
-                    attempts: 1,
+                    attempts,
                 }),
                 Ok(Err(err)) => Err(Error::Connection {
                     provider,
                     url: err.url().map(ToString::to_string).unwrap_or_default(),
-                    attempts: 1,
+                    attempts,
                     source: err,
                 }),
                 Ok(Ok(body)) => Ok(body),
@@ -394,18 +396,6 @@ impl SseBody {
             }
         }
     }
-}
-
-/// The error and its sources on one line (reqwest's top message alone is vague).
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(inner) = source {
-        out.push_str(": ");
-        out.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    out
 }
 
 fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {

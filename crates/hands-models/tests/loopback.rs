@@ -742,3 +742,32 @@ async fn undecodable_success_body_is_a_decode_error_with_the_body() {
         other => panic!("unexpected {other}"),
     }
 }
+
+#[tokio::test]
+async fn https_goes_through_rustls_and_a_non_tls_peer_is_a_connection_error() {
+    // A peer that answers plain text to the TLS handshake, as a misconfigured proxy would.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let peer = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+            let _ = stream.shutdown().await;
+        }
+    });
+    let mut config = AnthropicConfig::new("sk-ant-test");
+    config.base_url = format!("https://127.0.0.1:{port}");
+    config.http = http_config();
+    let client = AnthropicClient::new(config).unwrap();
+    let err = guard(client.create_message(&messages_request(), &CancellationToken::new()))
+        .await
+        .unwrap_err();
+    peer.abort();
+    assert!(
+        matches!(err, Error::Connection { attempts: 3, .. }),
+        "{err}"
+    );
+}

@@ -164,7 +164,10 @@ impl AnthropicClient {
             .send(&self.url, &headers, body, Mode::Whole, &policy, cancel)
             .await?;
         let status = response.status().as_u16();
-        let bytes = self.transport.read_body(response, cancel).await?;
+        let bytes = self
+            .transport
+            .read_body(response, meta.attempts(), cancel)
+            .await?;
         let message = serde_json::from_slice::<Message>(&bytes).map_err(|err| Error::Decode {
             provider: Provider::Anthropic,
             status,

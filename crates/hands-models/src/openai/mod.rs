@@ -158,7 +158,10 @@ impl OpenAiClient {
             .send(&self.url, &self.headers, body, Mode::Whole, &policy, cancel)
             .await?;
         let status = response.status().as_u16();
-        let bytes = self.transport.read_body(response, cancel).await?;
+        let bytes = self
+            .transport
+            .read_body(response, meta.attempts(), cancel)
+            .await?;
         let value = serde_json::from_slice::<Response>(&bytes).map_err(|err| Error::Decode {
             provider: Provider::OpenAi,
             status,
