@@ -221,6 +221,11 @@ impl BrowserToolCall {
         }
     }
 
+    /// The arguments as received: the JSON value, or why the text was not JSON.
+    pub fn arguments(&self) -> Result<&Value, &str> {
+        self.arguments.as_ref().map_err(String::as_str)
+    }
+
     /// An Anthropic `tool_use`: `input` is already a JSON value.
     pub fn from_value(call_id: &str, name: &str, input: Value) -> BrowserToolCall {
         BrowserToolCall {

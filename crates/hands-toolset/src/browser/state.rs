@@ -5,7 +5,7 @@
 //! in tool outputs and in the context `confirm` receives.
 //!
 //! Spec: openai-browser-desktop-drivers, "Contrato del controlador de navegador": "El estado de
-//! las pestañas indica los orígenes HTTP y HTTPS, como https://example.com:8443, sin
+//! las pestañas indica los orígenes HTTP y HTTPS, como `https://example.com:8443`, sin
 //! credenciales, rutas, consultas ni fragmentos."
 
 use hands_core::browser::{BrowserState, TabId, truncate_utf8};
