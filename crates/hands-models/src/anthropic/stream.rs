@@ -597,6 +597,45 @@ mod tests {
     }
 
     #[test]
+    fn text_with_citations_and_stop_fields_accumulate() {
+        let events = [
+            start(),
+            event(
+                json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+            ),
+            event(
+                json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"The check-in "}}),
+            ),
+            event(
+                json!({"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{"type":"char_location","cited_text":"3 pm","document_index":0,"start_char_index":0,"end_char_index":4}}}),
+            ),
+            event(
+                json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"is at 3 pm."}}),
+            ),
+            event(json!({"type":"content_block_stop","index":0})),
+            event(
+                json!({"type":"message_delta","delta":{"stop_reason":"refusal","stop_sequence":null,"stop_details":{"type":"refusal","category":"cyber"}},"usage":{"output_tokens":9}}),
+            ),
+            event(json!({"type":"message_stop"})),
+        ];
+        let mut acc = MessageAccumulator::new();
+        let completed: Vec<Option<usize>> = events.iter().map(|e| acc.apply(e).unwrap()).collect();
+        assert_eq!(completed[5], Some(0));
+        let message = acc.finish().unwrap();
+        assert_eq!(
+            message.content[0].to_value(),
+            json!({"type":"text","text":"The check-in is at 3 pm.","citations":[{"type":"char_location",
+                "cited_text":"3 pm","document_index":0,"start_char_index":0,"end_char_index":4}]})
+        );
+        assert_eq!(message.stop_reason, Some(StopReason::Refusal));
+        assert_eq!(
+            message.stop_details(),
+            Some(&json!({"type":"refusal","category":"cyber"}))
+        );
+        assert_eq!(message.usage.output_tokens, 9);
+    }
+
+    #[test]
     fn finish_before_stop_is_ended() {
         let mut acc = MessageAccumulator::new();
         acc.apply(&start()).unwrap();
