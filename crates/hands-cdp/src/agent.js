@@ -1,0 +1,794 @@
+// The page agent of hands: installed once per document in an isolated world (the page's own
+// scripts cannot see or change it), it reads the page in one DOM walk, issues refs bound to the
+// nodes they name, and re-checks a ref at the moment of an action.
+//
+// Called by the driver as `install(docId)`; every later call is `__hands[method](args)`.
+function install(docId) {
+  'use strict';
+  if (globalThis.__hands) return globalThis.__hands.doc;
+
+  const DOC = docId;
+  // ref -> {node: WeakRef, role, label, scope}
+  const refs = new Map();
+  // element -> its element ref / its scope ref
+  const refOf = new WeakMap();
+  const scopeOf = new WeakMap();
+
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK',
+    'TITLE', 'OBJECT', 'EMBED', 'PARAM', 'SOURCE', 'TRACK', 'DATALIST']);
+  // Elements whose content is a value, not page text (a textarea's text, a select's options).
+  const VALUE_CONTENT = new Set(['SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP', 'INPUT']);
+  const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'CAPTION', 'DD',
+    'DETAILS', 'DIALOG', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER',
+    'FORM', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LEGEND', 'LI', 'MAIN', 'NAV',
+    'OL', 'P', 'PRE', 'SECTION', 'SUMMARY', 'TABLE', 'TBODY', 'TFOOT', 'THEAD', 'TR', 'UL',
+    'BODY', 'HTML']);
+  const CELL = new Set(['TD', 'TH']);
+  const CONTROL_TAGS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON']);
+  const ARIA_ROLES = {
+    button: 'button', link: 'button', menuitem: 'button', tab: 'button', treeitem: 'button',
+    switch: 'checkbox', checkbox: 'checkbox', menuitemcheckbox: 'checkbox',
+    radio: 'radio', menuitemradio: 'radio',
+    textbox: 'textbox', searchbox: 'textbox', spinbutton: 'textbox',
+    combobox: 'combobox', listbox: 'listbox', slider: 'slider',
+  };
+  const LANDMARKS = {
+    MAIN: 'main', NAV: 'navigation', HEADER: 'header', FOOTER: 'footer', ASIDE: 'aside',
+    FORM: 'form', DIALOG: 'dialog', SECTION: 'section', ARTICLE: 'article',
+    FIELDSET: 'group', TABLE: 'table',
+  };
+  const SCOPE_ROLES = new Set(['main', 'navigation', 'banner', 'contentinfo', 'complementary',
+    'search', 'form', 'region', 'dialog', 'alertdialog', 'tabpanel', 'group', 'table', 'grid']);
+  const PRIVATE_AUTOCOMPLETE = new Set(['current-password', 'new-password', 'one-time-code',
+    'cc-number', 'cc-csc', 'cc-exp', 'cc-exp-month', 'cc-exp-year']);
+
+  // --- text helpers -------------------------------------------------------------------------
+
+  function norm(s) {
+    return s.replace(/\s+/g, ' ').trim();
+  }
+
+  function utf8Len(s) {
+    let n = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x80) n += 1;
+      else if (c < 0x800) n += 2;
+      else if (c >= 0xd800 && c <= 0xdbff) { n += 4; i++; }
+      else n += 3;
+    }
+    return n;
+  }
+
+  // The longest prefix of at most `max` UTF-8 bytes that splits no character.
+  function cut(s, max) {
+    if (s.length * 3 <= max) return [s, false];
+    let n = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      let w = c < 0x80 ? 1 : c < 0x800 ? 2 : (c >= 0xd800 && c <= 0xdbff) ? 4 : 3;
+      if (n + w > max) return [s.slice(0, i), true];
+      n += w;
+      if (w === 4) i++;
+    }
+    return [s, false];
+  }
+
+  // --- structure ------------------------------------------------------------------------------
+
+  function visibleEl(el) {
+    if (el.checkVisibility) {
+      if (!el.checkVisibility({ visibilityProperty: true })) return false;
+    }
+    return el.getClientRects().length > 0 || el.tagName === 'BODY' || el.tagName === 'HTML' ||
+      (el.shadowRoot != null) || getComputedStyle(el).display === 'contents';
+  }
+
+  // The element's rendered children: its shadow tree, a slot's assigned nodes, or its children.
+  function childrenOf(el) {
+    if (el.shadowRoot) return el.shadowRoot.childNodes;
+    if (el.tagName === 'SLOT') {
+      const assigned = el.assignedNodes();
+      return assigned.length ? assigned : el.childNodes;
+    }
+    return el.childNodes;
+  }
+
+  function frameDoc(el) {
+    try {
+      const d = el.contentDocument;
+      return d && d.body ? d : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  // Up through shadow hosts and frame elements.
+  function parentOf(n) {
+    if (n.parentNode && n.parentNode.nodeType !== 11 && n.parentNode.nodeType !== 9) return n.parentNode;
+    if (n.parentNode && n.parentNode.nodeType === 11) return n.parentNode.host || null;
+    const doc = n.nodeType === 9 ? n : n.parentNode;
+    if (doc && doc.nodeType === 9) {
+      const w = doc.defaultView;
+      return w && w.frameElement ? w.frameElement : null;
+    }
+    return null;
+  }
+
+  function composedContains(outer, n) {
+    for (let c = n; c; c = parentOf(c)) if (c === outer) return true;
+    return false;
+  }
+
+  // Connected to this document, through every frame it sits in.
+  function attached(el) {
+    if (!el.isConnected) return false;
+    let d = el.ownerDocument;
+    while (d !== document) {
+      const w = d.defaultView;
+      if (!w) return false;
+      const f = w.frameElement;
+      if (!f || !f.isConnected) return false;
+      d = f.ownerDocument;
+    }
+    return true;
+  }
+
+  function roleOf(el) {
+    const attr = el.getAttribute('role');
+    if (attr) {
+      const r = ARIA_ROLES[attr.trim().split(/\s+/)[0].toLowerCase()];
+      if (r) return r;
+    }
+    switch (el.tagName) {
+      case 'BUTTON': return 'button';
+      case 'A': return el.hasAttribute('href') ? 'button' : null;
+      case 'SUMMARY': return 'button';
+      case 'SELECT': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
+      case 'TEXTAREA': return 'textbox';
+      case 'INPUT': {
+        switch ((el.getAttribute('type') || 'text').toLowerCase()) {
+          case 'hidden': return null;
+          case 'button': case 'submit': case 'reset': case 'image': return 'button';
+          case 'checkbox': return 'checkbox';
+          case 'radio': return 'radio';
+          case 'range': return 'slider';
+          case 'file': case 'color': return 'unsupported';
+          default: return el.list ? 'combobox' : 'textbox';
+        }
+      }
+    }
+    if (el.hasAttribute('contenteditable') && el.isContentEditable &&
+        !(el.parentElement && el.parentElement.isContentEditable)) return 'textbox';
+    if (el.hasAttribute('onclick')) return 'button';
+    return null;
+  }
+
+  // Text of a subtree for a name, without the text of form controls inside it.
+  function nameText(n, budget) {
+    let s = '';
+    for (const c of n.childNodes) {
+      if (s.length > budget) break;
+      if (c.nodeType === 3) s += c.data;
+      else if (c.nodeType === 1) {
+        if (CONTROL_TAGS.has(c.tagName) || SKIP.has(c.tagName)) continue;
+        if (c.tagName === 'IMG') s += ' ' + (c.getAttribute('alt') || '') + ' ';
+        else s += ' ' + nameText(c, budget - s.length) + ' ';
+      }
+    }
+    return s;
+  }
+
+  function byIds(el, ids) {
+    const root = el.getRootNode();
+    return ids.split(/\s+/).map((id) => {
+      const t = root.getElementById ? root.getElementById(id) : null;
+      return t ? (t.getAttribute('aria-label') || nameText(t, 1000)) : '';
+    }).join(' ');
+  }
+
+  function rawLabel(el, role) {
+    let l = '';
+    const lb = el.getAttribute('aria-labelledby');
+    if (lb) l = norm(byIds(el, lb));
+    if (!l) l = norm(el.getAttribute('aria-label') || '');
+    if (!l && el.labels && el.labels.length) {
+      l = norm(Array.from(el.labels).map((x) => nameText(x, 1000)).join(' '));
+    }
+    if (!l && role === 'button') {
+      if (el.tagName === 'INPUT') {
+        const t = (el.getAttribute('type') || '').toLowerCase();
+        l = norm(t === 'image' ? (el.getAttribute('alt') || el.value || '') : el.value ||
+          (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''));
+      } else {
+        l = norm(nameText(el, 1000));
+      }
+    }
+    if (!l && (role === 'checkbox' || role === 'radio') && !CONTROL_TAGS.has(el.tagName)) {
+      l = norm(nameText(el, 1000));
+    }
+    if (!l) l = norm(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
+    if (!l) l = norm(el.getAttribute('title') || el.getAttribute('alt') || '');
+    if (!l) {
+      const svgTitle = el.querySelector && el.querySelector('svg title');
+      if (svgTitle) l = norm(svgTitle.textContent || '');
+    }
+    if (!l) l = norm(el.getAttribute('name') || el.id || '');
+    if (!l) l = role;
+    return l;
+  }
+
+  // The label as reported: at most 256 bytes; `cut` says whether it was shortened.
+  function labelOf(el, role) {
+    const [l, truncated] = cut(rawLabel(el, role), 256);
+    return { label: l, truncated };
+  }
+
+  function disabled(el) {
+    if (el.matches(':disabled')) return true;
+    if (el.getAttribute('aria-disabled') === 'true') return true;
+    return !!el.closest('[inert]');
+  }
+
+  function isPrivate(el) {
+    if (el.tagName !== 'INPUT') return false;
+    if ((el.getAttribute('type') || '').toLowerCase() === 'password') return true;
+    const ac = (el.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
+    return ac.some((t) => PRIVATE_AUTOCOMPLETE.has(t));
+  }
+
+  function checkedOf(el) {
+    if (el.tagName === 'INPUT') return !!el.checked;
+    const a = el.getAttribute('aria-checked');
+    return a === 'true';
+  }
+
+  function rawValue(el, role) {
+    if (role === 'textbox') {
+      if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') return el.value;
+      return el.innerText || '';
+    }
+    if (role === 'slider') {
+      if (el.tagName === 'INPUT') return el.value;
+      return el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow') || '';
+    }
+    if (role === 'combobox') {
+      if (el.tagName === 'SELECT') {
+        const o = el.selectedOptions[0];
+        return o ? o.value : '';
+      }
+      if (el.tagName === 'INPUT') return el.value;
+      return '';
+    }
+    return null;
+  }
+
+  function optionsOf(el, role, maxOptions) {
+    if (el.tagName !== 'SELECT') return null;
+    const out = [];
+    let more = false;
+    for (const o of el.options) {
+      if (out.length >= maxOptions) { more = true; break; }
+      let [label] = cut(norm(o.label || o.text || o.value || ''), 256);
+      if (!label) continue;
+      const [value] = cut(o.value, 512);
+      const item = { label, value };
+      if (role === 'listbox') item.selected = o.selected;
+      out.push(item);
+    }
+    return { options: out, more };
+  }
+
+  function scopeLabel(el) {
+    const tag = el.tagName;
+    const role = (el.getAttribute('role') || '').toLowerCase();
+    const kind = (role && SCOPE_ROLES.has(role)) ? role : (LANDMARKS[tag] || 'section');
+    let name = norm(el.getAttribute('aria-label') || '');
+    const lb = el.getAttribute('aria-labelledby');
+    if (!name && lb) name = norm(byIds(el, lb));
+    if (!name) {
+      const h = el.querySelector(tag === 'FIELDSET' ? 'legend' : tag === 'TABLE' ? 'caption' :
+        'h1,h2,h3,h4,h5,h6,[role=heading],legend');
+      if (h) name = norm(nameText(h, 500));
+    }
+    const [l] = cut(name ? kind + ': ' + name : kind, 256);
+    return l;
+  }
+
+  function isScope(el) {
+    const role = (el.getAttribute('role') || '').toLowerCase();
+    if (role && SCOPE_ROLES.has(role)) return true;
+    const tag = el.tagName;
+    if (tag === 'DIALOG') return el.open;
+    if (tag === 'SECTION' || tag === 'ARTICLE') {
+      return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ||
+        !!el.querySelector(':scope > h1, :scope > h2, :scope > h3, :scope > h4, :scope > h5, :scope > h6, :scope > header');
+    }
+    return tag in LANDMARKS && tag !== 'SECTION' && tag !== 'ARTICLE';
+  }
+
+  function newRef(prefix, state) {
+    const r = prefix + state.next;
+    state.next += 1;
+    return r;
+  }
+
+  function elementRef(el, role, label, state) {
+    const old = refOf.get(el);
+    if (old) {
+      const e = refs.get(old);
+      if (e && e.role === role && e.label === label) return old;
+      refs.delete(old);
+    }
+    const r = newRef('e', state);
+    refs.set(r, { node: new WeakRef(el), role, label, scope: false });
+    refOf.set(el, r);
+    return r;
+  }
+
+  function scopeRef(el, label, state) {
+    const old = scopeOf.get(el);
+    if (old) {
+      const e = refs.get(old);
+      if (e && e.label === label) return old;
+      refs.delete(old);
+    }
+    const r = newRef('s', state);
+    refs.set(r, { node: new WeakRef(el), role: 'scope', label, scope: true });
+    scopeOf.set(el, r);
+    return r;
+  }
+
+  // --- the walk -------------------------------------------------------------------------------
+
+  // One walk: visible text, elements and (optionally) scopes under `root`, to `maxDepth` levels.
+  function walk(root, opts) {
+    const lim = opts.limits;
+    const wantText = opts.mode !== 'interactive';
+    const wantElements = opts.mode !== 'text';
+    const maxDepth = opts.depth > 0 ? opts.depth : Infinity;
+    const state = { next: opts.next };
+    const omitted = new Set();
+    const elements = [];
+    const scopes = [];
+    const parts = [];
+    let textBytes = 0;
+    let textFull = false;
+    let reportBytes = 64;
+    let reportFull = false;
+    let work = 0;
+    let stopped = false;
+    const t0 = performance.now();
+    let pendingBreak = false;
+
+    function addText(s) {
+      if (!wantText || textFull) return;
+      const t = s.replace(/\s+/g, ' ');
+      if (t === ' ' || t === '') {
+        if (t === ' ' && parts.length && !pendingBreak) parts.push(' ');
+        return;
+      }
+      if (pendingBreak) { parts.push('\n'); pendingBreak = false; }
+      const n = utf8Len(t);
+      if (textBytes + n > lim.textBytes) {
+        const [head] = cut(t, Math.max(0, lim.textBytes - textBytes));
+        parts.push(head);
+        textBytes = lim.textBytes;
+        textFull = true;
+        omitted.add('text_limit');
+        return;
+      }
+      parts.push(t);
+      textBytes += n;
+    }
+
+    function lineBreak() {
+      if (parts.length) pendingBreak = true;
+    }
+
+    function addElement(el, role) {
+      if (reportFull) { omitted.add('report_limit'); return; }
+      if (elements.length >= lim.elements) { omitted.add('target_limit'); return; }
+      if (role === 'unsupported') { omitted.add('unsupported_control'); return; }
+      if (opts.enabledOnly && disabled(el)) return;
+      const { label, truncated } = labelOf(el, role);
+      if (truncated) omitted.add('name_limit');
+      const item = { ref: elementRef(el, role, label, state), role, label };
+      if (role === 'checkbox' || role === 'radio') item.checked = checkedOf(el);
+      const priv = isPrivate(el);
+      const raw = rawValue(el, role);
+      if (raw !== null) {
+        if (priv) {
+          omitted.add('private');
+        } else if (!opts.values) {
+          if (raw !== '') omitted.add('value');
+        } else {
+          const [v, t] = cut(raw, 512);
+          if (t) omitted.add('value');
+          item.value = v;
+        }
+      }
+      if (role === 'combobox' || role === 'listbox') {
+        if (opts.values && !priv) {
+          const o = optionsOf(el, role, lim.options);
+          if (o) {
+            item.options = o.options;
+            if (o.more) omitted.add('report_limit');
+          }
+        } else if (el.tagName === 'SELECT' && el.options.length) {
+          omitted.add('value');
+        }
+      }
+      const size = JSON.stringify(item).length + 2;
+      if (reportBytes + size > lim.reportBytes) {
+        reportFull = true;
+        omitted.add('report_limit');
+        return;
+      }
+      reportBytes += size;
+      elements.push(item);
+    }
+
+    function visit(node, depth, inScope) {
+      if (stopped) return;
+      if (node.nodeType === 3) {
+        if (depth <= maxDepth + 1) addText(node.data);
+        return;
+      }
+      if (node.nodeType !== 1) {
+        if (node.nodeType === 11) for (const c of node.childNodes) visit(c, depth, inScope);
+        return;
+      }
+      const el = node;
+      work += 1;
+      if (work > lim.nodes || depth > 400) { stopped = true; omitted.add('work_limit'); return; }
+      if ((work & 255) === 0 && performance.now() - t0 > lim.ms) {
+        stopped = true; omitted.add('work_limit'); return;
+      }
+      const tag = el.tagName;
+      if (SKIP.has(tag)) return;
+      if (!visibleEl(el)) return;
+      const within = depth <= maxDepth;
+      let scoped = inScope;
+      if (opts.scopes && el !== root && !inScope && isScope(el)) {
+        const label = scopeLabel(el);
+        if (scopes.length < lim.scopes) {
+          scopes.push({ ref: scopeRef(el, label, state), label });
+          reportBytes += label.length + 24;
+        } else {
+          omitted.add('target_limit');
+        }
+        scoped = true;
+      }
+      const role = roleOf(el);
+      if (role) {
+        if (within) {
+          if (wantElements) addElement(el, role);
+        } else if (wantElements) {
+          omitted.add('target_limit');
+        }
+      }
+      const block = BLOCK.has(tag);
+      if (block && within) lineBreak();
+      if (tag === 'IFRAME' || tag === 'FRAME') {
+        const d = frameDoc(el);
+        if (d) visit(d.body, depth + 1, scoped);
+        else omitted.add('frame_limit');
+      } else if (tag === 'INPUT' && role === 'button' && within) {
+        addText(' ' + (el.value || '') + ' ');
+      } else if (!VALUE_CONTENT.has(tag)) {
+        for (const c of childrenOf(el)) {
+          visit(c, depth + 1, scoped);
+          if (stopped) break;
+        }
+      }
+      if (within) {
+        if (block) lineBreak();
+        else if (CELL.has(tag)) addText(' ');
+      }
+    }
+
+    visit(root, 1, false);
+    let text = parts.join('').split('\n').map((l) => l.trim()).filter((l) => l).join('\n');
+    return {
+      doc: DOC,
+      next: state.next,
+      text,
+      elements,
+      scopes,
+      omitted: Array.from(omitted),
+      ms: performance.now() - t0,
+      nodes: work,
+    };
+  }
+
+  function lookup(ref, doc) {
+    if (doc !== DOC) return { error: 'navigated' };
+    const e = refs.get(ref);
+    if (!e) return { error: 'unknown' };
+    const el = e.node.deref();
+    if (!el || !attached(el)) return { error: 'removed' };
+    if (e.scope) {
+      if (!visibleEl(el)) return { error: 'hidden' };
+      if (scopeLabel(el) !== e.label) return { error: 'changed' };
+      return { el, entry: e };
+    }
+    const role = roleOf(el);
+    if (role !== e.role || labelOf(el, role).label !== e.label) return { error: 'changed' };
+    if (!visibleEl(el)) return { error: 'hidden' };
+    return { el, entry: e };
+  }
+
+  // --- geometry -------------------------------------------------------------------------------
+
+  // Offset of a frame's viewport inside the top viewport.
+  function frameOffset(win) {
+    let x = 0;
+    let y = 0;
+    while (win !== window) {
+      const f = win.frameElement;
+      if (!f) break;
+      const r = f.getBoundingClientRect();
+      const cs = getComputedStyle(f);
+      x += r.left + f.clientLeft + (parseFloat(cs.paddingLeft) || 0);
+      y += r.top + f.clientTop + (parseFloat(cs.paddingTop) || 0);
+      win = f.ownerDocument.defaultView;
+    }
+    return { x, y };
+  }
+
+  // The element's box in top-viewport CSS pixels, clipped to the viewport.
+  function box(el) {
+    const r = el.getBoundingClientRect();
+    const off = frameOffset(el.ownerDocument.defaultView);
+    const vw = window.innerWidth;
+    const vh = window.innerHeight;
+    const left = Math.max(0, r.left + off.x);
+    const top = Math.max(0, r.top + off.y);
+    const right = Math.min(vw, r.right + off.x);
+    const bottom = Math.min(vh, r.bottom + off.y);
+    return { left, top, right, bottom, w: right - left, h: bottom - top };
+  }
+
+  function inView(el) {
+    const b = box(el);
+    const r = el.getBoundingClientRect();
+    return b.w >= Math.min(r.width, 1) && b.h >= Math.min(r.height, 1) &&
+      b.w >= r.width - 1 && b.h >= r.height - 1;
+  }
+
+  function hitAt(x, y) {
+    let doc = document;
+    let ox = 0;
+    let oy = 0;
+    let hit = doc.elementFromPoint(x, y);
+    for (let guard = 0; hit && guard < 64; guard++) {
+      if (hit.shadowRoot) {
+        const inner = hit.shadowRoot.elementFromPoint(x - ox, y - oy);
+        if (inner && inner !== hit) { hit = inner; continue; }
+      }
+      if (hit.tagName === 'IFRAME' || hit.tagName === 'FRAME') {
+        const d = frameDoc(hit);
+        if (d) {
+          const r = hit.getBoundingClientRect();
+          const cs = getComputedStyle(hit);
+          ox += r.left + hit.clientLeft + (parseFloat(cs.paddingLeft) || 0);
+          oy += r.top + hit.clientTop + (parseFloat(cs.paddingTop) || 0);
+          doc = d;
+          const inner = d.elementFromPoint(x - ox, y - oy);
+          if (inner) { hit = inner; continue; }
+        }
+      }
+      break;
+    }
+    return hit;
+  }
+
+  function hits(el, hit) {
+    if (!hit) return false;
+    if (composedContains(el, hit)) return true;
+    // A label that activates the control (custom-styled checkboxes hide the input under it).
+    const lab = hit.closest ? hit.closest('label') : null;
+    return !!(lab && lab.control === el);
+  }
+
+  // Scrolls the element into view when it is not, then finds a point of it that is on top.
+  function target(el) {
+    if (!inView(el)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const b = box(el);
+    if (b.w <= 0 || b.h <= 0) return { error: 'offscreen' };
+    const candidates = [[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75],
+      [0.15, 0.15], [0.85, 0.85]];
+    for (const [fx, fy] of candidates) {
+      const x = b.left + b.w * fx;
+      const y = b.top + b.h * fy;
+      if (hits(el, hitAt(x, y))) return { x, y };
+    }
+    return { error: 'covered' };
+  }
+
+  function resolve(a) {
+    const found = lookup(a.ref, a.doc);
+    if (found.error) return found;
+    const el = found.el;
+    const out = { role: found.entry.role, scope: found.entry.scope, tag: el.tagName };
+    if (found.entry.scope) return out;
+    if (a.point) {
+      const t = target(el);
+      if (t.error) return t;
+      out.x = t.x;
+      out.y = t.y;
+    } else if (a.scroll) {
+      if (!inView(el)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    }
+    if (a.checked) out.checked = checkedOf(el);
+    if (a.focus) {
+      el.focus({ preventScroll: true });
+      const active = deepActive();
+      if (!active || !composedContains(el, active)) return { error: 'unfocusable' };
+      if (a.selectAll) {
+        if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') {
+          try { el.select(); } catch (e) { /* not selectable */ }
+        } else if (el.isContentEditable) {
+          const sel = el.ownerDocument.getSelection();
+          const range = el.ownerDocument.createRange();
+          range.selectNodeContents(el);
+          sel.removeAllRanges();
+          sel.addRange(range);
+        }
+      }
+    }
+    return out;
+  }
+
+  function deepActive() {
+    let a = document.activeElement;
+    for (let guard = 0; a && guard < 64; guard++) {
+      if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
+      if ((a.tagName === 'IFRAME' || a.tagName === 'FRAME')) {
+        const d = frameDoc(a);
+        if (d && d.activeElement && d.activeElement !== d.body) { a = d.activeElement; continue; }
+      }
+      break;
+    }
+    return a;
+  }
+
+  function selectOption(a) {
+    const found = lookup(a.ref, a.doc);
+    if (found.error) return found;
+    const el = found.el;
+    if (el.tagName !== 'SELECT') return { error: 'not_select' };
+    if (el.disabled) return { error: 'disabled' };
+    const wanted = a.values;
+    const opts = Array.from(el.options);
+    const matched = [];
+    for (const v of wanted) {
+      let o = opts.find((x) => x.value === v && !x.disabled);
+      if (!o) o = opts.find((x) => norm(x.label || x.text) === norm(v) && !x.disabled);
+      if (!o) return { error: 'no_option' };
+      if (!matched.includes(o)) matched.push(o);
+    }
+    if (!el.multiple && matched.length !== 1) return { error: 'single' };
+    if (!inView(el)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    el.focus({ preventScroll: true });
+    for (const o of opts) o.selected = matched.includes(o);
+    el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+    return { n: matched.length };
+  }
+
+  // --- waiting --------------------------------------------------------------------------------
+
+  // Resolves once no mutation has happened for `quietMs`, or after `capMs`.
+  function quiet(a) {
+    return new Promise((resolve) => {
+      let n = 0;
+      const start = performance.now();
+      let timer = null;
+      const done = (ok) => {
+        observer.disconnect();
+        clearTimeout(timer);
+        clearTimeout(cap);
+        resolve({ quiet: ok, mutations: n, ms: performance.now() - start });
+      };
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => done(true), a.quietMs);
+      };
+      const observer = new MutationObserver((records) => { n += records.length; arm(); });
+      observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      const cap = setTimeout(() => done(false), a.capMs);
+      arm();
+    });
+  }
+
+  function visibleText() {
+    const root = document.body || document.documentElement;
+    return walk(root, {
+      mode: 'text', depth: 0, scopes: false, next: 0, values: false,
+      limits: { textBytes: 4 << 20, elements: 0, reportBytes: 8 << 20, nodes: 500000,
+        ms: 2000, options: 0, scopes: 0 },
+    }).text;
+  }
+
+  // Resolves true once the whitespace-normalised visible text contains `a.text`, false after
+  // `a.timeoutMs`. Re-checks only when the DOM changes (in the document, open shadow roots and
+  // same-origin frames), at most once per 16 ms.
+  function waitText(a) {
+    const needle = a.text;
+    return new Promise((resolve) => {
+      const observed = new WeakSet();
+      let scheduled = false;
+      let last = 0;
+      let finished = false;
+      const observer = new MutationObserver(() => schedule());
+      const watch = (root) => {
+        if (observed.has(root)) return;
+        observed.add(root);
+        observer.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+      };
+      const watchAll = (root) => {
+        const stack = [root];
+        let budget = 200000;
+        while (stack.length && budget-- > 0) {
+          const n = stack.pop();
+          if (n.shadowRoot) { watch(n.shadowRoot); stack.push(...n.shadowRoot.children); }
+          if (n.tagName === 'IFRAME' || n.tagName === 'FRAME') {
+            const d = frameDoc(n);
+            if (d) { watch(d); stack.push(d.documentElement); }
+          }
+          if (n.children) for (const c of n.children) stack.push(c);
+        }
+      };
+      const finish = (v) => {
+        if (finished) return;
+        finished = true;
+        observer.disconnect();
+        clearTimeout(timeout);
+        resolve(v);
+      };
+      const check = () => {
+        scheduled = false;
+        last = performance.now();
+        if (norm(visibleText()).includes(needle)) { finish(true); return; }
+        watchAll(document.documentElement);
+      };
+      const schedule = () => {
+        if (scheduled || finished) return;
+        scheduled = true;
+        const wait = Math.max(0, 16 - (performance.now() - last));
+        setTimeout(check, wait);
+      };
+      const timeout = setTimeout(() => finish(false), a.timeoutMs);
+      watch(document);
+      check();
+    });
+  }
+
+  function read(opts) {
+    let root = document.body || document.documentElement;
+    if (opts.root) {
+      const found = lookup(opts.root, opts.rootDoc);
+      if (found.error) return { error: found.error };
+      if (!found.entry.scope) return { error: 'not_scope' };
+      root = found.el;
+    }
+    return walk(root, opts);
+  }
+
+  globalThis.__hands = {
+    doc: DOC,
+    read,
+    resolve,
+    selectOption,
+    quiet,
+    waitText,
+    viewport: () => ({ w: window.innerWidth, h: window.innerHeight }),
+    focused: () => {
+      const a = deepActive();
+      return a && a !== document.body ? a.tagName : null;
+    },
+  };
+  return DOC;
+}

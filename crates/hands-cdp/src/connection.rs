@@ -1,0 +1,466 @@
+//! One DevTools WebSocket with flat sessions: request ids, per-call timeouts and cancellation, event subscriptions, and the task that owns the socket.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::Command;
+
+/// A flat session id (`sessionId`), naming one attached target on the shared socket.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SessionId(pub String);
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A protocol failure: the socket, the browser's answer, or the wait for it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum CdpError {
+    /// Connecting to the endpoint failed.
+    #[error("could not connect to the DevTools endpoint {url}: {reason}")]
+    Connect {
+        /// The endpoint.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The socket is closed: the browser exited or the endpoint went away.
+    #[error("the DevTools connection is closed: {reason}")]
+    Closed {
+        /// Why, as far as is known.
+        reason: String,
+    },
+    /// The browser did not answer in time.
+    #[error("{method} got no answer within {after:?}")]
+    Timeout {
+        /// The method called.
+        method: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// The browser answered with an error.
+    #[error("{method} failed: {message} (code {code})")]
+    Protocol {
+        /// The method called.
+        method: String,
+        /// The protocol error code.
+        code: i64,
+        /// The browser's message.
+        message: String,
+    },
+    /// The answer did not have the expected shape.
+    #[error("{method} returned an unexpected result: {reason}")]
+    Decode {
+        /// The method called.
+        method: String,
+        /// The decoding error.
+        reason: String,
+    },
+    /// The caller cancelled the wait.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl CdpError {
+    /// Whether the error means the whole connection is gone (not just one call failing).
+    pub fn is_closed(&self) -> bool {
+        matches!(self, CdpError::Closed { .. } | CdpError::Connect { .. })
+    }
+
+    /// Whether the browser's error message contains `text` (protocol errors only).
+    pub fn message_contains(&self, text: &str) -> bool {
+        matches!(self, CdpError::Protocol { message, .. } if message.contains(text))
+    }
+}
+
+/// One event: its method, the session it came from (`None` for the browser session), and params.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// E.g. `Target.attachedToTarget`.
+    pub method: String,
+    /// The flat session that sent it.
+    pub session: Option<SessionId>,
+    /// The raw parameters.
+    pub params: Value,
+}
+
+impl Event {
+    /// The params as a typed event, ignoring fields the type does not name.
+    pub fn parse<T: DeserializeOwned>(&self) -> Option<T> {
+        match T::deserialize(&self.params) {
+            Ok(value) => Some(value),
+            Err(e) => {
+                tracing::debug!(method = %self.method, error = %e, "event with an unexpected shape");
+                None
+            }
+        }
+    }
+}
+
+type Pending = HashMap<u64, (String, oneshot::Sender<Result<Value, CdpError>>)>;
+type Filter = Box<dyn Fn(&Event) -> bool + Send + Sync>;
+
+struct Subscriber {
+    filter: Filter,
+    tx: mpsc::UnboundedSender<Arc<Event>>,
+}
+
+struct Shared {
+    next_id: AtomicU64,
+    pending: Mutex<Pending>,
+    subscribers: Mutex<Vec<Subscriber>>,
+    closed: Mutex<Option<String>>,
+    outgoing: mpsc::UnboundedSender<String>,
+    call_timeout: Duration,
+    /// Cancelled when the socket task ends, for any reason.
+    done: CancellationToken,
+}
+
+/// A cheap, cloneable handle on the one socket. The socket itself is owned by a task spawned in
+/// [`Connection::connect`], which lives until the socket closes or every handle is dropped.
+#[derive(Clone)]
+pub struct Connection {
+    shared: Arc<Shared>,
+    /// Dropped with the last handle: cancels the socket task.
+    _owner: Arc<DropGuard>,
+}
+
+struct DropGuard(CancellationToken);
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("closed", &self.closed_reason())
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Connects to a DevTools WebSocket URL and starts the task that owns the socket.
+    ///
+    /// `call_timeout` bounds every call made without an explicit timeout.
+    pub async fn connect(url: &str, call_timeout: Duration) -> Result<Connection, CdpError> {
+        // CDP messages can be large (screenshots, whole-page reads); frames are local.
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(512 << 20))
+            .max_frame_size(Some(512 << 20));
+        let (socket, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
+            .await
+            .map_err(|e| CdpError::Connect {
+                url: url.to_owned(),
+                reason: e.to_string(),
+            })?;
+        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let stop = CancellationToken::new();
+        let shared = Arc::new(Shared {
+            next_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            subscribers: Mutex::new(Vec::new()),
+            closed: Mutex::new(None),
+            outgoing: out_tx,
+            call_timeout,
+            done: CancellationToken::new(),
+        });
+        tokio::spawn(run_socket(
+            socket,
+            out_rx,
+            Arc::clone(&shared),
+            stop.clone(),
+        ));
+        Ok(Connection {
+            shared,
+            _owner: Arc::new(DropGuard(stop)),
+        })
+    }
+
+    /// Why the connection closed, if it has.
+    pub fn closed_reason(&self) -> Option<String> {
+        self.shared.closed.lock().ok().and_then(|c| c.clone())
+    }
+
+    /// A token cancelled when the socket closes.
+    pub fn closed_token(&self) -> CancellationToken {
+        self.shared.done.clone()
+    }
+
+    /// Receives every event `filter` accepts, in arrival order, until the socket closes or the
+    /// receiver is dropped.
+    pub fn subscribe(
+        &self,
+        filter: impl Fn(&Event) -> bool + Send + Sync + 'static,
+    ) -> mpsc::UnboundedReceiver<Arc<Event>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        if self.closed_reason().is_none()
+            && let Ok(mut subscribers) = self.shared.subscribers.lock()
+        {
+            subscribers.push(Subscriber {
+                filter: Box::new(filter),
+                tx,
+            });
+        }
+        rx
+    }
+
+    /// Sends a command and waits for its answer (at most the connection's call timeout).
+    pub async fn call(
+        &self,
+        session: Option<&SessionId>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError> {
+        self.call_with(session, method, params, self.shared.call_timeout, None)
+            .await
+    }
+
+    /// Sends a command and waits for its answer, at most `timeout`, or until `cancel` fires.
+    pub async fn call_with(
+        &self,
+        session: Option<&SessionId>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Value, CdpError> {
+        let (id, rx) = self.enqueue(session, method, params, true)?;
+        let Some(rx) = rx else {
+            return Ok(Value::Null);
+        };
+        let never = CancellationToken::new();
+        let cancel = cancel.unwrap_or(&never);
+        let result = tokio::select! {
+            answer = rx => answer.unwrap_or_else(|_| Err(CdpError::Closed {
+                reason: self.closed_reason().unwrap_or_else(|| "the socket task ended".into()),
+            })),
+            _ = tokio::time::sleep(timeout) => Err(CdpError::Timeout {
+                method: method.to_owned(),
+                after: timeout,
+            }),
+            _ = cancel.cancelled() => Err(CdpError::Cancelled),
+        };
+        if result.is_err()
+            && let Ok(mut pending) = self.shared.pending.lock()
+        {
+            pending.remove(&id);
+        }
+        result
+    }
+
+    /// Sends a command without waiting for its answer (an error answer is logged). Used where the
+    /// event loop must not block, e.g. continuing a paused request.
+    pub fn send(
+        &self,
+        session: Option<&SessionId>,
+        method: &str,
+        params: Value,
+    ) -> Result<(), CdpError> {
+        self.enqueue(session, method, params, false).map(|_| ())
+    }
+
+    /// Sends a typed command on `session` and decodes its answer.
+    pub async fn run<C: Command>(
+        &self,
+        session: Option<&SessionId>,
+        command: &C,
+    ) -> Result<C::Response, CdpError> {
+        let params = serde_json::to_value(command).map_err(|e| CdpError::Decode {
+            method: C::METHOD.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let value = self.call(session, C::METHOD, params).await?;
+        decode::<C::Response>(C::METHOD, value)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn enqueue(
+        &self,
+        session: Option<&SessionId>,
+        method: &str,
+        params: Value,
+        want_answer: bool,
+    ) -> Result<(u64, Option<oneshot::Receiver<Result<Value, CdpError>>>), CdpError> {
+        if let Some(reason) = self.closed_reason() {
+            return Err(CdpError::Closed { reason });
+        }
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut message = serde_json::json!({"id": id, "method": method, "params": params});
+        if let Some(session) = session {
+            message["sessionId"] = Value::String(session.0.clone());
+        }
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut pending) = self.shared.pending.lock() {
+            pending.insert(id, (method.to_owned(), tx));
+        }
+        if self.shared.outgoing.send(message.to_string()).is_err() {
+            if let Ok(mut pending) = self.shared.pending.lock() {
+                pending.remove(&id);
+            }
+            return Err(CdpError::Closed {
+                reason: self
+                    .closed_reason()
+                    .unwrap_or_else(|| "the socket task ended".into()),
+            });
+        }
+        Ok((id, want_answer.then_some(rx)))
+    }
+}
+
+/// Decodes a result into `T`, ignoring unknown fields.
+pub fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, CdpError> {
+    serde_json::from_value(value).map_err(|e| CdpError::Decode {
+        method: method.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+#[derive(Deserialize)]
+struct Incoming {
+    id: Option<u64>,
+    method: Option<String>,
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+    #[serde(default)]
+    params: Value,
+    result: Option<Value>,
+    error: Option<ProtocolErrorBody>,
+}
+
+#[derive(Deserialize)]
+struct ProtocolErrorBody {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    data: Option<String>,
+}
+
+/// The socket task: writes queued commands, reads answers and events, and on close fails every
+/// pending call and ends every subscription.
+async fn run_socket<S>(
+    mut socket: tokio_tungstenite::WebSocketStream<S>,
+    mut outgoing: mpsc::UnboundedReceiver<String>,
+    shared: Arc<Shared>,
+    stop: CancellationToken,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let reason = loop {
+        tokio::select! {
+            biased;
+            _ = stop.cancelled() => {
+                let _ = socket.close(None).await;
+                break "the connection was dropped".to_owned();
+            }
+            message = outgoing.recv() => {
+                let Some(text) = message else { break "the connection was dropped".to_owned() };
+                if let Err(e) = socket.send(Message::text(text)).await {
+                    break format!("sending failed: {e}");
+                }
+            }
+            incoming = socket.next() => match incoming {
+                Some(Ok(Message::Text(text))) => dispatch(&shared, text.as_str()),
+                Some(Ok(Message::Binary(bytes))) => {
+                    if let Ok(text) = std::str::from_utf8(&bytes) {
+                        dispatch(&shared, text);
+                    }
+                }
+                Some(Ok(Message::Close(frame))) => {
+                    break match frame {
+                        Some(frame) => format!("the browser closed the socket ({})", frame.reason),
+                        None => "the browser closed the socket".to_owned(),
+                    };
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => break format!("the socket failed: {e}"),
+                None => break "the socket ended".to_owned(),
+            },
+        }
+    };
+    tracing::debug!(%reason, "DevTools connection closed");
+    if let Ok(mut closed) = shared.closed.lock() {
+        closed.get_or_insert(reason.clone());
+    }
+    if let Ok(mut pending) = shared.pending.lock() {
+        for (_, (_, tx)) in pending.drain() {
+            let _ = tx.send(Err(CdpError::Closed {
+                reason: reason.clone(),
+            }));
+        }
+    }
+    if let Ok(mut subscribers) = shared.subscribers.lock() {
+        subscribers.clear();
+    }
+    shared.done.cancel();
+}
+
+fn dispatch(shared: &Shared, text: &str) {
+    let incoming: Incoming = match serde_json::from_str(text) {
+        Ok(incoming) => incoming,
+        Err(e) => {
+            tracing::warn!(error = %e, "unreadable DevTools message");
+            return;
+        }
+    };
+    if let Some(id) = incoming.id {
+        let entry = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
+        let Some((method, tx)) = entry else { return };
+        let result = match (incoming.result, incoming.error) {
+            (_, Some(error)) => {
+                let message = match error.data {
+                    Some(data) if !data.is_empty() => format!("{}: {data}", error.message),
+                    _ => error.message,
+                };
+                if tx.is_closed() {
+                    tracing::debug!(%method, %message, "a command sent without waiting failed");
+                }
+                Err(CdpError::Protocol {
+                    method,
+                    code: error.code,
+                    message,
+                })
+            }
+            (Some(result), None) => Ok(result),
+            (None, None) => Ok(Value::Null),
+        };
+        let _ = tx.send(result);
+        return;
+    }
+    let Some(method) = incoming.method else {
+        return;
+    };
+    let event = Arc::new(Event {
+        method,
+        session: incoming.session_id.map(SessionId),
+        params: incoming.params,
+    });
+    if let Ok(mut subscribers) = shared.subscribers.lock() {
+        subscribers.retain(|s| {
+            if !(s.filter)(&event) {
+                return !s.tx.is_closed();
+            }
+            s.tx.send(Arc::clone(&event)).is_ok()
+        });
+    }
+}

@@ -1,0 +1,499 @@
+//! [`CdpBrowser`]: a launched or attached Chromium, its event loop, and the helpers every member family shares (tabs, the page agent, ref checks, error mapping).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use hands_core::browser::{DriverError, TabId};
+
+use crate::config::DriverConfig;
+use crate::connection::{CdpError, Connection, SessionId};
+use crate::events::{self, Shared};
+use crate::launch::{Chromium, LaunchError};
+use crate::protocol::{Evaluated, IsolatedWorld, SetAutoAttach};
+use crate::proxy::PolicyProxy;
+use crate::refs::{RefBinding, RefTable, Stale};
+
+/// The page agent's source, installed in an isolated world of each document.
+pub const AGENT_JS: &str = include_str!("agent.js");
+
+/// The name of the isolated world the agent lives in (page scripts cannot reach it).
+pub const AGENT_WORLD: &str = "__hands__";
+
+/// Calls one agent method, reporting a document without the agent as `{__missing: true}`.
+const CALL_JS: &str = "function(m, a) { const h = globalThis.__hands; \
+    return h ? h[m](a) : {__missing: true}; }";
+
+/// How many refs the driver remembers (older ones become unknown).
+const REF_CAPACITY: usize = 200_000;
+
+/// Why a driver could not be created.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// Launching Chromium failed.
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    /// Talking to it failed.
+    #[error("{0}")]
+    Cdp(#[from] CdpError),
+    /// The policy proxy could not listen.
+    #[error("could not start the policy proxy: {0}")]
+    Proxy(String),
+    /// It did not open its first tab in time.
+    #[error("the browser did not report a tab within {0:?}")]
+    NoTab(Duration),
+}
+
+/// A Chromium driven over the DevTools Protocol.
+///
+/// Owns the connection and (when it launched the browser) the browser process; its event loop
+/// is a task spawned at construction that lives until the socket closes or the driver is
+/// dropped. Callers never poll anything.
+pub struct CdpBrowser {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) config: DriverConfig,
+    pub(crate) refs: RefTable,
+    /// The session counter behind refs (`e17`, `s18`) and document ids (`d19`): it only grows.
+    pub(crate) next_id: u64,
+    pub(crate) download_dir: Option<PathBuf>,
+    event_task: tokio::task::JoinHandle<()>,
+    /// The proxy every connection of a launched browser goes through.
+    proxy: Option<PolicyProxy>,
+    /// Dropped last: kills the browser we started. `None` for a borrowed browser.
+    chromium: Option<Chromium>,
+}
+
+impl std::fmt::Debug for CdpBrowser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CdpBrowser")
+            .field("owned", &self.chromium.is_some())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tab's session and target, copied out of the state.
+#[derive(Debug, Clone)]
+pub(crate) struct Page {
+    pub id: TabId,
+    pub session: SessionId,
+    pub target_id: String,
+}
+
+/// How a call into the page agent failed.
+#[derive(Debug)]
+pub(crate) enum AgentError {
+    /// The document went away mid-call (a navigation): retry on the new one or report stale.
+    ContextGone,
+    /// The protocol failed.
+    Cdp(CdpError),
+    /// The agent threw (a bug, or a page that broke a DOM API): not shown to the model.
+    Threw(String),
+}
+
+impl From<CdpError> for AgentError {
+    fn from(e: CdpError) -> AgentError {
+        let gone = e.message_contains("context was destroyed")
+            || e.message_contains("Cannot find context")
+            || e.message_contains("No frame")
+            || e.message_contains("Inspected target navigated or closed");
+        if gone {
+            AgentError::ContextGone
+        } else {
+            AgentError::Cdp(e)
+        }
+    }
+}
+
+impl CdpBrowser {
+    /// Launches a headless Chromium on a fresh profile and drives it. The browser is killed when
+    /// the driver is dropped.
+    pub async fn launch(config: DriverConfig) -> Result<CdpBrowser, StartError> {
+        let mut launch = config.launch.clone();
+        launch.viewport = config.viewport;
+        let proxy = if config.network_proxy {
+            let proxy = PolicyProxy::start(Arc::clone(&config.policy), config.diagnostics_capacity)
+                .await
+                .map_err(|e| StartError::Proxy(e.to_string()))?;
+            launch.extra_args.extend(proxy.browser_args());
+            Some(proxy)
+        } else {
+            None
+        };
+        let chromium = Chromium::launch(&launch).await?;
+        let download_dir = match &config.download_dir {
+            Some(dir) => Some(dir.clone()),
+            None => chromium.profile_dir().map(|p| p.join("hands-downloads")),
+        };
+        let url = chromium.ws_url().to_owned();
+        let mut browser = CdpBrowser::start(&url, config, Some(chromium), download_dir).await?;
+        browser.proxy = proxy;
+        Ok(browser)
+    }
+
+    /// Attaches to a running browser's DevTools endpoint (`ws://host:port/devtools/browser/…`).
+    /// The browser is borrowed: dropping the driver closes the connection and nothing else.
+    pub async fn attach(ws_url: &str, config: DriverConfig) -> Result<CdpBrowser, StartError> {
+        let download_dir = config.download_dir.clone();
+        CdpBrowser::start(ws_url, config, None, download_dir).await
+    }
+
+    async fn start(
+        ws_url: &str,
+        config: DriverConfig,
+        chromium: Option<Chromium>,
+        download_dir: Option<PathBuf>,
+    ) -> Result<CdpBrowser, StartError> {
+        let conn = Connection::connect(ws_url, config.call_timeout).await?;
+        let shared = Shared::new(
+            conn.clone(),
+            Arc::clone(&config.policy),
+            config.viewport,
+            config.diagnostics_capacity,
+        );
+        // Subscribe before anything is attached, so no event is missed.
+        let events = conn.subscribe(|_| true);
+        let event_task = tokio::spawn(events::run(Arc::clone(&shared), events));
+        conn.call(None, "Target.setDiscoverTargets", json!({"discover": true}))
+            .await?;
+        if let Some(dir) = &download_dir {
+            if let Err(e) = tokio::fs::create_dir_all(dir).await {
+                tracing::warn!(dir = %dir.display(), error = %e, "no download directory");
+            }
+            conn.call(
+                None,
+                "Browser.setDownloadBehavior",
+                json!({"behavior": "allowAndName", "downloadPath": dir, "eventsEnabled": true}),
+            )
+            .await?;
+        } else {
+            conn.call(
+                None,
+                "Browser.setDownloadBehavior",
+                json!({"behavior": "deny", "eventsEnabled": true}),
+            )
+            .await?;
+        }
+        conn.run(None, &SetAutoAttach::ALL_PAUSED).await?;
+        let browser = CdpBrowser {
+            shared,
+            config,
+            refs: RefTable::new(REF_CAPACITY),
+            next_id: 1,
+            download_dir,
+            event_task,
+            proxy: None,
+            chromium,
+        };
+        // A launched browser opens one blank tab; wait until it is attached and set up so the
+        // first call finds it.
+        if browser.chromium.is_some() {
+            let wait = browser.config.call_timeout;
+            let ready = browser
+                .wait_until(wait, &CancellationToken::new(), |state| {
+                    state
+                        .active
+                        .as_ref()
+                        .and_then(|id| state.tab(id))
+                        .is_some_and(|t| t.ready)
+                })
+                .await;
+            if !ready {
+                return Err(StartError::NoTab(wait));
+            }
+        }
+        Ok(browser)
+    }
+
+    /// The DevTools connection, for calls this driver has no member for.
+    pub fn connection(&self) -> &Connection {
+        &self.shared.conn
+    }
+
+    /// Sends a raw command on a tab's session (`None`: the active tab), for what no member does.
+    /// Browser-level commands go through [`CdpBrowser::connection`].
+    pub async fn call_raw(
+        &self,
+        tab: Option<&TabId>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, DriverError> {
+        let page = self.page(tab)?;
+        self.shared
+            .conn
+            .call(Some(&page.session), method, params)
+            .await
+            .map_err(|e| self.cdp_error(e))
+    }
+
+    /// Requests the network policy denied so far, most recent last (bounded).
+    /// Connections the policy proxy denied are listed after the requests interception denied.
+    pub fn blocked_requests(&self) -> Vec<crate::policy::BlockedRequest> {
+        let mut blocked: Vec<_> = self.shared.lock().blocked.iter().cloned().collect();
+        if let Some(proxy) = &self.proxy {
+            blocked.extend(proxy.blocked());
+        }
+        blocked
+    }
+
+    /// How many targets could not be intercepted and were kept paused.
+    pub fn unintercepted_targets(&self) -> u64 {
+        self.shared.lock().n_unintercepted
+    }
+
+    /// The browser process, when this driver launched it.
+    pub fn chromium(&self) -> Option<&Chromium> {
+        self.chromium.as_ref()
+    }
+
+    /// A fresh id from the session counter.
+    pub(crate) fn fresh_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Maps a protocol error: a closed socket is the browser gone (a harness fault), the rest is
+    /// a generic failure whose detail stays in the logs.
+    pub(crate) fn cdp_error(&self, e: CdpError) -> DriverError {
+        match e {
+            CdpError::Cancelled => DriverError::Cancelled,
+            CdpError::Closed { reason } | CdpError::Connect { reason, .. } => {
+                DriverError::Gone(self.gone_reason(&reason))
+            }
+            other => DriverError::Failed(other.to_string()),
+        }
+    }
+
+    fn gone_reason(&self, reason: &str) -> String {
+        match self.chromium.as_ref().and_then(Chromium::exited) {
+            Some(exit) => format!(
+                "{reason}; the browser exited ({}); its last output: {}",
+                exit.status, exit.stderr_tail
+            ),
+            None => reason.to_owned(),
+        }
+    }
+
+    pub(crate) fn agent_error(&self, e: AgentError) -> DriverError {
+        match e {
+            AgentError::ContextGone => DriverError::refused(
+                "The page navigated while the action ran; read the page again.",
+            ),
+            AgentError::Cdp(e) => self.cdp_error(e),
+            AgentError::Threw(detail) => {
+                DriverError::Failed(format!("page agent failed: {detail}"))
+            }
+        }
+    }
+
+    /// Fails fast once the connection is gone.
+    pub(crate) fn check_alive(&self) -> Result<(), DriverError> {
+        match &self.shared.lock().closed {
+            Some(reason) => Err(DriverError::Gone(self.gone_reason(reason))),
+            None => Ok(()),
+        }
+    }
+
+    /// The tab a call acts on: the given one, or the active one.
+    pub(crate) fn page(&self, tab: Option<&TabId>) -> Result<Page, DriverError> {
+        self.check_alive()?;
+        let state = self.shared.lock();
+        let id = match tab {
+            Some(id) => id.clone(),
+            None => state
+                .active
+                .clone()
+                .ok_or_else(|| DriverError::refused("No tab is open; open one with new_tab."))?,
+        };
+        let Some(tab) = state.tab(&id) else {
+            return Err(DriverError::refused(format!(
+                "There is no tab {}; list_tabs shows the open tabs.",
+                hands_core::browser::truncate_utf8(id.as_str(), 64)
+            )));
+        };
+        if tab.crashed {
+            return Err(DriverError::refused(format!(
+                "Tab {} crashed; navigate it again or close it.",
+                tab.id
+            )));
+        }
+        Ok(Page {
+            id: tab.id.clone(),
+            session: tab.session.clone(),
+            target_id: tab.target_id.clone(),
+        })
+    }
+
+    /// Waits until `done(state)` holds, or `timeout` passes (false), or `cancel` fires (false).
+    pub(crate) async fn wait_until(
+        &self,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        done: impl Fn(&events::State) -> bool,
+    ) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut changed = self.shared.changed.subscribe();
+        loop {
+            {
+                let state = self.shared.lock();
+                if done(&state) {
+                    return true;
+                }
+                if state.closed.is_some() {
+                    return false;
+                }
+            }
+            tokio::select! {
+                r = changed.changed() => if r.is_err() { return false },
+                _ = tokio::time::sleep_until(deadline) => return false,
+                _ = cancel.cancelled() => return false,
+            }
+        }
+    }
+
+    /// Calls `__hands[method](args)` in the agent's isolated world of the tab's main frame,
+    /// installing the agent first in a document that does not have it yet.
+    pub(crate) async fn agent<T: DeserializeOwned>(
+        &mut self,
+        page: &Page,
+        method: &str,
+        args: Value,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<T, AgentError> {
+        for _ in 0..3 {
+            let context = self.agent_context(page, cancel).await?;
+            let value = self
+                .call_function(
+                    page,
+                    context,
+                    CALL_JS,
+                    json!([method, args]),
+                    timeout,
+                    cancel,
+                )
+                .await?;
+            if value.get("__missing").is_some() {
+                let doc = format!("d{}", self.fresh_id());
+                self.call_function(page, context, AGENT_JS, json!([doc]), timeout, cancel)
+                    .await?;
+                continue;
+            }
+            return serde_json::from_value(value).map_err(|e| {
+                AgentError::Threw(format!("{method} returned an unexpected shape: {e}"))
+            });
+        }
+        Err(AgentError::ContextGone)
+    }
+
+    async fn agent_context(
+        &self,
+        page: &Page,
+        cancel: &CancellationToken,
+    ) -> Result<i64, AgentError> {
+        let value = self
+            .shared
+            .conn
+            .call_with(
+                Some(&page.session),
+                "Page.createIsolatedWorld",
+                json!({"frameId": page.target_id, "worldName": AGENT_WORLD}),
+                self.config.call_timeout,
+                Some(cancel),
+            )
+            .await?;
+        let world: IsolatedWorld = crate::connection::decode("Page.createIsolatedWorld", value)?;
+        Ok(world.execution_context_id)
+    }
+
+    async fn call_function(
+        &self,
+        page: &Page,
+        context: i64,
+        function: &str,
+        args: Value,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Value, AgentError> {
+        let arguments: Vec<Value> = args
+            .as_array()
+            .map(|a| a.iter().map(|v| json!({"value": v})).collect())
+            .unwrap_or_default();
+        let value = self
+            .shared
+            .conn
+            .call_with(
+                Some(&page.session),
+                "Runtime.callFunctionOn",
+                json!({
+                    "functionDeclaration": function,
+                    "executionContextId": context,
+                    "arguments": arguments,
+                    "returnByValue": true,
+                    "awaitPromise": true,
+                }),
+                timeout,
+                Some(cancel),
+            )
+            .await?;
+        let evaluated: Evaluated = crate::connection::decode("Runtime.callFunctionOn", value)?;
+        if let Some(details) = evaluated.exception_details {
+            return Err(AgentError::Threw(details.describe()));
+        }
+        Ok(evaluated.result.value.unwrap_or(Value::Null))
+    }
+
+    /// The binding of `reference` after the checks that need no page: issued, same tab, the
+    /// right kind, same generation.
+    pub(crate) fn bound(
+        &self,
+        reference: &str,
+        page: &Page,
+        want_scope: bool,
+    ) -> Result<RefBinding, DriverError> {
+        let stale = |s: Stale| DriverError::refused(s.text(reference));
+        let binding = self
+            .refs
+            .get(reference)
+            .ok_or_else(|| stale(Stale::Unknown))?
+            .clone();
+        let state = self.shared.lock();
+        let Some(tab) = state.tab(&binding.tab) else {
+            return Err(stale(Stale::TabClosed));
+        };
+        if binding.tab != page.id {
+            return Err(stale(Stale::OtherTab));
+        }
+        if binding.scope && !want_scope {
+            return Err(stale(Stale::Scope));
+        }
+        if !binding.scope && want_scope {
+            return Err(stale(Stale::NotScope));
+        }
+        if tab.doc.generation != binding.generation {
+            return Err(stale(Stale::Navigated));
+        }
+        Ok(binding)
+    }
+
+    /// The current document generation of a tab.
+    pub(crate) fn generation(&self, page: &Page) -> u64 {
+        self.shared
+            .lock()
+            .tab(&page.id)
+            .map_or(0, |t| t.doc.generation)
+    }
+}
+
+impl Drop for CdpBrowser {
+    fn drop(&mut self) {
+        self.event_task.abort();
+        // `chromium` drops after this body: the process group is killed, then the profile goes.
+    }
+}

@@ -1,0 +1,183 @@
+//! Form and waiting members: `select_option`, the opt-in `set_checked` (idempotent, on the original target), and `wait_for` (a `MutationObserver` in the page resolves it; no polling).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use hands_core::browser::args::{PointerButton, WaitText};
+use hands_core::browser::read::Ref;
+use hands_core::browser::{DriverError, TabId};
+use hands_core::input::ModifierSet;
+
+use crate::driver::{AgentError, CdpBrowser};
+use crate::pointer::ResolveOpts;
+use crate::refs::Stale;
+
+#[derive(Deserialize)]
+struct Selected {
+    #[serde(default)]
+    error: Option<String>,
+}
+
+impl CdpBrowser {
+    /// `select_option`: on a `<select>`, each value matched by option value or, failing that, by
+    /// label; a single select takes exactly one.
+    pub(crate) async fn select_option_impl(
+        &mut self,
+        target: &Ref,
+        values: &[String],
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let started = Instant::now();
+        let binding = self.bound(target.as_str(), &page, false)?;
+        let args = json!({"ref": target.as_str(), "doc": binding.doc, "values": values});
+        let timeout = self.config.call_timeout;
+        let result: Selected = match self
+            .agent(&page, "selectOption", args, timeout, cancel)
+            .await
+        {
+            Ok(r) => r,
+            Err(AgentError::ContextGone) => {
+                return Err(DriverError::refused(Stale::Navigated.text(target.as_str())));
+            }
+            Err(e) => return Err(self.agent_error(e)),
+        };
+        if let Some(code) = result.error.as_deref() {
+            let text = match code {
+                "not_select" => "select_option works on drop-downs and lists (<select>); click the option instead.".to_owned(),
+                "disabled" => "This drop-down is disabled.".to_owned(),
+                "no_option" => "No enabled option has that value or label; read the page for the options.".to_owned(),
+                "single" => "This drop-down takes exactly one value.".to_owned(),
+                other => Stale::from_agent(other)
+                    .unwrap_or(Stale::Removed)
+                    .text(target.as_str()),
+            };
+            return Err(DriverError::refused(text));
+        }
+        self.settle(&page, started, cancel).await?;
+        Ok(Some("Selected.".to_owned()))
+    }
+
+    /// `set_checked`: clicks the checkbox or radio only when its state differs, re-checking the
+    /// original target both times; checking twice leaves it checked.
+    pub(crate) async fn set_checked_impl(
+        &mut self,
+        target: &Ref,
+        checked: bool,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let started = Instant::now();
+        let opts = ResolveOpts {
+            checked: true,
+            ..ResolveOpts::default()
+        };
+        let before = self.resolve_ref(&page, target, opts, cancel).await?;
+        match before.role.as_deref() {
+            Some("checkbox" | "radio") => {}
+            _ => {
+                return Err(DriverError::refused(
+                    "set_checked works on checkboxes and radio buttons only.",
+                ));
+            }
+        }
+        if before.checked == Some(checked) {
+            return Ok(Some(
+                if checked {
+                    "Already checked."
+                } else {
+                    "Already unchecked."
+                }
+                .to_owned(),
+            ));
+        }
+        if !checked && before.role.as_deref() == Some("radio") {
+            return Err(DriverError::refused(
+                "A radio button cannot be unchecked directly; check another option of its group.",
+            ));
+        }
+        let opts = ResolveOpts {
+            point: true,
+            ..ResolveOpts::default()
+        };
+        let at = self.resolve_ref(&page, target, opts, cancel).await?;
+        let (Some(x), Some(y)) = (at.x, at.y) else {
+            return Err(DriverError::Failed("resolve gave no point".into()));
+        };
+        self.click_point(&page, x, y, PointerButton::Left, 1, ModifierSet::NONE)
+            .await?;
+        self.settle(&page, started, cancel).await?;
+        let opts = ResolveOpts {
+            checked: true,
+            ..ResolveOpts::default()
+        };
+        let after = self.resolve_ref(&page, target, opts, cancel).await?;
+        if after.checked != Some(checked) {
+            return Err(DriverError::refused(
+                "The control did not change state when clicked; the page may handle it differently.",
+            ));
+        }
+        Ok(Some(
+            if checked { "Checked." } else { "Unchecked." }.to_owned(),
+        ))
+    }
+
+    /// `wait_for`: until the page's visible, whitespace-normalised text contains `text`. A
+    /// navigation during the wait moves it to the new document.
+    pub(crate) async fn wait_for_impl(
+        &mut self,
+        text: &WaitText,
+        timeout: Duration,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                break;
+            }
+            let args = json!({"text": text.as_str(), "timeoutMs": remaining.as_millis() as u64});
+            match self
+                .agent::<bool>(
+                    &page,
+                    "waitText",
+                    args,
+                    remaining + Duration::from_secs(2),
+                    cancel,
+                )
+                .await
+            {
+                Ok(true) => return Ok(Some("The text appeared.".to_owned())),
+                Ok(false) => break,
+                Err(AgentError::ContextGone) => {
+                    // Wait for the next document to exist before looking again.
+                    let id = page.id.clone();
+                    let commits = self.shared.lock().tab(&id).map_or(0, |t| t.doc.n_commits);
+                    self.wait_until(remaining.min(Duration::from_millis(500)), cancel, |s| {
+                        s.tab(&id).is_none_or(|t| t.doc.n_commits > commits)
+                    })
+                    .await;
+                }
+                Err(AgentError::Cdp(crate::connection::CdpError::Cancelled)) => {
+                    return Err(DriverError::Cancelled);
+                }
+                Err(e) => return Err(self.agent_error(e)),
+            }
+            if cancel.is_cancelled() {
+                return Err(DriverError::Cancelled);
+            }
+        }
+        Err(DriverError::refused(format!(
+            "The text did not appear within {} ms.",
+            timeout.as_millis()
+        )))
+    }
+}

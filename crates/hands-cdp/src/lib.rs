@@ -1,0 +1,77 @@
+//! The Chromium driver of hands: [`CdpBrowser`] implements hands-core's
+//! [`Browser`](hands_core::browser::Browser) trait over the DevTools Protocol.
+//!
+//! What it does:
+//! - launches Debian's headless `/usr/bin/chromium` on a fresh profile (the endpoint read from
+//!   `DevToolsActivePort`, the process group killed on drop and by a parent-death signal), or
+//!   attaches to a `ws://` endpoint it then leaves alone;
+//! - speaks CDP itself over one tokio-tungstenite socket with flat sessions ([`connection`]),
+//!   thin serde types for the methods it uses ([`protocol`]) and a raw `call` for the rest;
+//! - auto-attaches every target paused (pages, pop-ups, out-of-process frames, workers, service
+//!   workers), turns request interception and its own auto-attach on, and only then lets it run,
+//!   so the [`RequestPolicy`] sees every request — each redirect hop, pop-ups, frames, workers,
+//!   subresources — before it leaves ([`policy`]);
+//! - reads a page in one DOM walk of its own script in an isolated world, with refs bound to
+//!   (tab, document, generation) here and to the node itself in the page, re-checked right before
+//!   any action ([`refs`]);
+//! - acts with real input (`Input.dispatchMouseEvent`, `dispatchKeyEvent`, `insertText`) after a
+//!   hit test, and settles by events (load, network idle, DOM quiet), each capped ([`settle`]).
+//!
+//! What it is not: a surface. It reports raw truth (full URLs, titles); the toolset decides
+//! what the model sees, asks for consent and applies the URL policy before a call reaches it.
+//!
+//! ```no_run
+//! use hands_cdp::{CdpBrowser, DriverConfig};
+//! use hands_core::browser::{Browser, ReadFilter};
+//! use hands_core::browser::args::PageUrl;
+//! use hands_core::CancellationToken;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut browser = CdpBrowser::launch(DriverConfig::default()).await?;
+//! let cancel = CancellationToken::new();
+//! let url = PageUrl::parse("url", "http://127.0.0.1:8000/")?;
+//! browser.navigate(&url, None, &cancel).await?;
+//! let read = browser.read_page(ReadFilter::All, None, &cancel).await?;
+//! println!("{read:?}");
+//! # Ok(()) }
+//! ```
+//!
+//! Layout: [`launch`] (the process), [`connection`] and [`protocol`] (CDP), `events` (the event
+//! loop, targets, tabs), [`policy`], `agent.js` with `reads`, `refs` and `settle`, one module per
+//! member family (`pointer`, `keyboard`, `forms`, `tabs`, `images`, `scripts`, `transfers`),
+//! [`files`] (grants) and [`diagnostics`].
+
+pub mod config;
+pub mod connection;
+pub mod diagnostics;
+mod driver;
+mod events;
+pub mod files;
+mod forms;
+mod images;
+mod keyboard;
+pub mod keys;
+pub mod launch;
+mod members;
+mod pointer;
+pub mod policy;
+pub mod protocol;
+pub mod proxy;
+pub mod reads;
+pub mod refs;
+mod scripts;
+mod settle;
+mod tabs;
+mod transfers;
+
+pub use config::{DriverConfig, ReadLimits, SettleConfig, ValuePolicy};
+pub use connection::{CdpError, Connection, Event, SessionId};
+pub use driver::{AGENT_JS, CdpBrowser, StartError};
+pub use files::{DownloadGrant, FileGrants, MemoryGrants, UploadGrant};
+pub use images::{image_size, zoom_scale};
+pub use keyboard::{TypedPiece, pieces};
+pub use launch::{Chromium, LaunchConfig, LaunchError};
+pub use policy::{AllowAll, BlockedRequest, RequestInfo, RequestPolicy, Verdict};
+pub use scripts::script_text;
+pub use settle::Settled;
+pub use tabs::{BLOCKED_NET_ERROR, NAVIGATION_BLOCKED};

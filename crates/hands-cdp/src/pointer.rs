@@ -1,0 +1,379 @@
+//! Pointer members: `click`, `hover`, `scroll`, `scroll_to` on refs, and the opt-in `click_at`, `drag_path`, `hover_at` on viewport CSS coordinates; all real input through `Input.dispatchMouseEvent`.
+
+use serde::Deserialize;
+use serde_json::json;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use hands_core::browser::args::{CssPoint, PointerButton};
+use hands_core::browser::read::Ref;
+use hands_core::browser::{DriverError, TabId};
+use hands_core::input::{ModifierSet, ScrollDirection};
+
+use crate::driver::{AgentError, CdpBrowser, Page};
+use crate::keys::modifier_bits;
+use crate::refs::Stale;
+
+/// What to do with a ref's element while checking it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ResolveOpts {
+    /// Scroll it into view and find a point of it that is on top (for pointer input).
+    pub point: bool,
+    /// Scroll it into view.
+    pub scroll: bool,
+    /// Give it keyboard focus.
+    pub focus: bool,
+    /// After focusing, select its whole content (so typing replaces it).
+    pub select_all: bool,
+    /// Report its checked state.
+    pub checked: bool,
+}
+
+/// A ref's element, checked at the moment of acting.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Resolved {
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub x: Option<f64>,
+    #[serde(default)]
+    pub y: Option<f64>,
+    #[serde(default)]
+    pub checked: Option<bool>,
+}
+
+/// CDP's name of a button.
+fn button_name(button: PointerButton) -> &'static str {
+    match button {
+        PointerButton::Left => "left",
+        PointerButton::Right => "right",
+        PointerButton::Middle => "middle",
+    }
+}
+
+/// CDP's `buttons` bit of a button.
+fn button_bit(button: PointerButton) -> i64 {
+    match button {
+        PointerButton::Left => 1,
+        PointerButton::Right => 2,
+        PointerButton::Middle => 4,
+    }
+}
+
+impl CdpBrowser {
+    /// Re-checks a ref right before acting: issued by this driver, same tab, an element (never a
+    /// scope), same document and generation, and in the page the same connected node with the
+    /// same role and label, visible — then applies `opts`.
+    pub(crate) async fn resolve_ref(
+        &mut self,
+        page: &Page,
+        reference: &Ref,
+        opts: ResolveOpts,
+        cancel: &CancellationToken,
+    ) -> Result<Resolved, DriverError> {
+        let binding = self.bound(reference.as_str(), page, false)?;
+        let args = json!({
+            "ref": reference.as_str(),
+            "doc": binding.doc,
+            "point": opts.point,
+            "scroll": opts.scroll,
+            "focus": opts.focus,
+            "selectAll": opts.select_all,
+            "checked": opts.checked,
+        });
+        let timeout = self.config.call_timeout;
+        let resolved: Resolved = match self.agent(page, "resolve", args, timeout, cancel).await {
+            Ok(r) => r,
+            Err(AgentError::ContextGone) => {
+                return Err(DriverError::refused(
+                    Stale::Navigated.text(reference.as_str()),
+                ));
+            }
+            Err(e) => return Err(self.agent_error(e)),
+        };
+        if let Some(code) = &resolved.error {
+            let stale = Stale::from_agent(code).unwrap_or(Stale::Removed);
+            return Err(DriverError::refused(stale.text(reference.as_str())));
+        }
+        Ok(resolved)
+    }
+
+    /// One `Input.dispatchMouseEvent`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn mouse(
+        &self,
+        page: &Page,
+        kind: &str,
+        x: f64,
+        y: f64,
+        button: Option<PointerButton>,
+        buttons: i64,
+        click_count: u8,
+        modifiers: ModifierSet,
+    ) -> Result<(), DriverError> {
+        let mut params = json!({
+            "type": kind,
+            "x": x,
+            "y": y,
+            "modifiers": modifier_bits(modifiers),
+            "buttons": buttons,
+            "pointerType": "mouse",
+        });
+        if let Some(button) = button {
+            params["button"] = json!(button_name(button));
+            params["clickCount"] = json!(click_count);
+        }
+        self.shared
+            .conn
+            .call(Some(&page.session), "Input.dispatchMouseEvent", params)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.cdp_error(e))
+    }
+
+    /// Moves there, then presses and releases `count` times (the count rising 1, 2, 3 as a
+    /// person's double and triple clicks do).
+    pub(crate) async fn click_point(
+        &self,
+        page: &Page,
+        x: f64,
+        y: f64,
+        button: PointerButton,
+        count: u8,
+        modifiers: ModifierSet,
+    ) -> Result<(), DriverError> {
+        self.mouse(page, "mouseMoved", x, y, None, 0, 0, modifiers)
+            .await?;
+        for n in 1..=count.max(1) {
+            self.mouse(
+                page,
+                "mousePressed",
+                x,
+                y,
+                Some(button),
+                button_bit(button),
+                n,
+                modifiers,
+            )
+            .await?;
+            self.mouse(page, "mouseReleased", x, y, Some(button), 0, n, modifiers)
+                .await?;
+        }
+        Ok(())
+    }
+
+    fn check_in_viewport(&self, at: CssPoint) -> Result<(f64, f64), DriverError> {
+        let (w, h) = self.config.viewport;
+        if at.x >= u64::from(w) || at.y >= u64::from(h) {
+            return Err(DriverError::refused(format!(
+                "The point ({}, {}) is outside the {w}x{h} viewport.",
+                at.x, at.y
+            )));
+        }
+        Ok((at.x as f64, at.y as f64))
+    }
+
+    /// `click`: real mouse input at a point of the element that is on top.
+    pub(crate) async fn click_impl(
+        &mut self,
+        target: &Ref,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let started = Instant::now();
+        let opts = ResolveOpts {
+            point: true,
+            ..ResolveOpts::default()
+        };
+        let at = self.resolve_ref(&page, target, opts, cancel).await?;
+        let (Some(x), Some(y)) = (at.x, at.y) else {
+            return Err(DriverError::Failed("resolve gave no point".into()));
+        };
+        self.click_point(&page, x, y, PointerButton::Left, 1, ModifierSet::NONE)
+            .await?;
+        self.settle(&page, started, cancel).await?;
+        Ok(Some("Clicked.".to_owned()))
+    }
+
+    /// `hover`.
+    pub(crate) async fn hover_impl(
+        &mut self,
+        target: &Ref,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let started = Instant::now();
+        let opts = ResolveOpts {
+            point: true,
+            ..ResolveOpts::default()
+        };
+        let at = self.resolve_ref(&page, target, opts, cancel).await?;
+        let (Some(x), Some(y)) = (at.x, at.y) else {
+            return Err(DriverError::Failed("resolve gave no point".into()));
+        };
+        self.mouse(&page, "mouseMoved", x, y, None, 0, 0, ModifierSet::NONE)
+            .await?;
+        self.settle(&page, started, cancel).await?;
+        Ok(Some("Hovered.".to_owned()))
+    }
+
+    /// `scroll_to`: the element scrolled into the middle of the viewport.
+    pub(crate) async fn scroll_to_impl(
+        &mut self,
+        target: &Ref,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let started = Instant::now();
+        let opts = ResolveOpts {
+            scroll: true,
+            ..ResolveOpts::default()
+        };
+        self.resolve_ref(&page, target, opts, cancel).await?;
+        self.settle(&page, started, cancel).await?;
+        Ok(Some("Scrolled the element into view.".to_owned()))
+    }
+
+    /// `scroll`: a mouse wheel of `amount` CSS pixels at the middle of the viewport.
+    pub(crate) async fn scroll_impl(
+        &mut self,
+        direction: ScrollDirection,
+        amount: u64,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let started = Instant::now();
+        let amount = amount.min(1 << 24) as f64;
+        let (dx, dy) = match direction {
+            ScrollDirection::Up => (0.0, -amount),
+            ScrollDirection::Down => (0.0, amount),
+            ScrollDirection::Left => (-amount, 0.0),
+            ScrollDirection::Right => (amount, 0.0),
+        };
+        if amount > 0.0 {
+            let (w, h) = self.config.viewport;
+            let (x, y) = (f64::from(w) / 2.0, f64::from(h) / 2.0);
+            let params = json!({"type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy,
+                                "pointerType": "mouse"});
+            self.shared
+                .conn
+                .call(Some(&page.session), "Input.dispatchMouseEvent", params)
+                .await
+                .map_err(|e| self.cdp_error(e))?;
+        }
+        self.settle(&page, started, cancel).await?;
+        let name = match direction {
+            ScrollDirection::Up => "up",
+            ScrollDirection::Down => "down",
+            ScrollDirection::Left => "left",
+            ScrollDirection::Right => "right",
+        };
+        Ok(Some(format!("Scrolled {name}.")))
+    }
+
+    /// `click_at`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn click_at_impl(
+        &mut self,
+        at: CssPoint,
+        button: PointerButton,
+        click_count: u8,
+        keys: ModifierSet,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let (x, y) = self.check_in_viewport(at)?;
+        let started = Instant::now();
+        self.with_modifiers(&page, keys, async |this: &Self| {
+            this.click_point(&page, x, y, button, click_count.clamp(1, 3), keys)
+                .await
+        })
+        .await?;
+        self.settle(&page, started, cancel).await?;
+        Ok(Some("Clicked.".to_owned()))
+    }
+
+    /// `hover_at`.
+    pub(crate) async fn hover_at_impl(
+        &mut self,
+        at: CssPoint,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let (x, y) = self.check_in_viewport(at)?;
+        let started = Instant::now();
+        self.mouse(&page, "mouseMoved", x, y, None, 0, 0, ModifierSet::NONE)
+            .await?;
+        self.settle(&page, started, cancel).await?;
+        Ok(Some("Moved the pointer.".to_owned()))
+    }
+
+    /// `drag_path`: press at the first point, move through the others, release at the last,
+    /// with `keys` held throughout.
+    pub(crate) async fn drag_path_impl(
+        &mut self,
+        path: &[CssPoint],
+        keys: ModifierSet,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page(tab)?;
+        let points = path
+            .iter()
+            .map(|p| self.check_in_viewport(*p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (Some(first), Some(last)) = (points.first().copied(), points.last().copied()) else {
+            return Err(DriverError::refused("A drag needs at least two points."));
+        };
+        let started = Instant::now();
+        let left = PointerButton::Left;
+        self.with_modifiers(&page, keys, async |this: &Self| {
+            this.mouse(&page, "mouseMoved", first.0, first.1, None, 0, 0, keys)
+                .await?;
+            this.mouse(
+                &page,
+                "mousePressed",
+                first.0,
+                first.1,
+                Some(left),
+                1,
+                1,
+                keys,
+            )
+            .await?;
+            for (x, y) in &points[1..] {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                this.mouse(&page, "mouseMoved", *x, *y, Some(left), 1, 0, keys)
+                    .await?;
+            }
+            // Released even when cancelled, so no button stays down.
+            this.mouse(
+                &page,
+                "mouseReleased",
+                last.0,
+                last.1,
+                Some(left),
+                0,
+                1,
+                keys,
+            )
+            .await
+        })
+        .await?;
+        if cancel.is_cancelled() {
+            return Err(DriverError::Cancelled);
+        }
+        self.settle(&page, started, cancel).await?;
+        Ok(Some("Dragged.".to_owned()))
+    }
+}

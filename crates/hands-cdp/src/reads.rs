@@ -1,0 +1,505 @@
+//! `read_page`, `get_page_text`, `find` and `read_page_scoped`: one DOM walk in the page, turned into `BrowserReadV1` / `BrowserScopedReadV1` with every ref bound.
+//!
+//! Spec: openai-browser-desktop-drivers, "Devolver lecturas estructuradas" and "Leer dentro de
+//! una sección".
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use hands_core::browser::args::ReadFilter;
+use hands_core::browser::read::{
+    MAX_LABEL_BYTES, MAX_VALUE_BYTES, Omitted, ReadElement, ReadOption, Ref, Role, Scope,
+};
+use hands_core::browser::{BrowserRead, BrowserScopedRead, DriverError, truncate_utf8};
+
+use crate::config::{ReadLimits, ValuePolicy};
+use crate::driver::{AgentError, CdpBrowser, Page};
+use crate::refs::{RefBinding, Stale};
+
+/// What the walk collects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WalkMode {
+    /// Text and elements.
+    All,
+    /// Elements only (for `find`).
+    Elements,
+    /// Text only.
+    Text,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct WalkResult {
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    doc: String,
+    #[serde(default)]
+    next: u64,
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    elements: Vec<WalkElement>,
+    #[serde(default)]
+    scopes: Vec<WalkScope>,
+    #[serde(default)]
+    omitted: Vec<String>,
+    /// Time the walk took in the page, in milliseconds.
+    #[serde(default)]
+    pub ms: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct WalkElement {
+    #[serde(rename = "ref")]
+    reference: String,
+    role: String,
+    label: String,
+    #[serde(default)]
+    value: Option<String>,
+    #[serde(default)]
+    checked: Option<bool>,
+    #[serde(default)]
+    options: Option<Vec<WalkOption>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WalkOption {
+    label: String,
+    value: String,
+    #[serde(default)]
+    selected: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WalkScope {
+    #[serde(rename = "ref")]
+    reference: String,
+    label: String,
+}
+
+fn role_of(name: &str) -> Option<Role> {
+    Role::ALL.into_iter().find(|r| r.name() == name)
+}
+
+/// Adds a code once.
+fn omit(omitted: &mut Vec<Omitted>, code: Omitted) {
+    if !omitted.contains(&code) {
+        omitted.push(code);
+    }
+}
+
+/// Turns one walked element into a `ReadElement` (re-applying every byte limit on this side), or
+/// `None` when the page sent something no read may hold.
+fn element(e: WalkElement, omitted: &mut Vec<Omitted>) -> Option<ReadElement> {
+    let role = role_of(&e.role)?;
+    let reference = Ref::new(e.reference)?;
+    let label = truncate_utf8(e.label.trim(), MAX_LABEL_BYTES).to_owned();
+    if label.is_empty() {
+        return None;
+    }
+    let mut out = ReadElement::new(reference, label, role).ok()?;
+    if let Some(value) = e.value {
+        let cut = truncate_utf8(&value, MAX_VALUE_BYTES);
+        if cut.len() < value.len() {
+            omit(omitted, Omitted::Value);
+        }
+        out = out.with_value(cut.to_owned()).ok()?;
+    }
+    if let Some(checked) = e.checked
+        && role.has_checked()
+    {
+        out = out.with_checked(checked).ok()?;
+    }
+    if let Some(options) = e.options
+        && role.has_options()
+    {
+        let options: Vec<ReadOption> = options
+            .into_iter()
+            .filter_map(|o| {
+                let label = truncate_utf8(o.label.trim(), MAX_LABEL_BYTES).to_owned();
+                let value = truncate_utf8(&o.value, MAX_VALUE_BYTES).to_owned();
+                let option = ReadOption::new(label, value).ok()?;
+                Some(match o.selected {
+                    Some(s) if role.has_selected_options() => option.selected(s),
+                    _ => option,
+                })
+            })
+            .collect();
+        out = out.with_options(options).ok()?;
+    }
+    Some(out)
+}
+
+impl CdpBrowser {
+    fn walk_args(
+        &self,
+        mode: WalkMode,
+        filter: ReadFilter,
+        limits: &ReadLimits,
+        depth: u8,
+        scopes: bool,
+    ) -> Value {
+        json!({
+            "mode": match mode {
+                WalkMode::All => "all",
+                WalkMode::Elements => "interactive",
+                WalkMode::Text => "text",
+            },
+            "enabledOnly": filter == ReadFilter::Interactive,
+            "depth": depth,
+            "scopes": scopes,
+            "values": self.config.values == ValuePolicy::NonPrivate,
+            "limits": {
+                "textBytes": limits.text_bytes,
+                "elements": limits.elements,
+                "reportBytes": limits.report_bytes,
+                "nodes": limits.nodes,
+                "ms": limits.work.as_millis() as u64,
+                "options": limits.options,
+                "scopes": limits.scopes,
+            },
+        })
+    }
+
+    /// Runs one walk in the tab and binds every ref it issued to (tab, document, generation).
+    pub(crate) async fn walk(
+        &mut self,
+        page: &Page,
+        mut args: Value,
+        root: Option<&Ref>,
+        cancel: &CancellationToken,
+    ) -> Result<WalkResult, DriverError> {
+        let generation = self.generation(page);
+        if let Some(root) = root {
+            let binding = self.bound(root.as_str(), page, true)?;
+            args["root"] = json!(root.as_str());
+            args["rootDoc"] = json!(binding.doc);
+        }
+        args["next"] = json!(self.next_id);
+        let timeout = self.config.read.work + self.config.call_timeout;
+        let result: WalkResult = match self.agent(page, "read", args, timeout, cancel).await {
+            Ok(result) => result,
+            Err(AgentError::ContextGone) => {
+                return Err(DriverError::refused(
+                    "The page navigated during the read; read it again.",
+                ));
+            }
+            Err(e) => return Err(self.agent_error(e)),
+        };
+        if let Some(code) = &result.error {
+            let reference = root.map_or("", Ref::as_str);
+            let stale = Stale::from_agent(code).unwrap_or(Stale::Unknown);
+            return Err(DriverError::refused(stale.text(reference)));
+        }
+        tracing::debug!(
+            ms = result.ms,
+            n_elements = result.elements.len(),
+            "page walk"
+        );
+        self.next_id = self.next_id.max(result.next);
+        for (reference, scope) in result
+            .elements
+            .iter()
+            .map(|e| (&e.reference, false))
+            .chain(result.scopes.iter().map(|s| (&s.reference, true)))
+        {
+            self.refs.bind(
+                reference.clone(),
+                RefBinding {
+                    tab: page.id.clone(),
+                    doc: result.doc.clone(),
+                    generation,
+                    scope,
+                },
+            );
+        }
+        Ok(result)
+    }
+
+    /// Builds the read from a walk, re-checking every limit.
+    fn to_read(
+        &self,
+        result: WalkResult,
+        with_elements: bool,
+    ) -> Result<(BrowserRead, Vec<WalkScope>), DriverError> {
+        let mut omitted: Vec<Omitted> = result
+            .omitted
+            .iter()
+            .filter_map(|c| Omitted::from_code(c))
+            .collect();
+        omitted.dedup();
+        let mut text = result.text;
+        if text.len() > self.config.read.text_bytes {
+            text = truncate_utf8(&text, self.config.read.text_bytes).to_owned();
+            omit(&mut omitted, Omitted::TextLimit);
+        }
+        let elements = if with_elements {
+            result
+                .elements
+                .into_iter()
+                .filter_map(|e| element(e, &mut omitted))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut unique = Vec::new();
+        for o in omitted {
+            if !unique.contains(&o) {
+                unique.push(o);
+            }
+        }
+        let read = BrowserRead::new(text, elements, unique)
+            .map_err(|e| DriverError::Failed(format!("invalid read: {e}")))?;
+        Ok((read, result.scopes))
+    }
+
+    /// `read_page`.
+    pub(crate) async fn read_page_impl(
+        &mut self,
+        filter: ReadFilter,
+        tab: Option<&hands_core::browser::TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<BrowserRead, DriverError> {
+        let page = self.page(tab)?;
+        let limits = self.config.read;
+        let args = self.walk_args(WalkMode::All, filter, &limits, 0, false);
+        let result = self.walk(&page, args, None, cancel).await?;
+        Ok(self.to_read(result, true)?.0)
+    }
+
+    /// `get_page_text`: the same walk, text only.
+    pub(crate) async fn page_text_impl(
+        &mut self,
+        tab: Option<&hands_core::browser::TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<BrowserRead, DriverError> {
+        let page = self.page(tab)?;
+        let limits = self.config.read;
+        let args = self.walk_args(WalkMode::Text, ReadFilter::All, &limits, 0, false);
+        let result = self.walk(&page, args, None, cancel).await?;
+        Ok(self.to_read(result, false)?.0)
+    }
+
+    /// `find`: every element of the page, ranked by how well its label and role match the query;
+    /// the best `find_limit`.
+    pub(crate) async fn find_impl(
+        &mut self,
+        query: &str,
+        tab: Option<&hands_core::browser::TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<BrowserRead, DriverError> {
+        let page = self.page(tab)?;
+        // Every element is a candidate: the report caps apply to the answer, not the search.
+        let limits = ReadLimits {
+            elements: self.config.read.nodes,
+            report_bytes: usize::MAX >> 8,
+            ..self.config.read
+        };
+        let args = self.walk_args(WalkMode::Elements, ReadFilter::All, &limits, 0, false);
+        let result = self.walk(&page, args, None, cancel).await?;
+        let (read, _) = self.to_read(result, true)?;
+        let (_, elements, mut omitted) = read.into_parts();
+        omitted.retain(|o| !matches!(o, Omitted::ReportLimit | Omitted::TargetLimit));
+        let ranked = rank(query, elements);
+        let n_matches = ranked.len();
+        let best: Vec<ReadElement> = ranked.into_iter().take(self.config.find_limit).collect();
+        if n_matches > best.len() {
+            omit(&mut omitted, Omitted::TargetLimit);
+        }
+        BrowserRead::new(String::new(), best, omitted)
+            .map_err(|e| DriverError::Failed(format!("invalid read: {e}")))
+    }
+
+    /// `read_page_scoped`.
+    pub(crate) async fn scoped_impl(
+        &mut self,
+        root: Option<&Ref>,
+        depth: u8,
+        filter: ReadFilter,
+        tab: Option<&hands_core::browser::TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<BrowserScopedRead, DriverError> {
+        let page = self.page(tab)?;
+        let limits = self.config.read;
+        let args = self.walk_args(WalkMode::All, filter, &limits, depth.max(1), true);
+        let result = self.walk(&page, args, root, cancel).await?;
+        let (read, scopes) = self.to_read(result, true)?;
+        let scopes = scopes
+            .into_iter()
+            .filter_map(|s| {
+                let label = truncate_utf8(s.label.trim(), MAX_LABEL_BYTES).to_owned();
+                Scope::new(Ref::new(s.reference)?, label).ok()
+            })
+            .collect();
+        BrowserScopedRead::new(read, scopes)
+            .map_err(|e| DriverError::Failed(format!("invalid scoped read: {e}")))
+    }
+}
+
+/// Words in a query that name a role rather than a label.
+fn role_words(word: &str) -> Option<Role> {
+    Some(match word {
+        "button" | "buttons" | "link" | "links" | "btn" | "tab" | "menuitem" => Role::Button,
+        "field" | "input" | "textbox" | "textarea" | "box" | "text" | "searchbox" => Role::Textbox,
+        "dropdown" | "select" | "combobox" | "combo" | "menu" | "picker" => Role::Combobox,
+        "checkbox" | "check" | "toggle" | "switch" => Role::Checkbox,
+        "radio" => Role::Radio,
+        "slider" | "range" => Role::Slider,
+        "listbox" | "list" => Role::Listbox,
+        _ => return None,
+    })
+}
+
+/// The match score of one element for a query; 0 is no match.
+pub fn score(query: &str, label: &str, role: Role) -> u32 {
+    let query = query.to_lowercase();
+    let label = label.to_lowercase();
+    let words: Vec<&str> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let roles: Vec<Role> = words.iter().filter_map(|w| role_words(w)).collect();
+    let content: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| role_words(w).is_none())
+        .collect();
+    let role_bonus = if roles.contains(&role) { 500 } else { 0 };
+    let query_trim = query.trim();
+    let mut base = if !query_trim.is_empty() && label == query_trim {
+        1000
+    } else if !query_trim.is_empty() && label.contains(query_trim) {
+        600
+    } else {
+        0
+    };
+    if base == 0 && !content.is_empty() {
+        let label_words: Vec<&str> = label
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let joined = content.join(" ");
+        if label == joined {
+            base = 900;
+        } else if label.contains(&joined) {
+            base = 500;
+        } else {
+            let n_exact = content.iter().filter(|w| label_words.contains(w)).count();
+            let n_prefix = content
+                .iter()
+                .filter(|w| {
+                    !label_words.contains(w) && label_words.iter().any(|l| l.starts_with(*w))
+                })
+                .count();
+            let n = content.len() as u32;
+            base = (300 * n_exact as u32 + 150 * n_prefix as u32) / n;
+        }
+    }
+    if base == 0 && content.is_empty() && role_bonus > 0 {
+        // A query of role words only ("checkbox") lists every element of that role.
+        return 50;
+    }
+    if base == 0 {
+        return 0;
+    }
+    // Shorter labels are closer matches; the bonus never outweighs a better kind of match.
+    let brevity = 40u32.saturating_sub((label.len() as u32) / 8);
+    base + role_bonus + brevity
+}
+
+/// Elements that match, best first (ties keep page order).
+pub fn rank(query: &str, elements: Vec<ReadElement>) -> Vec<ReadElement> {
+    let mut scored: Vec<(u32, usize, ReadElement)> = elements
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| (score(query, e.label(), e.role()), i, e))
+        .filter(|(s, _, _)| *s > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().map(|(_, _, e)| e).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn el(i: usize, label: &str, role: Role) -> ReadElement {
+        ReadElement::new(Ref::new(format!("e{i}")).unwrap(), label.into(), role).unwrap()
+    }
+
+    fn check(query: &str, elements: &[(&str, Role)], expect: &[&str]) {
+        let elements = elements
+            .iter()
+            .enumerate()
+            .map(|(i, (l, r))| el(i, l, *r))
+            .collect();
+        let ranked: Vec<String> = rank(query, elements)
+            .iter()
+            .map(|e| e.label().to_owned())
+            .collect();
+        assert_eq!(ranked, expect, "{query}");
+    }
+
+    #[test]
+    fn find_ranks_by_label_then_role() {
+        let page = [
+            ("Search", Role::Button),
+            ("Search the site", Role::Textbox),
+            ("Sign in", Role::Button),
+            ("Remember me", Role::Checkbox),
+            ("Country", Role::Combobox),
+            ("Advanced search options", Role::Button),
+        ];
+        check(
+            "search",
+            &page,
+            &["Search", "Search the site", "Advanced search options"],
+        );
+        check(
+            "search box",
+            &page,
+            &["Search the site", "Search", "Advanced search options"],
+        );
+        check("sign in button", &page, &["Sign in"]);
+        check("remember", &page, &["Remember me"]);
+        check("checkbox", &page, &["Remember me"]);
+        check("country dropdown", &page, &["Country"]);
+        check("nothing like it", &page, &[]);
+        check("SIGN IN", &page, &["Sign in"]);
+        check("adv", &page, &["Advanced search options"]);
+    }
+
+    #[test]
+    fn elements_keep_limits_and_roles_rules() {
+        let mut omitted = Vec::new();
+        let e = element(
+            WalkElement {
+                reference: "e1".into(),
+                role: "textbox".into(),
+                label: "é".repeat(200),
+                value: Some("v".repeat(600)),
+                checked: Some(true),
+                options: None,
+            },
+            &mut omitted,
+        )
+        .unwrap();
+        assert_eq!(e.label().len(), 256);
+        assert_eq!(e.value().unwrap().len(), 512);
+        assert_eq!(e.checked(), None);
+        assert_eq!(omitted, vec![Omitted::Value]);
+        let none = element(
+            WalkElement {
+                reference: "e2".into(),
+                role: "link".into(),
+                label: "x".into(),
+                value: None,
+                checked: None,
+                options: None,
+            },
+            &mut omitted,
+        );
+        assert!(none.is_none());
+    }
+}
