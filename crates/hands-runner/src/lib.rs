@@ -1,8 +1,46 @@
-//! The agent loop of hands (being written): approvals of computer actions, diagnostics and usage
-//! totals, typed ordinary functions, and the context management of long computer-use runs —
-//! screenshot history pruning in cache-friendly batches and prompt-cache breakpoints.
+//! The agent loop of hands: a [`Runner`] sends the task to a model (Anthropic Messages or OpenAI
+//! Responses), executes every call of each turn through the toolsets — the computer (Claude's
+//! toolset or OpenAI's computer tool over a [`hands_core::Desktop`]), the browser toolset, bash
+//! and the text editor, ordinary functions — answers them all, and repeats until the model stops
+//! calling tools or the step limit is reached.
+//!
+//! What it owns: the step limit (the last allowed request cannot start new effects), approvals
+//! of computer actions ([`approval`]), diagnostics records and usage totals ([`diagnostics`]),
+//! cancellation between actions and into driver calls, screenshot history and cache breakpoints
+//! ([`context`]), typed functions ([`functions`]), a journal for run directories ([`journal`]).
+//! What it does not know: how a driver acts, or the wire JSON beyond what the model clients and
+//! toolsets hand it.
+//!
+//! ```no_run
+//! # async fn demo(desktop: Box<dyn hands_core::Desktop>) -> Result<(), Box<dyn std::error::Error>> {
+//! use hands_models::anthropic::AnthropicClient;
+//! use hands_runner::{AnthropicSettings, RunConfig, Runner, Toolbox};
+//! use hands_toolset::computer::{ComputerConfig, ComputerToolset};
+//!
+//! let client = AnthropicClient::from_env()?;
+//! let computer = ComputerToolset::new(desktop, ComputerConfig::default())?;
+//! let runner = Runner::anthropic(client, AnthropicSettings::new("claude-opus-5-5"),
+//!     Some(computer), Toolbox::default(), RunConfig::default());
+//! let outcome = runner.run("Open the editor and write a haiku.", &Default::default()).await?;
+//! println!("{:?} after {} steps: {}", outcome.status, outcome.steps, outcome.final_text);
+//! # Ok(()) }
+//! ```
 
+pub mod anthropic;
 pub mod approval;
 pub mod context;
 pub mod diagnostics;
 pub mod functions;
+pub mod journal;
+pub mod openai;
+pub mod outcome;
+mod runner;
+mod session;
+pub mod tools;
+
+pub use anthropic::AnthropicSettings;
+pub use openai::OpenAiSettings;
+pub use outcome::{RunError, RunOutcome, RunStatus, StopReason};
+pub use runner::{DEFAULT_MAX_STEPS, RunConfig, Runner};
+pub use session::NOT_EXECUTED_RUN_STOPPED;
+pub use tools::{BrowserCallOutcome, BrowserTools, Toolbox};

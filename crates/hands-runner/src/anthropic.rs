@@ -1,0 +1,515 @@
+//! The Anthropic Messages side of a run: the conversation kept verbatim, the request built each
+//! step (tools, cache breakpoints, screenshot history), and a turn's `tool_use` blocks executed
+//! in order and answered in one `user` message with exactly one `tool_result` each.
+//!
+//! Spec: claude-computer-use-tool, "Comprende el ciclo del agente", "Acciones por lotes",
+//! "Gestionar el historial de capturas de pantalla"; api-contracts A.
+
+use std::time::Instant;
+
+use async_trait::async_trait;
+use hands_core::{Desktop, DesktopError};
+use hands_models::anthropic::{
+    AnthropicClient, Block, ContentBlock, Message, MessageContent, MessageParam, MessagesRequest,
+    Role, StopReason as ApiStopReason, System, ThinkingConfig, ToolChoice,
+};
+use hands_sandbox::strings::{BASH_TOOL_NAME, EDITOR_TOOL_NAME};
+use hands_toolset::computer::declaration::check_tools;
+use hands_toolset::computer::{Batch, ComputerToolset, Shape};
+use hands_toolset::strings::{LEGACY_20250124_BETA, LEGACY_20251124_BETA};
+use hands_toolset::wire::{ResultBlock, ToolResult as WireResult, ToolUse};
+use serde_json::Value;
+
+use crate::approval::{ActionContext, Decision};
+use crate::context::{
+    CONTEXT_MANAGEMENT_BETA, HistoryConfig, PruneMode, place_breakpoints, prune_screenshots,
+    server_clearing_edit,
+};
+use crate::diagnostics::{Api, Reason, Usage};
+use crate::outcome::{RunError, StopReason};
+use crate::session::{
+    Session, StepContext, StepResult, cancelled_text, function_result, unknown_tool_text,
+};
+use crate::tools::is_server_tool;
+
+/// The text of a computer block that the approver refused before it ran.
+pub const REFUSED_BY_APPROVER: &str =
+    "Error: this action was refused by the person supervising the run; it was not executed.";
+
+/// How a Claude run talks to the Messages API.
+#[derive(Debug, Clone)]
+pub struct AnthropicSettings {
+    /// The model.
+    pub model: String,
+    /// Output token limit per request.
+    pub max_tokens: u32,
+    /// The system prompt.
+    pub system: Option<String>,
+    /// Thinking, if any.
+    pub thinking: Option<ThinkingConfig>,
+    /// `tool_choice` (default auto). One that forces a local tool is refused before the run.
+    pub tool_choice: Option<ToolChoice>,
+    /// Use SSE streaming (the runner still waits for the complete message before acting).
+    pub stream: bool,
+    /// Screenshot history and cache breakpoints.
+    pub history: HistoryConfig,
+    /// More tool entries sent as given (server tools, for example).
+    pub extra_tools: Vec<Value>,
+}
+
+impl AnthropicSettings {
+    /// Settings for `model` with the defaults: 4,096 output tokens, no thinking, auto tool choice,
+    /// no streaming, the spec's history defaults.
+    pub fn new(model: impl Into<String>) -> AnthropicSettings {
+        AnthropicSettings {
+            model: model.into(),
+            max_tokens: 4096,
+            system: None,
+            thinking: None,
+            tool_choice: None,
+            stream: false,
+            history: HistoryConfig::default(),
+            extra_tools: Vec::new(),
+        }
+    }
+}
+
+/// The Messages side of a runner.
+pub(crate) struct AnthropicSession {
+    client: AnthropicClient,
+    settings: AnthropicSettings,
+    computer: Option<ComputerToolset<Box<dyn Desktop>>>,
+    tools: Vec<Value>,
+    messages: Vec<MessageParam>,
+    /// Whether the last assistant turn has `tool_use` blocks that no `user` message answers yet.
+    unanswered: bool,
+}
+
+impl AnthropicSession {
+    pub(crate) fn new(
+        client: AnthropicClient,
+        settings: AnthropicSettings,
+        computer: Option<ComputerToolset<Box<dyn Desktop>>>,
+    ) -> AnthropicSession {
+        AnthropicSession {
+            client,
+            settings,
+            computer,
+            tools: Vec::new(),
+            messages: Vec::new(),
+            unanswered: false,
+        }
+    }
+
+    fn betas(&self) -> Vec<String> {
+        let mut betas = Vec::new();
+        if let Some(computer) = &self.computer {
+            match computer.config().shape {
+                Shape::Legacy20251124 { .. } => betas.push(LEGACY_20251124_BETA.to_owned()),
+                Shape::Legacy20250124 => betas.push(LEGACY_20250124_BETA.to_owned()),
+                Shape::Toolset(_) => {}
+            }
+        }
+        if self.settings.history.mode == PruneMode::ServerClearing {
+            betas.push(CONTEXT_MANAGEMENT_BETA.to_owned());
+        }
+        betas
+    }
+
+    /// Screenshot pruning (persisted, so the prefix stays stable) and this request's cache
+    /// breakpoints, applied to the user messages; assistant messages are never touched.
+    fn manage_context(&mut self) -> (Option<System>, Vec<Value>) {
+        let mut values: Vec<Value> = self
+            .messages
+            .iter()
+            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+            .collect();
+        prune_screenshots(&mut values, &self.settings.history);
+        let mut system = match &self.settings.system {
+            Some(s) => Value::String(s.clone()),
+            None => Value::Null,
+        };
+        let mut tools = self.tools.clone();
+        place_breakpoints(
+            &mut system,
+            &mut tools,
+            &mut values,
+            self.settings.history.turn_breakpoints,
+        );
+        for (message, value) in self.messages.iter_mut().zip(values) {
+            if message.role == Role::User
+                && let Ok(rebuilt) = serde_json::from_value::<MessageParam>(value)
+            {
+                *message = rebuilt;
+            }
+        }
+        let system = match system {
+            Value::Null => None,
+            other => serde_json::from_value::<System>(other).ok(),
+        };
+        (system, tools)
+    }
+
+    async fn send(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        last_allowed: bool,
+    ) -> Result<Message, StopReason> {
+        let (system, tools) = self.manage_context();
+        let mut request = MessagesRequest::new(
+            self.settings.model.clone(),
+            self.settings.max_tokens,
+            self.messages.clone(),
+        );
+        request.system = system;
+        request.tools = tools;
+        request.thinking = self.settings.thinking.clone();
+        request.betas = self.betas();
+        // The last allowed request cannot start new effects: the model may only answer.
+        request.tool_choice = if last_allowed {
+            Some(ToolChoice::None)
+        } else {
+            self.settings.tool_choice.clone()
+        };
+        if self.settings.history.mode == PruneMode::ServerClearing {
+            request.context_management = Some(server_clearing_edit(self.settings.history.keep));
+        }
+        if ctx.journal.is_some()
+            && let Ok(body) = serde_json::to_value(&request)
+        {
+            ctx.journal_request(&body);
+        }
+        let start = Instant::now();
+        let sent = if self.settings.stream {
+            match self.client.stream_message(&request, ctx.cancel).await {
+                Ok(stream) => stream.finish().await,
+                Err(e) => Err(e),
+            }
+        } else {
+            self.client.create_message(&request, ctx.cancel).await
+        };
+        let duration = start.elapsed();
+        match sent {
+            Ok(done) => {
+                let usage = Usage {
+                    input_tokens: Some(done.value.usage.input_tokens),
+                    output_tokens: Some(done.value.usage.output_tokens),
+                    total_tokens: Some(
+                        done.value.usage.total_input_tokens() + done.value.usage.output_tokens,
+                    ),
+                    cache_read_input_tokens: done.value.usage.cache_read_input_tokens,
+                    cache_creation_input_tokens: done.value.usage.cache_creation_input_tokens,
+                };
+                ctx.request_done(Api::Messages, duration, Some(usage), done.meta.attempts());
+                if ctx.journal.is_some()
+                    && let Ok(body) = serde_json::to_value(&done.value)
+                {
+                    ctx.journal_response(&body, duration, done.meta.attempts());
+                }
+                Ok(done.value)
+            }
+            Err(e) => {
+                ctx.request_failed(Api::Messages, duration);
+                if ctx.cancel.is_cancelled() {
+                    return Err(StopReason::Cancelled);
+                }
+                Err(StopReason::Api(e.to_string()))
+            }
+        }
+    }
+
+    /// Runs one turn's tool uses in order and answers them all in one `user` message: exactly
+    /// one `tool_result` per `tool_use`, even when the run stops part-way.
+    async fn execute(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        uses: Vec<ToolUse>,
+    ) -> Result<(), StopReason> {
+        let mut results: Vec<WireResult> = Vec::with_capacity(uses.len());
+        let mut batch = Batch::default();
+        let mut browser_failed = false;
+        let mut stop: Option<StopReason> = None;
+        for tool_use in &uses {
+            let index = results.len();
+            if stop.is_some() || ctx.cancel.is_cancelled() {
+                // Answered without running, so the conversation stays valid for a resume.
+                results.push(WireResult::error(tool_use, cancelled_text()));
+                continue;
+            }
+            let start = Instant::now();
+            ctx.executed.push(tool_use.id.clone());
+            let (result, reason) = match self
+                .run_one(ctx, &mut batch, &mut browser_failed, tool_use, index)
+                .await
+            {
+                Ok(done) => done,
+                Err(reason) => {
+                    results.push(WireResult::error(tool_use, cancelled_text()));
+                    stop = Some(reason);
+                    continue;
+                }
+            };
+            ctx.action_done(
+                Api::Messages,
+                &tool_use.id,
+                &tool_use.name,
+                reason,
+                start.elapsed(),
+                reason != Reason::Completed,
+                result.text().unwrap_or(""),
+            );
+            results.push(result);
+            if batch.has_fault() && stop.is_none() {
+                stop = Some(StopReason::DriverFault(format!(
+                    "the desktop failed during `{}`",
+                    tool_use.name
+                )));
+            }
+        }
+        if let Some(computer) = self.computer.as_mut()
+            && let Some(fault) = computer.finish_batch(batch, &mut results, ctx.cancel).await
+            && stop.is_none()
+        {
+            stop = Some(match fault {
+                DesktopError::Cancelled => StopReason::Cancelled,
+                other => StopReason::DriverFault(other.to_string()),
+            });
+        }
+        for result in &results {
+            for image in result.images() {
+                ctx.journal_image(&result.tool_use_id, image);
+            }
+        }
+        if ctx.cancel.is_cancelled() && stop.is_none() {
+            stop = Some(StopReason::Cancelled);
+        }
+        self.push_results(&results, ctx.take_queued());
+        match stop {
+            Some(reason) => Err(reason),
+            None => Ok(()),
+        }
+    }
+
+    /// Routes one block: the computer toolset (by `toolset_name`, or the legacy `computer`
+    /// tool), bash, the editor, the browser tools, an ordinary function, or nothing.
+    async fn run_one(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        batch: &mut Batch,
+        browser_failed: &mut bool,
+        tool_use: &ToolUse,
+        index: usize,
+    ) -> Result<(WireResult, Reason), StopReason> {
+        let reason_of = |r: &WireResult| {
+            if r.is_error {
+                Reason::Failed
+            } else {
+                Reason::Completed
+            }
+        };
+        if let Some(computer) = self.computer.as_mut()
+            && computer.owns(tool_use)
+        {
+            let decision = if ctx.checks_before_action() && !batch.failed() {
+                ctx.before_action(ActionContext {
+                    call_id: tool_use.id.clone(),
+                    index,
+                    name: tool_use.name.clone(),
+                    action: tool_use.input.clone(),
+                    final_screenshot: false,
+                })
+                .await
+            } else {
+                Decision::Approve
+            };
+            return Ok(match decision {
+                Decision::Approve => {
+                    let r = computer.run_block(batch, tool_use, index, ctx.cancel).await;
+                    let reason = reason_of(&r);
+                    (r, reason)
+                }
+                Decision::Deny => (
+                    computer.refuse_block(batch, tool_use, index, REFUSED_BY_APPROVER),
+                    Reason::Refused,
+                ),
+            });
+        }
+        let plain = tool_use.toolset_name.is_none();
+        if plain
+            && tool_use.name == BASH_TOOL_NAME
+            && let Some(bash) = ctx.toolbox.bash.as_mut()
+        {
+            let outcome = bash.call(&tool_use.input, ctx.cancel).await;
+            let r = text_result(tool_use, outcome.is_error, &outcome.text);
+            let reason = reason_of(&r);
+            return Ok((r, reason));
+        }
+        if plain
+            && tool_use.name == EDITOR_TOOL_NAME
+            && let Some(editor) = ctx.toolbox.editor.as_mut()
+        {
+            let outcome = editor.call(&tool_use.input, ctx.cancel).await;
+            let r = text_result(tool_use, outcome.is_error, &outcome.text);
+            let reason = reason_of(&r);
+            return Ok((r, reason));
+        }
+        if plain
+            && let Some(browser) = ctx.toolbox.browser.as_mut()
+            && browser.owns(&tool_use.name)
+        {
+            let outcome = browser
+                .call(
+                    &tool_use.id,
+                    &tool_use.name,
+                    &tool_use.input,
+                    *browser_failed,
+                    ctx.cancel,
+                )
+                .await
+                .map_err(StopReason::BrowserFault)?;
+            *browser_failed |= !outcome.ok;
+            let mut content = vec![ResultBlock::Text(outcome.text)];
+            content.extend(outcome.images.into_iter().map(ResultBlock::Image));
+            let r = WireResult {
+                tool_use_id: tool_use.id.clone(),
+                toolset_name: None,
+                is_error: !outcome.ok,
+                content,
+            };
+            let reason = reason_of(&r);
+            return Ok((r, reason));
+        }
+        if plain && let Some(function) = ctx.toolbox.functions.get(&tool_use.name) {
+            let text = function_result(function, tool_use.input.clone()).await?;
+            return Ok((text_result(tool_use, false, &text), Reason::Completed));
+        }
+        Ok((
+            text_result(tool_use, true, &unknown_tool_text(&tool_use.name)),
+            Reason::Failed,
+        ))
+    }
+
+    fn push_results(&mut self, results: &[WireResult], queued: Vec<String>) {
+        // tool_result blocks first, then any text a person queued.
+        let mut blocks: Vec<ContentBlock> = results
+            .iter()
+            .filter_map(|r| ContentBlock::from_value(&r.to_json()).ok())
+            .collect();
+        blocks.extend(queued.iter().map(|t| ContentBlock::text(t)));
+        self.messages.push(MessageParam::user(blocks));
+        self.unanswered = false;
+    }
+}
+
+/// A text result; an empty text still says something (an empty content is not useful).
+fn text_result(tool_use: &ToolUse, is_error: bool, text: &str) -> WireResult {
+    let text = if text.is_empty() { "(no output)" } else { text };
+    if is_error {
+        WireResult::error(tool_use, text)
+    } else {
+        WireResult::ok(tool_use, vec![ResultBlock::Text(text.to_owned())])
+    }
+}
+
+#[async_trait]
+impl Session for AnthropicSession {
+    fn prepare(&mut self, toolbox: &crate::tools::Toolbox) -> Result<(), RunError> {
+        let mut tools = Vec::new();
+        if let Some(computer) = &self.computer {
+            tools.push(computer.declaration());
+        }
+        if let Some(bash) = &toolbox.bash {
+            tools.push(bash.declaration());
+        }
+        if let Some(editor) = &toolbox.editor {
+            tools.push(editor.declaration());
+        }
+        if let Some(browser) = &toolbox.browser {
+            tools.extend(browser.anthropic_declarations());
+        }
+        for f in toolbox.functions.iter() {
+            if toolbox.browser.as_ref().is_some_and(|b| b.owns(f.name())) {
+                return Err(RunError::Config(format!(
+                    "function `{}` has the name of an enabled browser tool",
+                    f.name()
+                )));
+            }
+            tools.push(f.anthropic_declaration());
+        }
+        tools.extend(self.settings.extra_tools.iter().cloned());
+        check_tools(&tools).map_err(|e| RunError::InvalidTools(e.to_string()))?;
+        let has_server_tool = tools.iter().any(is_server_tool);
+        match &self.settings.tool_choice {
+            Some(ToolChoice::Any { .. }) if !has_server_tool => {
+                return Err(RunError::ForcedLocalToolChoice("{\"type\":\"any\"}".into()));
+            }
+            Some(ToolChoice::Tool { name, .. })
+                if !tools.iter().any(|t| {
+                    is_server_tool(t) && t.get("name").and_then(Value::as_str) == Some(name)
+                }) =>
+            {
+                return Err(RunError::ForcedLocalToolChoice(format!(
+                    "{{\"type\":\"tool\",\"name\":{name:?}}}"
+                )));
+            }
+            _ => {}
+        }
+        self.tools = tools;
+        Ok(())
+    }
+
+    fn add_task(&mut self, task: &str) -> Result<(), RunError> {
+        if self.unanswered {
+            return Err(RunError::Config(
+                "the previous run stopped with tool calls unanswered: start a new runner".into(),
+            ));
+        }
+        match self.messages.last_mut() {
+            // After a finished run the last message is the assistant's: a new user turn follows.
+            Some(last) if last.role == Role::User => {
+                if let MessageContent::Blocks(blocks) = &mut last.content {
+                    blocks.push(ContentBlock::text(task));
+                }
+            }
+            _ => self.messages.push(MessageParam::user_text(task)),
+        }
+        Ok(())
+    }
+
+    async fn step(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        last_allowed: bool,
+    ) -> Result<StepResult, StopReason> {
+        let message = self.send(ctx, last_allowed).await?;
+        let text = message.text();
+        let uses: Vec<ToolUse> = message
+            .content
+            .iter()
+            .filter_map(|b| match b.view() {
+                Block::ToolUse(t) => Some(ToolUse {
+                    id: t.id.clone(),
+                    name: t.name.clone(),
+                    toolset_name: t.toolset_name.clone(),
+                    input: t.input.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        let paused = message.stop_reason == Some(ApiStopReason::PauseTurn);
+        self.messages.push(message.to_param());
+        if uses.is_empty() {
+            if paused {
+                // A server tool paused the turn: send the conversation again to let it go on.
+                return Ok(StepResult::Continue);
+            }
+            return Ok(StepResult::Finished(text));
+        }
+        self.unanswered = true;
+        if last_allowed {
+            return Ok(StepResult::StepLimit(text));
+        }
+        self.execute(ctx, uses).await?;
+        Ok(StepResult::Continue)
+    }
+}

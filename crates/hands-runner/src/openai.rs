@@ -1,0 +1,550 @@
+//! The OpenAI Responses side of a run: output items replayed verbatim (reasoning with its
+//! `encrypted_content` untouched), `store` with `previous_response_id` or stateless full input,
+//! `computer_call`s approved and executed once each in order with a final screenshot, function
+//! calls for the browser toolset and ordinary functions.
+//!
+//! Spec: openai-browser-desktop-drivers, "Contrato del controlador de computadora", "Aprobar
+//! acciones y administrar la sesión", "Combinar acciones del navegador con otras herramientas";
+//! api-contracts B.
+
+use std::time::Instant;
+
+use async_trait::async_trait;
+use hands_core::{Desktop, DesktopError};
+use hands_models::openai::{
+    FunctionCallOutput, FunctionOutput, FunctionOutputPart, Input, Item, ItemView, OpenAiClient,
+    ReasoningConfig, Response, ResponseStatus, ResponsesRequest, ToolChoice, Truncation,
+};
+use hands_toolset::computer_call::{ComputerCallExecutor, call_output, parse_call};
+use serde_json::{Value, json};
+
+use crate::approval::{ActionContext, CheckView, Decision, SafetyChecksContext};
+use crate::diagnostics::{Api, Reason, Usage};
+use crate::outcome::{RunError, StopReason};
+use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
+use crate::tools::{Toolbox, is_server_tool};
+
+/// The text answering a browser call skipped after an earlier one failed is the browser
+/// toolset's; this one answers a function call of a tool the run does not have.
+fn unknown(name: &str) -> String {
+    unknown_tool_text(name)
+}
+
+/// How a run talks to the Responses API.
+#[derive(Debug, Clone)]
+pub struct OpenAiSettings {
+    /// The model.
+    pub model: String,
+    /// Instructions (the system prompt).
+    pub instructions: Option<String>,
+    /// `tool_choice` (default auto). One that forces a local tool is refused before the run.
+    pub tool_choice: Option<ToolChoice>,
+    /// `store`: true chains requests with `previous_response_id`; false sends the full input each
+    /// time and asks for `reasoning.encrypted_content` to replay.
+    pub store: bool,
+    /// Reasoning settings.
+    pub reasoning: Option<ReasoningConfig>,
+    /// Output token limit per request.
+    pub max_output_tokens: Option<u32>,
+    /// `truncation` (the preview computer model needed `auto`).
+    pub truncation: Option<Truncation>,
+    /// Use SSE streaming (the runner still waits for the complete response before acting).
+    pub stream: bool,
+    /// More tool entries sent as given (server tools, for example).
+    pub extra_tools: Vec<Value>,
+}
+
+impl OpenAiSettings {
+    /// Settings for `model`: stored responses chained by id, no streaming.
+    pub fn new(model: impl Into<String>) -> OpenAiSettings {
+        OpenAiSettings {
+            model: model.into(),
+            instructions: None,
+            tool_choice: None,
+            store: true,
+            reasoning: None,
+            max_output_tokens: None,
+            truncation: None,
+            stream: false,
+            extra_tools: Vec::new(),
+        }
+    }
+}
+
+pub(crate) struct OpenAiSession {
+    client: OpenAiClient,
+    settings: OpenAiSettings,
+    computer: Option<ComputerCallExecutor<Box<dyn Desktop>>>,
+    tools: Vec<Value>,
+    /// Every item of the conversation (inputs and outputs), for stateless requests.
+    items: Vec<Item>,
+    /// Items not yet sent, for chained requests.
+    pending: Vec<Item>,
+    previous_response_id: Option<String>,
+    unanswered: bool,
+}
+
+impl OpenAiSession {
+    pub(crate) fn new(
+        client: OpenAiClient,
+        settings: OpenAiSettings,
+        computer: Option<ComputerCallExecutor<Box<dyn Desktop>>>,
+    ) -> OpenAiSession {
+        OpenAiSession {
+            client,
+            settings,
+            computer,
+            tools: Vec::new(),
+            items: Vec::new(),
+            pending: Vec::new(),
+            previous_response_id: None,
+            unanswered: false,
+        }
+    }
+
+    fn push_input(&mut self, item: Item) {
+        self.items.push(item.clone());
+        self.pending.push(item);
+    }
+
+    async fn send(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        last_allowed: bool,
+    ) -> Result<Response, StopReason> {
+        let chained = self.settings.store && self.previous_response_id.is_some();
+        let input = if chained {
+            self.pending.clone()
+        } else {
+            self.items.clone()
+        };
+        let mut request = ResponsesRequest::new(self.settings.model.clone(), Input::Items(input));
+        request.instructions = self.settings.instructions.clone();
+        request.tools = self.tools.clone();
+        request.tool_choice = if last_allowed {
+            Some(ToolChoice::None)
+        } else {
+            self.settings.tool_choice.clone()
+        };
+        request.store = Some(self.settings.store);
+        if chained {
+            request.previous_response_id = self.previous_response_id.clone();
+        }
+        if !self.settings.store {
+            request.include = vec!["reasoning.encrypted_content".to_owned()];
+        }
+        request.reasoning = self.settings.reasoning.clone();
+        request.max_output_tokens = self.settings.max_output_tokens;
+        request.truncation = self.settings.truncation;
+        if ctx.journal.is_some()
+            && let Ok(body) = serde_json::to_value(&request)
+        {
+            ctx.journal_request(&body);
+        }
+        let start = Instant::now();
+        let sent = if self.settings.stream {
+            match self.client.stream_response(&request, ctx.cancel).await {
+                Ok(stream) => stream.finish().await,
+                Err(e) => Err(e),
+            }
+        } else {
+            self.client.create_response(&request, ctx.cancel).await
+        };
+        let duration = start.elapsed();
+        match sent {
+            Ok(done) => {
+                let usage = done.value.usage.as_ref().map(|u| Usage {
+                    input_tokens: Some(u.input_tokens),
+                    output_tokens: Some(u.output_tokens),
+                    total_tokens: Some(u.total_tokens),
+                    cache_read_input_tokens: u
+                        .input_tokens_details
+                        .as_ref()
+                        .map(|d| d.cached_tokens),
+                    cache_creation_input_tokens: None,
+                });
+                ctx.request_done(Api::Responses, duration, usage, done.meta.attempts());
+                if ctx.journal.is_some()
+                    && let Ok(body) = serde_json::to_value(&done.value)
+                {
+                    ctx.journal_response(&body, duration, done.meta.attempts());
+                }
+                self.pending.clear();
+                Ok(done.value)
+            }
+            Err(e) => {
+                ctx.request_failed(Api::Responses, duration);
+                if ctx.cancel.is_cancelled() {
+                    return Err(StopReason::Cancelled);
+                }
+                Err(StopReason::Api(e.to_string()))
+            }
+        }
+    }
+
+    /// One `computer_call`: parsed and validated whole (no effect if any action cannot be
+    /// honoured), safety checks approved, each action approved and run once in order, then the
+    /// final screenshot (approved too) answers it.
+    async fn computer_call(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        item: &Item,
+    ) -> Result<Item, StopReason> {
+        let raw = item.to_value();
+        let call_id = raw
+            .get("call_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let executor = self
+            .computer
+            .as_mut()
+            .ok_or_else(|| StopReason::ComputerCallFailed {
+                call_id: call_id.clone(),
+                why: "the model called the computer tool, but this run has no desktop".into(),
+            })?;
+        let call =
+            parse_call(&raw, executor.frame()).map_err(|e| StopReason::ComputerCallFailed {
+                call_id: call_id.clone(),
+                why: e.to_string(),
+            })?;
+        let raw_actions: Vec<Value> = match raw.get("actions") {
+            Some(Value::Array(a)) => a.clone(),
+            _ => raw.get("action").cloned().into_iter().collect(),
+        };
+        if !call.pending_safety_checks.is_empty() {
+            let context = SafetyChecksContext {
+                call_id: call.call_id.clone(),
+                checks: call
+                    .pending_safety_checks
+                    .iter()
+                    .map(|c| CheckView {
+                        id: c.id.clone(),
+                        code: c.code.clone(),
+                        message: c.message.clone(),
+                    })
+                    .collect(),
+                actions: raw_actions.clone(),
+            };
+            if ctx.approve_safety_checks(context).await != Decision::Approve {
+                return Err(StopReason::SafetyChecksDenied {
+                    call_id: call.call_id,
+                });
+            }
+        }
+        let start = Instant::now();
+        ctx.executed.push(call.call_id.clone());
+        for (index, action) in call.actions.iter().enumerate() {
+            if ctx.cancel.is_cancelled() {
+                return Err(StopReason::Cancelled);
+            }
+            if ctx.checks_before_action() {
+                let decision = ctx
+                    .before_action(ActionContext {
+                        call_id: call.call_id.clone(),
+                        index,
+                        name: action.kind().to_owned(),
+                        action: raw_actions.get(index).cloned().unwrap_or(Value::Null),
+                        final_screenshot: false,
+                    })
+                    .await;
+                if decision != Decision::Approve {
+                    ctx.action_done(
+                        Api::Responses,
+                        &call.call_id,
+                        action.kind(),
+                        Reason::Refused,
+                        start.elapsed(),
+                        true,
+                        "refused by before_action",
+                    );
+                    return Err(StopReason::ActionRefused {
+                        call_id: call.call_id,
+                        action: action.kind().to_owned(),
+                    });
+                }
+            }
+            let executor = self
+                .computer
+                .as_mut()
+                .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
+            if let Err(e) = executor.execute(action, ctx.cancel).await {
+                ctx.action_done(
+                    Api::Responses,
+                    &call.call_id,
+                    action.kind(),
+                    Reason::Failed,
+                    start.elapsed(),
+                    true,
+                    "",
+                );
+                return Err(desktop_stop(&call.call_id, e));
+            }
+        }
+        if ctx.checks_before_action() {
+            let decision = ctx
+                .before_action(ActionContext {
+                    call_id: call.call_id.clone(),
+                    index: call.actions.len(),
+                    name: "screenshot".into(),
+                    action: json!({"type": "screenshot"}),
+                    final_screenshot: true,
+                })
+                .await;
+            if decision != Decision::Approve {
+                return Err(StopReason::ActionRefused {
+                    call_id: call.call_id,
+                    action: "screenshot".into(),
+                });
+            }
+        }
+        let executor = self
+            .computer
+            .as_mut()
+            .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
+        let image = executor
+            .screenshot(ctx.cancel)
+            .await
+            .map_err(|e| desktop_stop(&call.call_id, e))?;
+        ctx.journal_image(&call.call_id, &image);
+        ctx.action_done(
+            Api::Responses,
+            &call.call_id,
+            "computer_call",
+            Reason::Completed,
+            start.elapsed(),
+            false,
+            "",
+        );
+        let output = call_output(&call.call_id, &image, &call.pending_safety_checks);
+        Item::from_value(&output).map_err(|e| StopReason::InvalidResponse(e.to_string()))
+    }
+
+    /// One `function_call`: a browser tool or an ordinary function.
+    async fn function_call(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        call_id: &str,
+        name: &str,
+        arguments: &str,
+        browser_failed: &mut bool,
+    ) -> Result<Item, StopReason> {
+        let start = Instant::now();
+        ctx.executed.push(call_id.to_owned());
+        // Arguments arrive as JSON text; text that is not JSON is invalid arguments.
+        let parsed: Result<Value, String> =
+            serde_json::from_str(arguments).map_err(|e| e.to_string());
+        let (output, is_error) =
+            if let Some(browser) = ctx.toolbox.browser.as_mut()
+                && browser.owns(name)
+            {
+                let args = parsed.unwrap_or_else(|_| Value::String(arguments.to_owned()));
+                let outcome = browser
+                    .call(call_id, name, &args, *browser_failed, ctx.cancel)
+                    .await
+                    .map_err(StopReason::BrowserFault)?;
+                *browser_failed |= !outcome.ok;
+                for image in &outcome.images {
+                    ctx.journal_image(call_id, image);
+                }
+                let output =
+                    if outcome.images.is_empty() {
+                        FunctionOutput::Text(outcome.text)
+                    } else {
+                        let mut parts = vec![FunctionOutputPart::InputText { text: outcome.text }];
+                        parts.extend(outcome.images.iter().map(|i| {
+                            FunctionOutputPart::InputImage {
+                                image_url: Some(i.data_url()),
+                                file_id: None,
+                                detail: None,
+                            }
+                        }));
+                        FunctionOutput::Parts(parts)
+                    };
+                (output, !outcome.ok)
+            } else if let Some(function) = ctx.toolbox.functions.get(name) {
+                let args = parsed.map_err(|why| StopReason::InvalidFunctionArguments {
+                    name: name.to_owned(),
+                    why,
+                })?;
+                (
+                    FunctionOutput::Text(function_result(function, args).await?),
+                    false,
+                )
+            } else {
+                (FunctionOutput::Text(unknown(name)), true)
+            };
+        ctx.action_done(
+            Api::Responses,
+            call_id,
+            name,
+            if is_error {
+                Reason::Failed
+            } else {
+                Reason::Completed
+            },
+            start.elapsed(),
+            is_error,
+            match &output {
+                FunctionOutput::Text(t) => t,
+                FunctionOutput::Parts(_) => "",
+            },
+        );
+        Ok(Item::function_call_output(&FunctionCallOutput {
+            call_id: call_id.to_owned(),
+            output,
+        }))
+    }
+}
+
+fn desktop_stop(call_id: &str, e: DesktopError) -> StopReason {
+    match e {
+        DesktopError::Cancelled => StopReason::Cancelled,
+        DesktopError::Gone(why) => StopReason::DriverFault(why),
+        other => StopReason::ComputerCallFailed {
+            call_id: call_id.to_owned(),
+            why: other.to_string(),
+        },
+    }
+}
+
+/// Whether an output item is a server tool's result that failed, is incomplete or is pending.
+fn failed_server_item(item: &Item) -> Option<String> {
+    let ty = item.item_type();
+    if !ty.ends_with("_call") || ty == "computer_call" || ty == "function_call" {
+        return None;
+    }
+    let status = item
+        .to_value()
+        .get("status")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match status.as_deref() {
+        Some("failed" | "incomplete" | "in_progress" | "searching" | "pending") => {
+            Some(format!("{ty} is {}", status.unwrap_or_default()))
+        }
+        _ => None,
+    }
+}
+
+#[async_trait]
+impl Session for OpenAiSession {
+    fn prepare(&mut self, toolbox: &Toolbox) -> Result<(), RunError> {
+        let mut tools = Vec::new();
+        if self.computer.is_some() {
+            tools.push(ComputerCallExecutor::<Box<dyn Desktop>>::declaration());
+        }
+        if let Some(browser) = &toolbox.browser {
+            tools.extend(browser.openai_declarations());
+        }
+        for f in toolbox.functions.iter() {
+            if toolbox.browser.as_ref().is_some_and(|b| b.owns(f.name())) {
+                return Err(RunError::Config(format!(
+                    "function `{}` has the name of an enabled browser tool",
+                    f.name()
+                )));
+            }
+            tools.push(f.openai_declaration());
+        }
+        if toolbox.bash.is_some() || toolbox.editor.is_some() {
+            return Err(RunError::Config(
+                "bash and the text editor are Claude's tools; this run uses the Responses API"
+                    .into(),
+            ));
+        }
+        tools.extend(self.settings.extra_tools.iter().cloned());
+        let has_server_tool = tools.iter().any(is_server_tool);
+        let forced = match &self.settings.tool_choice {
+            Some(ToolChoice::Required) if !has_server_tool => Some("\"required\"".to_owned()),
+            Some(ToolChoice::Function(name)) => Some(format!("function {name:?}")),
+            Some(ToolChoice::BuiltIn(kind))
+                if matches!(
+                    kind.as_str(),
+                    "computer" | "computer_use" | "computer_use_preview"
+                ) =>
+            {
+                Some(format!("{kind:?}"))
+            }
+            _ => None,
+        };
+        if let Some(forced) = forced {
+            return Err(RunError::ForcedLocalToolChoice(forced));
+        }
+        self.tools = tools;
+        Ok(())
+    }
+
+    fn add_task(&mut self, task: &str) -> Result<(), RunError> {
+        if self.unanswered {
+            return Err(RunError::Config(
+                "the previous run stopped with calls unanswered: start a new runner".into(),
+            ));
+        }
+        self.push_input(Item::user_text(task));
+        Ok(())
+    }
+
+    async fn step(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        last_allowed: bool,
+    ) -> Result<StepResult, StopReason> {
+        let response = self.send(ctx, last_allowed).await?;
+        if response.status == Some(ResponseStatus::Failed) {
+            return Err(StopReason::Api(format!(
+                "the response failed: {}",
+                response
+                    .error
+                    .as_ref()
+                    .map(|e| format!("{e:?}"))
+                    .unwrap_or_default()
+            )));
+        }
+        let text = response.output_text();
+        self.items.extend(response.output.iter().cloned());
+        if self.settings.store {
+            self.previous_response_id = Some(response.id.clone());
+        }
+        let has_calls = response.output.iter().any(|i| {
+            matches!(
+                i.view(),
+                ItemView::ComputerCall(_) | ItemView::FunctionCall(_)
+            )
+        });
+        if !has_calls {
+            return Ok(StepResult::Finished(text));
+        }
+        self.unanswered = true;
+        if let Some(why) = response.output.iter().find_map(failed_server_item) {
+            return Err(StopReason::ServerToolFailed(why));
+        }
+        if last_allowed {
+            return Ok(StepResult::StepLimit(text));
+        }
+        let mut browser_failed = false;
+        for item in &response.output {
+            if ctx.cancel.is_cancelled() {
+                return Err(StopReason::Cancelled);
+            }
+            let output = match item.view() {
+                ItemView::ComputerCall(_) => self.computer_call(ctx, item).await?,
+                ItemView::FunctionCall(call) => {
+                    let (id, name, args) = (
+                        call.call_id.clone(),
+                        call.name.clone(),
+                        call.arguments.clone(),
+                    );
+                    self.function_call(ctx, &id, &name, &args, &mut browser_failed)
+                        .await?
+                }
+                _ => continue,
+            };
+            self.push_input(output);
+        }
+        for text in ctx.take_queued() {
+            self.push_input(Item::user_text(&text));
+        }
+        self.unanswered = false;
+        Ok(StepResult::Continue)
+    }
+}

@@ -1,0 +1,238 @@
+//! What the two APIs' sides of a run share: the [`Session`] trait each implements, and the
+//! [`StepContext`] a step works with (tools, approver, observer, journal, cancellation).
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use hands_core::CancellationToken;
+use hands_core::image::EncodedImage;
+use serde_json::Value;
+
+use crate::approval::{ActionContext, ComputerApprover, Decision, SafetyChecksContext, decide};
+use crate::diagnostics::{Api, Observer, Reason, Record, Stage, Usage, UsageTotals, emit};
+use crate::functions::Function;
+use crate::journal::{Entry, Journal};
+use crate::outcome::{RunError, StopReason};
+use crate::tools::Toolbox;
+
+/// The text answering a call that was not executed because the run stopped.
+pub const NOT_EXECUTED_RUN_STOPPED: &str =
+    "Not executed: the run stopped before this call (cancelled, or an earlier call stopped it).";
+
+/// What a step ended in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StepResult {
+    /// Calls were answered; ask the model again.
+    Continue,
+    /// The model answered without a call.
+    Finished(String),
+    /// The last allowed request was answered with calls, which did not run.
+    StepLimit(String),
+}
+
+/// One API's side of a run.
+#[async_trait]
+pub(crate) trait Session: Send {
+    /// Builds and checks the tool declarations and the tool choice, before any request.
+    fn prepare(&mut self, toolbox: &Toolbox) -> Result<(), RunError>;
+
+    /// Adds the user's task to the conversation.
+    fn add_task(&mut self, task: &str) -> Result<(), RunError>;
+
+    /// One request, and the execution of the calls it returns.
+    async fn step(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        last_allowed: bool,
+    ) -> Result<StepResult, StopReason>;
+}
+
+/// Everything a step works with, borrowed from the runner for the step's length.
+pub(crate) struct StepContext<'a> {
+    pub(crate) toolbox: &'a mut Toolbox,
+    pub(crate) approver: &'a mut Option<Box<dyn ComputerApprover>>,
+    pub(crate) observer: &'a mut Option<Observer>,
+    pub(crate) journal: &'a mut Option<Box<dyn Journal>>,
+    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) queued: &'a std::sync::Mutex<Vec<String>>,
+    pub(crate) step: u32,
+    pub(crate) usage: &'a mut UsageTotals,
+    pub(crate) executed: &'a mut Vec<String>,
+}
+
+impl StepContext<'_> {
+    /// Whether `before_action` is to be consulted.
+    pub(crate) fn checks_before_action(&self) -> bool {
+        self.approver
+            .as_ref()
+            .is_some_and(|a| a.checks_before_action())
+    }
+
+    /// Asks `before_action`; cancellation while it decides denies.
+    pub(crate) async fn before_action(&mut self, context: ActionContext) -> Decision {
+        match self.approver.as_mut() {
+            Some(approver) => {
+                decide(approver.before_action(context, self.cancel), self.cancel).await
+            }
+            None => Decision::Approve,
+        }
+    }
+
+    /// Asks for the safety checks' approval; without an approver they are denied.
+    pub(crate) async fn approve_safety_checks(&mut self, context: SafetyChecksContext) -> Decision {
+        match self.approver.as_mut() {
+            Some(approver) => {
+                decide(
+                    approver.approve_safety_checks(context, self.cancel),
+                    self.cancel,
+                )
+                .await
+            }
+            None => Decision::Deny,
+        }
+    }
+
+    /// Text a person queued, taken once.
+    pub(crate) fn take_queued(&mut self) -> Vec<String> {
+        std::mem::take(&mut *self.queued.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub(crate) fn request_done(
+        &mut self,
+        api: Api,
+        duration: Duration,
+        usage: Option<Usage>,
+        attempts: u32,
+    ) {
+        self.usage.add(usage.as_ref());
+        emit(
+            self.observer,
+            &Record {
+                api,
+                stage: Stage::Request,
+                reason: Reason::Completed,
+                call_id: None,
+                member: None,
+                duration,
+                usage,
+                attempts,
+            },
+        );
+    }
+
+    pub(crate) fn request_failed(&mut self, api: Api, duration: Duration) {
+        emit(
+            self.observer,
+            &Record {
+                api,
+                stage: Stage::Request,
+                reason: if self.cancel.is_cancelled() {
+                    Reason::Cancelled
+                } else {
+                    Reason::Failed
+                },
+                call_id: None,
+                member: None,
+                duration,
+                usage: None,
+                attempts: 0,
+            },
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn action_done(
+        &mut self,
+        api: Api,
+        call_id: &str,
+        member: &str,
+        reason: Reason,
+        duration: Duration,
+        is_error: bool,
+        summary: &str,
+    ) {
+        emit(
+            self.observer,
+            &Record {
+                api,
+                stage: Stage::Action,
+                reason,
+                call_id: Some(call_id.to_owned()),
+                member: Some(member.to_owned()),
+                duration,
+                usage: None,
+                attempts: 1,
+            },
+        );
+        let step = self.step;
+        if let Some(journal) = self.journal.as_mut() {
+            journal.record(Entry::Action {
+                step,
+                call_id,
+                name: member,
+                is_error,
+                summary,
+                duration,
+            });
+        }
+    }
+
+    pub(crate) fn journal_request(&mut self, body: &Value) {
+        let step = self.step;
+        if let Some(journal) = self.journal.as_mut() {
+            journal.record(Entry::Request { step, body });
+        }
+    }
+
+    pub(crate) fn journal_response(&mut self, body: &Value, duration: Duration, attempts: u32) {
+        let step = self.step;
+        if let Some(journal) = self.journal.as_mut() {
+            journal.record(Entry::Response {
+                step,
+                body,
+                duration,
+                attempts,
+            });
+        }
+    }
+
+    pub(crate) fn journal_image(&mut self, call_id: &str, image: &EncodedImage) {
+        let step = self.step;
+        if let Some(journal) = self.journal.as_mut() {
+            journal.record(Entry::Image {
+                step,
+                call_id,
+                image,
+            });
+        }
+    }
+}
+
+/// The answer to a call not executed because the run stopped.
+pub(crate) fn cancelled_text() -> &'static str {
+    NOT_EXECUTED_RUN_STOPPED
+}
+
+/// The answer to a call of a tool this run does not have.
+pub(crate) fn unknown_tool_text(name: &str) -> String {
+    format!("Error: this run has no tool named `{name}`; use one of the declared tools.")
+}
+
+/// Runs an ordinary function: invalid arguments stop the run before it runs; a failure stops the
+/// run too, and the function is never run again.
+pub(crate) async fn function_result(
+    function: &Function,
+    arguments: Value,
+) -> Result<String, StopReason> {
+    let pending =
+        function
+            .start(arguments)
+            .map_err(|why| StopReason::InvalidFunctionArguments {
+                name: function.name().to_owned(),
+                why,
+            })?;
+    pending.await.map_err(|why| StopReason::FunctionFailed {
+        name: function.name().to_owned(),
+        why,
+    })
+}

@@ -1,0 +1,89 @@
+//! What a run can execute besides the computer: the browser toolset (behind [`BrowserTools`]),
+//! the sandbox's bash and text editor, and ordinary functions.
+
+use async_trait::async_trait;
+use hands_core::CancellationToken;
+use hands_core::image::EncodedImage;
+use hands_sandbox::{BashTool, EditorTool};
+use serde_json::Value;
+
+use crate::functions::Functions;
+
+/// The answer to one browser call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BrowserCallOutcome {
+    /// False for a refused, failed or skipped call (later browser calls of the same response are
+    /// then skipped).
+    pub ok: bool,
+    /// The text the model reads (JSON for structured results).
+    pub text: String,
+    /// Images (screenshot, zoom).
+    pub images: Vec<EncodedImage>,
+}
+
+/// A browser toolset as the runner drives it: declarations for both APIs, and one call at a time
+/// in response order. The toolset applies its own consent, URL policy and privacy rules.
+#[async_trait]
+pub trait BrowserTools: Send {
+    /// The tool names it answers (e.g. `browser_click`).
+    fn owns(&self, name: &str) -> bool;
+
+    /// OpenAI function tool declarations, in the toolset's order.
+    fn openai_declarations(&self) -> Vec<Value>;
+
+    /// Anthropic custom tool declarations, in the toolset's order.
+    fn anthropic_declarations(&self) -> Vec<Value>;
+
+    /// Runs one call. `skip` is set after an earlier browser call of the same response failed:
+    /// the toolset answers it as skipped without acting. An `Err` is a fault that stops the run
+    /// (the browser's state could not be read, an invalid result or state).
+    async fn call(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        arguments: &Value,
+        skip: bool,
+        cancel: &CancellationToken,
+    ) -> Result<BrowserCallOutcome, String>;
+}
+
+/// The non-computer tools of a run.
+#[derive(Default)]
+pub struct Toolbox {
+    /// The browser toolset.
+    pub browser: Option<Box<dyn BrowserTools>>,
+    /// Claude's bash tool (`bash_20250124`).
+    pub bash: Option<BashTool>,
+    /// Claude's text editor (`text_editor_20250728`).
+    pub editor: Option<EditorTool>,
+    /// Ordinary functions.
+    pub functions: Functions,
+}
+
+impl std::fmt::Debug for Toolbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolbox")
+            .field("browser", &self.browser.is_some())
+            .field("bash", &self.bash.is_some())
+            .field("editor", &self.editor.is_some())
+            .field("functions", &self.functions)
+            .finish()
+    }
+}
+
+/// Tool types the API runs itself (server tools): a forced `tool_choice` that allows one of them
+/// can still end.
+pub fn is_server_tool(tool: &Value) -> bool {
+    let ty = tool.get("type").and_then(Value::as_str).unwrap_or("");
+    [
+        "web_search",
+        "web_fetch",
+        "code_execution",
+        "file_search",
+        "image_generation",
+        "mcp",
+        "code_interpreter",
+    ]
+    .iter()
+    .any(|prefix| ty.starts_with(prefix))
+}
