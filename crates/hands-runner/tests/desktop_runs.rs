@@ -2,6 +2,8 @@
 //! rejects what the real APIs reject), and a real Xvfb desktop whose X client records what it
 //! received.
 
+#![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
