@@ -366,7 +366,10 @@ impl AnthropicSession {
                     ctx.cancel,
                 )
                 .await
-                .map_err(StopReason::BrowserFault)?;
+                .map_err(|e| match e {
+                    crate::tools::BrowserStop::Cancelled => StopReason::Cancelled,
+                    crate::tools::BrowserStop::Fault(why) => StopReason::BrowserFault(why),
+                })?;
             *browser_failed |= !outcome.ok;
             let mut content = vec![ResultBlock::Text(outcome.text)];
             content.extend(outcome.images.into_iter().map(ResultBlock::Image));

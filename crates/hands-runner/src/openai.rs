@@ -342,7 +342,10 @@ impl OpenAiSession {
                 let outcome = browser
                     .call(call_id, name, &args, *browser_failed, ctx.cancel)
                     .await
-                    .map_err(StopReason::BrowserFault)?;
+                    .map_err(|e| match e {
+                        crate::tools::BrowserStop::Cancelled => StopReason::Cancelled,
+                        crate::tools::BrowserStop::Fault(why) => StopReason::BrowserFault(why),
+                    })?;
                 *browser_failed |= !outcome.ok;
                 for image in &outcome.images {
                     ctx.journal_image(call_id, image);

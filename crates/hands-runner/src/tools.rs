@@ -3,8 +3,11 @@
 
 use async_trait::async_trait;
 use hands_core::CancellationToken;
+use hands_core::browser::Browser;
 use hands_core::image::EncodedImage;
 use hands_sandbox::{BashTool, EditorTool};
+use hands_toolset::browser::output::CallOutput;
+use hands_toolset::browser::{BrowserFault, BrowserToolCall, BrowserToolset};
 use serde_json::Value;
 
 use crate::functions::Functions;
@@ -35,8 +38,7 @@ pub trait BrowserTools: Send {
     fn anthropic_declarations(&self) -> Vec<Value>;
 
     /// Runs one call. `skip` is set after an earlier browser call of the same response failed:
-    /// the toolset answers it as skipped without acting. An `Err` is a fault that stops the run
-    /// (the browser's state could not be read, an invalid result or state).
+    /// the toolset answers it as skipped without acting. An `Err` stops the run.
     async fn call(
         &mut self,
         call_id: &str,
@@ -44,7 +46,60 @@ pub trait BrowserTools: Send {
         arguments: &Value,
         skip: bool,
         cancel: &CancellationToken,
-    ) -> Result<BrowserCallOutcome, String>;
+    ) -> Result<BrowserCallOutcome, BrowserStop>;
+}
+
+/// Why a browser call stops the run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BrowserStop {
+    /// The run was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// The browser is gone, its state could not be read, or it returned an invalid result.
+    #[error("{0}")]
+    Fault(String),
+}
+
+#[async_trait]
+impl<B: Browser + 'static> BrowserTools for BrowserToolset<B> {
+    fn owns(&self, name: &str) -> bool {
+        BrowserToolset::owns(self, name)
+    }
+
+    fn openai_declarations(&self) -> Vec<Value> {
+        self.openai_tools()
+    }
+
+    fn anthropic_declarations(&self) -> Vec<Value> {
+        self.anthropic_tools()
+    }
+
+    async fn call(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        arguments: &Value,
+        skip: bool,
+        cancel: &CancellationToken,
+    ) -> Result<BrowserCallOutcome, BrowserStop> {
+        let output = if skip {
+            CallOutput::skipped(call_id)
+        } else {
+            let call = BrowserToolCall::from_value(call_id, name, arguments.clone());
+            let (output, fault) = BrowserToolset::call(self, &call, cancel).await;
+            match fault {
+                None => output,
+                Some(BrowserFault::Cancelled) => return Err(BrowserStop::Cancelled),
+                Some(other) => return Err(BrowserStop::Fault(other.to_string())),
+            }
+        };
+        Ok(BrowserCallOutcome {
+            ok: output.ok(),
+            text: output.text(),
+            images: output.image().cloned().into_iter().collect(),
+        })
+    }
 }
 
 /// The non-computer tools of a run.

@@ -54,6 +54,13 @@ impl CallOutput {
         CallOutput::from_body(call_id, json!({"ok": false, "error": error.into()}))
     }
 
+    /// The answer to a call not run because an earlier browser call of the same response was
+    /// not ok: [`BROWSER_CALL_SKIPPED`](crate::strings::BROWSER_CALL_SKIPPED), no state. For
+    /// callers that hand the toolset one call at a time.
+    pub fn skipped(call_id: &str) -> CallOutput {
+        CallOutput::refusal(call_id, crate::strings::BROWSER_CALL_SKIPPED)
+    }
+
     /// A failure or denial, with the state read for it.
     pub(crate) fn failure(
         call_id: &str,
