@@ -10,7 +10,13 @@ use hands_toolset::computer::{ComputerConfig, Shape};
 
 /// Gives AI models hands on a real browser and a real Linux desktop.
 #[derive(Debug, Parser)]
-#[command(name = "hands", version, about)]
+#[command(
+    name = "hands",
+    version,
+    about,
+    arg_required_else_help = true,
+    before_help = "First thing to try, with no API key: `hands drill desktop` and `hands drill browser`."
+)]
 pub struct Cli {
     /// More logging on stderr (-v info with per-action timings, -vv debug).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -22,12 +28,46 @@ pub struct Cli {
 /// What to do.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The offline drills: a scripted model, served by a local stand-in of the model API, drives
+    /// the real runner on a real desktop or browser; the drill then verifies the result itself.
+    Drill(DrillArgs),
     /// Execute one saved model turn against a driver and print the `user` message that answers
     /// it (JSON on stdout).
     Exec(ExecArgs),
     /// The offline demo: spawn a desktop with an editor, replay a sample turn, show what came
     /// back.
     Demo(DemoArgs),
+}
+
+/// `hands drill`.
+#[derive(Debug, Args)]
+pub struct DrillArgs {
+    /// Which drill.
+    #[arg(value_enum)]
+    pub which: DrillKind,
+    /// Which API the scripted model speaks.
+    #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
+    pub provider: ProviderArg,
+}
+
+/// The drills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DrillKind {
+    /// Write a note in a GUI editor on an Xvfb desktop and save it; verify the file.
+    Desktop,
+    /// Book a room in a local web app through Chromium; verify the booking in its database.
+    Browser,
+    /// Both, with both APIs.
+    All,
+}
+
+/// The model APIs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    /// Anthropic Messages (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
+    Anthropic,
+    /// OpenAI Responses (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
+    Openai,
 }
 
 /// Which desktop to act on.

@@ -3,34 +3,29 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context as _;
-use hands_core::{CancellationToken, Desktop as _};
+use hands_core::CancellationToken;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
 use hands_toolset::wire::{ResultBlock, ToolUse, user_message};
-use hands_x11::{X11Desktop, XClient, XvfbConfig};
 
 use crate::cli::DemoArgs;
+use crate::environment::DesktopEnv;
 use crate::exec::save_images;
 
 /// The sample turn: a batch a model could send to write a note in the editor.
 const SAMPLE_TURN: &str = include_str!("../assets/sample-turn.json");
 
-/// How long the editor may take to show its window.
-const APP_READY_TIMEOUT: Duration = Duration::from_secs(20);
-
 pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let out = args.out.unwrap_or_else(default_run_dir);
     let started = Instant::now();
-    let mut desktop = X11Desktop::spawn(&XvfbConfig::new(args.size))
-        .context("spawning the Xvfb desktop (run scripts/install-system-deps.sh first)")?;
-    let display = desktop.display().to_owned();
-    eprintln!("hands demo: desktop {} on {display}", args.size);
-    let _wm = XClient::spawn(&display, "openbox", &[]).context("starting the window manager")?;
-    let _editor = XClient::spawn(&display, "mousepad", &["--disable-server"])
-        .context("starting the editor (mousepad)")?;
-    wait_for_window(&mut desktop).await?;
+    let env = DesktopEnv::spawn(args.size, true).await?;
+    let DesktopEnv {
+        clients: _clients,
+        desktop,
+    } = env;
+    eprintln!("hands demo: desktop {} on {}", args.size, desktop.display());
     eprintln!(
         "hands demo: editor is up after {:.1} s",
         started.elapsed().as_secs_f64()
@@ -105,26 +100,4 @@ fn default_run_dir() -> PathBuf {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     PathBuf::from("runs").join(format!("demo-{secs}"))
-}
-
-/// Waits until something other than the bare root window is on screen: Xvfb starts with a
-/// uniform root, and the editor's window breaks it. A readiness check bounded by
-/// [`APP_READY_TIMEOUT`], polling the capture every 100 ms.
-async fn wait_for_window(desktop: &mut X11Desktop) -> anyhow::Result<()> {
-    let deadline = Instant::now() + APP_READY_TIMEOUT;
-    loop {
-        let pixels = desktop.capture().await?;
-        let first = pixels.rgb_at(0, 0);
-        let size = pixels.size();
-        let centre = pixels.rgb_at(size.width / 2, size.height / 2);
-        if centre != first {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            anyhow::bail!(
-                "the editor window did not appear within {APP_READY_TIMEOUT:?} (is mousepad installed?)"
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }

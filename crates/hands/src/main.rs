@@ -1,10 +1,15 @@
-//! `hands`: the command line of the hands harness — replay a model's turn on a real desktop
-//! (`exec`), and run the offline demo (`demo`).
+//! `hands`: the command line of the hands harness — the offline drills (`drill`), replaying a
+//! model's turn on a real desktop (`exec`), and the sample-turn demo (`demo`).
 
-#![allow(clippy::print_stdout, reason = "a command-line tool prints its results on stdout")]
+#![allow(
+    clippy::print_stdout,
+    reason = "a command-line tool prints its results on stdout"
+)]
 
 mod cli;
 mod demo;
+mod drill;
+mod environment;
 mod exec;
 
 use std::process::ExitCode;
@@ -27,6 +32,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
+            cli::Command::Drill(args) => drill::run(args).await,
             cli::Command::Exec(args) => exec::run(args).await,
             cli::Command::Demo(args) => demo::run(args).await,
         }

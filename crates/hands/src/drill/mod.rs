@@ -1,0 +1,138 @@
+//! `hands drill`: the offline exercises. A deterministic built-in policy, served by the simulated
+//! model API (a real HTTP server on 127.0.0.1 that rejects what the real APIs reject), drives the
+//! real runner, the real toolsets and a real desktop or browser through a task; then the drill
+//! verifies the result itself — the file on disk, the booking in the app's database — never the
+//! policy's claim. It prints what it verified and fails loudly when it does not hold.
+
+pub mod desktop;
+pub mod desktop_policy;
+
+use std::time::Duration;
+
+use hands_models::RetryPolicy;
+use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
+use hands_models::openai::{OpenAiClient, OpenAiConfig};
+use hands_runner::diagnostics::{Record, Stage};
+use hands_runner::{RunOutcome, RunStatus};
+use hands_sim::SimServer;
+
+use crate::cli::{DrillArgs, DrillKind, ProviderArg};
+
+/// Runs the drills asked for; exit status 0 only when every check of every drill held.
+pub async fn run(args: DrillArgs) -> anyhow::Result<std::process::ExitCode> {
+    let mut passed = true;
+    let runs: Vec<(DrillKind, ProviderArg)> = match args.which {
+        DrillKind::All => vec![
+            (DrillKind::Desktop, ProviderArg::Anthropic),
+            (DrillKind::Desktop, ProviderArg::Openai),
+            (DrillKind::Browser, ProviderArg::Anthropic),
+            (DrillKind::Browser, ProviderArg::Openai),
+        ],
+        which => vec![(which, args.provider)],
+    };
+    for (which, provider) in runs {
+        passed &= match which {
+            DrillKind::Desktop => desktop::run(provider).await?,
+            DrillKind::Browser => anyhow::bail!("the browser drill is not built yet"),
+            DrillKind::All => unreachable!("expanded above"),
+        };
+    }
+    Ok(if passed {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    })
+}
+
+/// The key the drills send: the simulated API wants one, as the real one does.
+pub const DRILL_API_KEY: &str = "sk-hands-drill-offline";
+
+/// Retries as a live run would have them, with short waits (the simulated API answers at once).
+fn drill_retries() -> RetryPolicy {
+    RetryPolicy {
+        base_delay: Duration::from_millis(50),
+        max_delay: Duration::from_millis(500),
+        max_retry_after: Duration::from_secs(2),
+        ..RetryPolicy::DEFAULT
+    }
+}
+
+/// A Messages client pointed at the simulated API.
+pub fn anthropic_client(sim: &SimServer) -> anyhow::Result<AnthropicClient> {
+    let mut config = AnthropicConfig::new(DRILL_API_KEY);
+    config.base_url = sim.base_url();
+    Ok(AnthropicClient::new(config)?.with_retry_policy(drill_retries()))
+}
+
+/// A Responses client pointed at the simulated API.
+pub fn openai_client(sim: &SimServer) -> anyhow::Result<OpenAiClient> {
+    let mut config = OpenAiConfig::new(DRILL_API_KEY);
+    config.base_url = sim.openai_base_url();
+    Ok(OpenAiClient::new(config)?.with_retry_policy(drill_retries()))
+}
+
+/// Prints one line per request and per action while a drill runs.
+pub fn progress_printer(provider: ProviderArg) -> hands_runner::diagnostics::Observer {
+    let api = match provider {
+        ProviderArg::Anthropic => "messages",
+        ProviderArg::Openai => "responses",
+    };
+    Box::new(move |record: &Record| match record.stage {
+        Stage::Request => eprintln!(
+            "  {api} request: {:?} in {:.0} ms ({} attempt{})",
+            record.reason,
+            record.duration.as_secs_f64() * 1e3,
+            record.attempts,
+            if record.attempts == 1 { "" } else { "s" }
+        ),
+        Stage::Action => eprintln!(
+            "    {} {}: {:?} in {:.0} ms",
+            record.member.as_deref().unwrap_or("?"),
+            record.call_id.as_deref().unwrap_or(""),
+            record.reason,
+            record.duration.as_secs_f64() * 1e3
+        ),
+    })
+}
+
+/// The outcome in one line.
+pub fn describe(outcome: &RunOutcome) -> String {
+    let status = match &outcome.status {
+        RunStatus::Finished => "finished".to_owned(),
+        RunStatus::StepLimit => "hit the step limit".to_owned(),
+        RunStatus::Stopped(why) => format!("stopped: {why}"),
+    };
+    format!(
+        "the run {status} after {} request(s), {} tool call(s); {} input / {} output tokens{}",
+        outcome.steps,
+        outcome.executed_call_ids.len(),
+        outcome.usage.input_tokens,
+        outcome.usage.output_tokens,
+        if outcome.usage.incomplete {
+            " (incomplete)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// What a drill checked: each line passed or failed.
+#[derive(Debug, Default)]
+pub struct Verdicts {
+    lines: Vec<(bool, String)>,
+}
+
+impl Verdicts {
+    /// Records one check.
+    pub fn check(&mut self, ok: bool, what: impl Into<String>) {
+        self.lines.push((ok, what.into()));
+    }
+
+    /// Prints them; true when all passed.
+    pub fn report(&self) -> bool {
+        for (ok, what) in &self.lines {
+            eprintln!("  [{}] {what}", if *ok { "ok" } else { "FAILED" });
+        }
+        self.lines.iter().all(|(ok, _)| *ok)
+    }
+}
