@@ -153,7 +153,8 @@ function install(docId) {
           case 'checkbox': return 'checkbox';
           case 'radio': return 'radio';
           case 'range': return 'slider';
-          case 'file': case 'color': return 'unsupported';
+          case 'file': return 'button';
+          case 'color': return 'unsupported';
           default: return el.list ? 'combobox' : 'textbox';
         }
       }

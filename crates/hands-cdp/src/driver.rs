@@ -246,6 +246,11 @@ impl CdpBrowser {
         self.shared.lock().n_unintercepted
     }
 
+    /// Changes which field values later reads report.
+    pub fn set_value_policy(&mut self, values: crate::config::ValuePolicy) {
+        self.config.values = values;
+    }
+
     /// The browser process, when this driver launched it.
     pub fn chromium(&self) -> Option<&Chromium> {
         self.chromium.as_ref()

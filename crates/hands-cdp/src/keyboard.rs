@@ -110,6 +110,9 @@ impl CdpBrowser {
         let mut result = Ok(());
         for key in keys {
             let dom = dom_key(key);
+            // A key goes up with the modifiers held before it went down: releasing Control
+            // reports `ctrlKey: false`, as a real keyboard does.
+            let before = held;
             if let Some(m) = dom.modifier {
                 held.insert(m);
             }
@@ -117,7 +120,7 @@ impl CdpBrowser {
                 result = Err(e);
                 break;
             }
-            pressed.push((dom, held));
+            pressed.push((dom, before));
         }
         if result.is_ok()
             && let Some((duration, cancel)) = hold
@@ -151,10 +154,11 @@ impl CdpBrowser {
         let mut held = ModifierSet::NONE;
         let mut pressed = Vec::new();
         for m in &modifiers {
+            let before = held;
             held.insert(*m);
             let dom = dom_key(&m.key());
             self.key_event(page, true, &dom, held).await?;
-            pressed.push((dom, held));
+            pressed.push((dom, before));
         }
         let result = f(self).await;
         for (dom, held) in pressed.iter().rev() {

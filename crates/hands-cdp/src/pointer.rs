@@ -1,5 +1,7 @@
 //! Pointer members: `click`, `hover`, `scroll`, `scroll_to` on refs, and the opt-in `click_at`, `drag_path`, `hover_at` on viewport CSS coordinates; all real input through `Input.dispatchMouseEvent`.
 
+use std::time::Duration;
+
 use serde::Deserialize;
 use serde_json::json;
 use tokio::time::Instant;
@@ -13,6 +15,9 @@ use hands_core::input::{ModifierSet, ScrollDirection};
 use crate::driver::{AgentError, CdpBrowser, Page};
 use crate::keys::modifier_bits;
 use crate::refs::Stale;
+
+/// How long the first move of a drag waits for the browser to report a native drag.
+const DRAG_START_WAIT: Duration = Duration::from_millis(50);
 
 /// What to do with a ref's element while checking it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -277,6 +282,26 @@ impl CdpBrowser {
         Ok(Some(format!("Scrolled {name}.")))
     }
 
+    /// One `Input.dispatchDragEvent` carrying the intercepted drag's data.
+    async fn drag_event(
+        &self,
+        page: &Page,
+        kind: &str,
+        x: f64,
+        y: f64,
+        data: &serde_json::Value,
+        modifiers: ModifierSet,
+    ) -> Result<(), DriverError> {
+        let params = json!({"type": kind, "x": x, "y": y, "data": data,
+                            "modifiers": modifier_bits(modifiers)});
+        self.shared
+            .conn
+            .call(Some(&page.session), "Input.dispatchDragEvent", params)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.cdp_error(e))
+    }
+
     /// `click_at`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn click_at_impl(
@@ -335,41 +360,106 @@ impl CdpBrowser {
         };
         let started = Instant::now();
         let left = PointerButton::Left;
-        self.with_modifiers(&page, keys, async |this: &Self| {
-            this.mouse(&page, "mouseMoved", first.0, first.1, None, 0, 0, keys)
-                .await?;
-            this.mouse(
-                &page,
-                "mousePressed",
-                first.0,
-                first.1,
-                Some(left),
-                1,
-                1,
-                keys,
-            )
-            .await?;
-            for (x, y) in &points[1..] {
-                if cancel.is_cancelled() {
-                    break;
-                }
-                this.mouse(&page, "mouseMoved", *x, *y, Some(left), 1, 0, keys)
-                    .await?;
-            }
-            // Released even when cancelled, so no button stays down.
-            this.mouse(
-                &page,
-                "mouseReleased",
-                last.0,
-                last.1,
-                Some(left),
-                0,
-                1,
-                keys,
-            )
-            .await
-        })
+        // A press on something draggable (a selection, a link, a draggable element) starts a
+        // native drag, which swallows later mouse events in a headless browser: intercept it
+        // and continue the path as drag events, as a person's drop would land.
+        let session = page.session.clone();
+        let mut drags = self.shared.conn.subscribe(move |e| {
+            e.method == "Input.dragIntercepted" && e.session.as_ref() == Some(&session)
+        });
+        self.call_raw(
+            Some(&page.id),
+            "Input.setInterceptDrags",
+            json!({"enabled": true}),
+        )
         .await?;
+        let result = self
+            .with_modifiers(&page, keys, async |this: &Self| {
+                this.mouse(&page, "mouseMoved", first.0, first.1, None, 0, 0, keys)
+                    .await?;
+                this.mouse(
+                    &page,
+                    "mousePressed",
+                    first.0,
+                    first.1,
+                    Some(left),
+                    1,
+                    1,
+                    keys,
+                )
+                .await?;
+                let mut drag_data: Option<serde_json::Value> = None;
+                for (i, (x, y)) in points.iter().enumerate().skip(1) {
+                    if cancel.is_cancelled() {
+                        break;
+                    }
+                    match &drag_data {
+                        None => {
+                            this.mouse(&page, "mouseMoved", *x, *y, Some(left), 1, 0, keys)
+                                .await?;
+                            // The browser reports a drag a moment after the move that starts
+                            // it; the first move is where that happens.
+                            let wait = if i == 1 {
+                                DRAG_START_WAIT
+                            } else {
+                                Duration::ZERO
+                            };
+                            let started = tokio::time::timeout(wait, drags.recv()).await;
+                            if let Ok(Some(event)) = started {
+                                drag_data = Some(event.params["data"].clone());
+                                this.drag_event(
+                                    &page,
+                                    "dragEnter",
+                                    *x,
+                                    *y,
+                                    &event.params["data"],
+                                    keys,
+                                )
+                                .await?;
+                                this.drag_event(
+                                    &page,
+                                    "dragOver",
+                                    *x,
+                                    *y,
+                                    &event.params["data"],
+                                    keys,
+                                )
+                                .await?;
+                            }
+                        }
+                        Some(data) => {
+                            this.drag_event(&page, "dragOver", *x, *y, data, keys)
+                                .await?;
+                        }
+                    }
+                    if i == points.len() - 1
+                        && let Some(data) = &drag_data
+                    {
+                        this.drag_event(&page, "drop", *x, *y, data, keys).await?;
+                    }
+                }
+                // Released even when cancelled, so no button stays down.
+                this.mouse(
+                    &page,
+                    "mouseReleased",
+                    last.0,
+                    last.1,
+                    Some(left),
+                    0,
+                    1,
+                    keys,
+                )
+                .await
+            })
+            .await;
+        let _ = self
+            .call_raw(
+                Some(&page.id),
+                "Input.setInterceptDrags",
+                json!({"enabled": false}),
+            )
+            .await;
+        result?;
         if cancel.is_cancelled() {
             return Err(DriverError::Cancelled);
         }

@@ -1,0 +1,317 @@
+//! Tier 3: structured reads and refs against real Chromium — roles, labels, privacy, shadow DOM, frames, scopes, find, and refs that refuse to act once stale while the page proves nothing was clicked.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::*;
+use hands_cdp::ValuePolicy;
+use hands_core::browser::args::ReadFilter;
+use hands_core::browser::driver::ReadResult;
+use hands_core::browser::read::{Omitted, ReadElement, Ref, Role};
+use hands_core::browser::{Browser, BrowserRead, DriverError};
+
+fn structured(read: Option<ReadResult>) -> BrowserRead {
+    match read {
+        Some(ReadResult::Structured(r)) => r,
+        other => panic!("no structured read: {other:?}"),
+    }
+}
+
+fn by_label(read: &BrowserRead) -> HashMap<String, ReadElement> {
+    read.elements()
+        .iter()
+        .map(|e| (e.label().to_owned(), e.clone()))
+        .collect()
+}
+
+fn refused(result: Result<Option<String>, DriverError>) -> String {
+    match result {
+        Err(DriverError::Refused(e)) => e.text().to_owned(),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+const FORM: &str = r#"<!doctype html><title>Form</title>
+<h1>Sign up</h1>
+<form id=f aria-label="Sign up form" onsubmit="return false">
+  <label for=name>Full name</label><input id=name value="Ann">
+  <label>Email <input type=email id=email placeholder="you@example.com"></label>
+  <input type=password id=pw aria-label="Password" value="hunter2-secret">
+  <input type=text autocomplete="cc-number" aria-label="Card" value="4111111111111111">
+  <textarea aria-label="Bio">Hello bio</textarea>
+  <select id=size aria-label="Size"><option value=s>Small</option><option value=m selected>Medium</option></select>
+  <select multiple aria-label="Toppings"><option value=a selected>Cheese</option><option value=b>Olives</option></select>
+  <input type=checkbox id=agree checked><label for=agree>I agree</label>
+  <input type=radio name=r id=r1><label for=r1>Red</label>
+  <input type=range aria-label="Volume" value=30>
+  <input type=file aria-label="Avatar">
+  <input type=color aria-label="Colour">
+  <div role=button tabindex=0>Custom</div>
+  <a href="/next">Next page</a>
+  <button disabled>Disabled</button>
+  <button type=button>Submit</button>
+  <div style="display:none"><button>Hidden</button></div>
+  <span>Long: <button id=long>LONGLABEL</button></span>
+</form>
+<my-widget></my-widget>
+<script>
+  customElements.define('my-widget', class extends HTMLElement {
+    constructor() { super(); const r = this.attachShadow({mode: 'open'});
+      r.innerHTML = '<p>Inside shadow</p><button onclick="window.shadowClicks=(window.shadowClicks||0)+1">Shadow action</button>'; }
+  });
+  document.getElementById('long').textContent = 'é'.repeat(300);
+</script>
+<iframe src="/inner" style="width:400px;height:100px"></iframe>
+<iframe src="CROSS/cross" style="width:400px;height:100px"></iframe>
+<nav aria-label="Main"><a href="/a">Alpha</a></nav>
+<main><h2>Results</h2><section aria-label="Results list"><button>Result one</button></section></main>
+<button id=rep onclick="window.repClicks=(window.repClicks||0)+1">Replace me</button>
+<button id=ren onclick="window.renClicks=(window.renClicks||0)+1">Rename me</button>
+<button id=spa onclick="window.spaClicks=(window.spaClicks||0)+1">Route me</button>
+"#;
+
+/// One read reports every control kind with its role, label, value (privacy allowing), options
+/// and checked state; open shadow roots and same-origin frames are read, cross-origin frames are
+/// reported as left out; passwords never appear.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_report_controls_privately_across_shadow_and_frames() {
+    let a = Server::start().await;
+    let b = Server::start().await;
+    a.html("/", &FORM.replace("CROSS", &b.origin()));
+    a.html("/inner", "<p>Inner text</p><button onclick=\"parent.framedClicks=(parent.framedClicks||0)+1\">Framed</button>");
+    b.html("/cross", "<p>Cross text</p><button>Cross button</button>");
+    a.html(
+        "/other",
+        "<title>Other</title><button id=rep onclick=\"document.title='hit'\">Replace me</button>",
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
+
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let els = by_label(&read);
+    let check = |label: &str, role: Role, value: Option<&str>| {
+        let e = els
+            .get(label)
+            .unwrap_or_else(|| panic!("no element {label:?} in {read:#?}"));
+        assert_eq!(e.role(), role, "{label}");
+        assert_eq!(e.value(), value, "{label}");
+    };
+    check("Full name", Role::Textbox, Some("Ann"));
+    check("Email", Role::Textbox, Some(""));
+    check("Password", Role::Textbox, None);
+    check("Card", Role::Textbox, None);
+    check("Bio", Role::Textbox, Some("Hello bio"));
+    check("Size", Role::Combobox, Some("m"));
+    check("Toppings", Role::Listbox, None);
+    check("I agree", Role::Checkbox, None);
+    check("Red", Role::Radio, None);
+    check("Volume", Role::Slider, Some("30"));
+    check("Custom", Role::Button, None);
+    check("Avatar", Role::Button, None);
+    assert!(!els.contains_key("Colour"));
+    check("Next page", Role::Button, None);
+    check("Disabled", Role::Button, None);
+    check("Submit", Role::Button, None);
+    check("Shadow action", Role::Button, None);
+    check("Framed", Role::Button, None);
+    assert_eq!(els["I agree"].checked(), Some(true));
+    assert_eq!(els["Red"].checked(), Some(false));
+    let size: Vec<(&str, &str, Option<bool>)> = els["Size"]
+        .options()
+        .unwrap()
+        .iter()
+        .map(|o| (o.label(), o.value(), o.is_selected()))
+        .collect();
+    assert_eq!(size, vec![("Small", "s", None), ("Medium", "m", None)]);
+    let toppings: Vec<Option<bool>> = els["Toppings"]
+        .options()
+        .unwrap()
+        .iter()
+        .map(|o| o.is_selected())
+        .collect();
+    assert_eq!(toppings, vec![Some(true), Some(false)]);
+    assert!(!els.contains_key("Hidden"));
+    assert!(!els.contains_key("Cross button"));
+    let long = read
+        .elements()
+        .iter()
+        .find(|e| e.label().starts_with('é'))
+        .unwrap();
+    assert_eq!(long.label().len(), 256);
+    for code in [
+        Omitted::Private,
+        Omitted::FrameLimit,
+        Omitted::UnsupportedControl,
+        Omitted::NameLimit,
+    ] {
+        assert!(
+            read.omitted().contains(&code),
+            "{code:?} missing: {:?}",
+            read.omitted()
+        );
+    }
+    assert!(read.text().contains("Sign up"), "{}", read.text());
+    assert!(read.text().contains("Inside shadow"), "{}", read.text());
+    assert!(read.text().contains("Inner text"), "{}", read.text());
+    assert!(!read.text().contains("Cross text"));
+    let json = serde_json::to_string(&read).unwrap();
+    assert!(
+        !json.contains("hunter2") && !json.contains("4111111111111111"),
+        "{json}"
+    );
+    let mut refs: Vec<&str> = read
+        .elements()
+        .iter()
+        .map(|e| e.reference().as_str())
+        .collect();
+    let n = refs.len();
+    refs.sort();
+    refs.dedup();
+    assert_eq!(refs.len(), n);
+
+    // `interactive` leaves out disabled controls; a second read keeps the same refs.
+    let interactive = structured(
+        browser
+            .read_page(ReadFilter::Interactive, None, &c)
+            .await
+            .unwrap(),
+    );
+    let ie = by_label(&interactive);
+    assert!(!ie.contains_key("Disabled"));
+    assert_eq!(ie["Full name"].reference(), els["Full name"].reference());
+
+    // get_page_text: text, no elements.
+    let text = structured(browser.get_page_text(None, &c).await.unwrap());
+    assert!(text.elements().is_empty());
+    assert!(text.text().contains("Sign up"));
+
+    // find ranks by label and role.
+    let found = structured(browser.find("size dropdown", None, &c).await.unwrap());
+    assert_eq!(found.elements()[0].label(), "Size");
+    let found = structured(browser.find("shadow", None, &c).await.unwrap());
+    assert_eq!(found.elements()[0].label(), "Shadow action");
+
+    // Values withheld by policy.
+    browser.set_value_policy(ValuePolicy::Never);
+    let hidden = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    assert!(
+        hidden
+            .elements()
+            .iter()
+            .all(|e| e.value().is_none() && e.options().is_none())
+    );
+    assert!(hidden.omitted().contains(&Omitted::Value));
+    browser.set_value_policy(ValuePolicy::NonPrivate);
+
+    // Scoped reads: discover sections, then read one.
+    let scoped = browser
+        .read_page_scoped(None, 2, ReadFilter::All, None, &c)
+        .await
+        .unwrap();
+    let scopes: HashMap<&str, &Ref> = scoped
+        .scopes()
+        .iter()
+        .map(|s| (s.label(), s.reference()))
+        .collect();
+    assert!(scopes.contains_key("form: Sign up form"), "{scopes:?}");
+    assert!(scopes.contains_key("navigation: Main"), "{scopes:?}");
+    let main = scopes["main: Results"].clone();
+    let inside = browser
+        .read_page_scoped(Some(&main), 5, ReadFilter::All, None, &c)
+        .await
+        .unwrap();
+    let inside_labels: Vec<&str> = inside.read().elements().iter().map(|e| e.label()).collect();
+    assert_eq!(inside_labels, vec!["Result one"]);
+    assert!(inside.read().text().contains("Results"));
+    assert_eq!(
+        inside
+            .scopes()
+            .iter()
+            .map(|s| s.label())
+            .collect::<Vec<_>>(),
+        vec!["section: Results list"]
+    );
+    let shallow = browser
+        .read_page_scoped(Some(&main), 1, ReadFilter::All, None, &c)
+        .await
+        .unwrap();
+    assert!(shallow.read().elements().is_empty());
+    assert!(shallow.read().omitted().contains(&Omitted::TargetLimit));
+    // A scope ref is refused by every member that acts on an element.
+    let text = refused(browser.click(&main, None, &c).await);
+    assert!(text.contains("scope ref"), "{text}");
+    let err = browser
+        .read_page_scoped(
+            Some(els["Submit"].reference()),
+            2,
+            ReadFilter::All,
+            None,
+            &c,
+        )
+        .await;
+    assert!(matches!(err, Err(DriverError::Refused(_))), "{err:?}");
+
+    // A click through the shadow root and into the frame reaches the page.
+    browser
+        .click(els["Shadow action"].reference(), None, &c)
+        .await
+        .unwrap();
+    browser
+        .click(els["Framed"].reference(), None, &c)
+        .await
+        .unwrap();
+    assert_eq!(eval(&browser, "window.shadowClicks").await, 1);
+    assert_eq!(eval(&browser, "window.framedClicks").await, 1);
+
+    // Stale refs, each refused while the page shows nothing was clicked.
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let els = by_label(&read);
+    eval(
+        &browser,
+        "const o = document.getElementById('rep'); o.replaceWith(o.cloneNode(true)); 1",
+    )
+    .await;
+    let text = refused(browser.click(els["Replace me"].reference(), None, &c).await);
+    assert!(text.contains("removed or replaced"), "{text}");
+    eval(
+        &browser,
+        "document.getElementById('ren').textContent = 'Renamed'; 1",
+    )
+    .await;
+    let text = refused(browser.click(els["Rename me"].reference(), None, &c).await);
+    assert!(text.contains("role or label changed"), "{text}");
+    eval(&browser, "history.pushState({}, '', '/route'); 1").await;
+    let text = refused(browser.click(els["Route me"].reference(), None, &c).await);
+    assert!(text.contains("navigated"), "{text}");
+    assert_eq!(
+        eval(
+            &browser,
+            "[window.repClicks, window.renClicks, window.spaClicks]"
+        )
+        .await,
+        serde_json::json!([null, null, null])
+    );
+
+    // After a navigation, the old ref never reaches the new page's look-alike element.
+    let old = els["Replace me"].reference().clone();
+    browser
+        .navigate(&a.page_url("/other"), None, &c)
+        .await
+        .unwrap();
+    let text = refused(browser.click(&old, None, &c).await);
+    assert!(text.contains("stale"), "{text}");
+    assert_eq!(eval(&browser, "document.title").await, "Other");
+    let fresh = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let fresh_ref = fresh.elements()[0].reference();
+    assert!(
+        read.elements().iter().all(|e| e.reference() != fresh_ref),
+        "a ref was reused"
+    );
+    browser.click(fresh_ref, None, &c).await.unwrap();
+    assert_eq!(eval(&browser, "document.title").await, "hit");
+    let unknown = refused(browser.click(&Ref::new("e999999").unwrap(), None, &c).await);
+    assert!(unknown.contains("Unknown ref"), "{unknown}");
+}
