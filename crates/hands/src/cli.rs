@@ -31,12 +31,97 @@ pub enum Command {
     /// The offline drills: a scripted model, served by a local stand-in of the model API, drives
     /// the real runner on a real desktop or browser; the drill then verifies the result itself.
     Drill(DrillArgs),
+    /// Run a task with a model (Claude or OpenAI) on a real desktop and/or browser.
+    Run(RunArgs),
+    /// Print the structured read of a page, as `read_page` gives it to a model.
+    Read(ReadArgs),
+    /// Say whether an origin allow-list allows each URL, and why.
+    Policy(PolicyArgs),
     /// Execute one saved model turn against a driver and print the `user` message that answers
     /// it (JSON on stdout).
     Exec(ExecArgs),
     /// The offline demo: spawn a desktop with an editor, replay a sample turn, show what came
     /// back.
     Demo(DemoArgs),
+}
+
+/// `hands run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What the model should do.
+    #[arg(long)]
+    pub task: String,
+    /// Act on a desktop: a spawned 1280x800 Xvfb display with a window manager, unless
+    /// `--display` names one. The default when `--browser` is not given.
+    #[arg(long)]
+    pub desktop: bool,
+    /// Attach to this X display instead of spawning one.
+    #[arg(long, value_name = ":N")]
+    pub display: Option<String>,
+    /// Open Chromium at this URL and give the model the browser toolset.
+    #[arg(long, value_name = "URL")]
+    pub browser: Option<String>,
+    /// Which model API.
+    #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
+    pub provider: ProviderArg,
+    /// The model (default for anthropic: claude-opus-5-5).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Requests allowed; the last one cannot start new effects.
+    #[arg(long, default_value_t = 20)]
+    pub max_steps: u32,
+    /// Origins the browser may open (`https://example.com`, `https://*.example.com`); default:
+    /// the origin of `--browser`.
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// Who approves consequential actions: a person on the terminal (`ask`), everything the
+    /// policies allow (`all`, for scripts), or nothing (`none`).
+    #[arg(long, value_enum, default_value_t = ApproveArg::Ask)]
+    pub approve: ApproveArg,
+    /// The API's base URL (default: `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`, then the public API).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Stream responses (SSE).
+    #[arg(long)]
+    pub stream: bool,
+    /// The run directory (default `runs/run-<time>`): a JSONL log and the screenshots.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Who approves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApproveArg {
+    /// Ask a person on the terminal.
+    Ask,
+    /// Approve what the policies allow.
+    All,
+    /// Refuse every consequential action.
+    None,
+}
+
+/// `hands read`.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The page.
+    pub url: String,
+    /// Only controls a person can operate.
+    #[arg(long = "filter-interactive", visible_alias = "interactive")]
+    pub interactive: bool,
+    /// Print `BrowserReadV1` JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hands policy`.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// An allowed origin pattern (`https://example.com`, `https://*.example.com:8443`).
+    #[arg(long, value_name = "ORIGIN", required = true)]
+    pub allow: Vec<String>,
+    /// URLs to decide on.
+    #[arg(last = true, required = true)]
+    pub urls: Vec<String>,
 }
 
 /// `hands drill`.

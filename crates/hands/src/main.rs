@@ -6,11 +6,16 @@
     reason = "a command-line tool prints its results on stdout"
 )]
 
+mod approve;
 mod cli;
 mod demo;
 mod drill;
 mod environment;
 mod exec;
+mod policy;
+mod read;
+mod run;
+mod rundir;
 
 use std::process::ExitCode;
 
@@ -33,6 +38,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             cli::Command::Drill(args) => drill::run(args).await,
+            cli::Command::Run(args) => run::run(args).await,
+            cli::Command::Read(args) => read::run(args).await,
+            cli::Command::Policy(args) => policy::run(args),
             cli::Command::Exec(args) => exec::run(args).await,
             cli::Command::Demo(args) => demo::run(args).await,
         }

@@ -1,0 +1,280 @@
+//! `hands run`: a task in, a model in a loop, actions on a real desktop and/or browser,
+//! approvals where the spec demands them, a run directory out. Exit status 0 only when the model
+//! finished.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use hands_cdp::{CdpBrowser, DriverConfig};
+use hands_core::browser::Browser as _;
+use hands_core::browser::args::PageUrl;
+use hands_core::geometry::Size;
+use hands_core::{CancellationToken, Desktop};
+use hands_models::anthropic::{self, AnthropicClient, AnthropicConfig};
+use hands_models::openai::{self, OpenAiClient, OpenAiConfig};
+use hands_runner::diagnostics::{Record, Stage};
+use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
+use hands_sandbox::{BashConfig, BashTool, EditorConfig, EditorTool};
+use hands_toolset::browser::url_policy::OriginAllowList;
+use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
+use hands_toolset::computer::{ComputerConfig, ComputerToolset};
+use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor};
+use hands_x11::X11Desktop;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::approve::Approver;
+use crate::cli::{ProviderArg, RunArgs};
+use crate::environment::DesktopEnv;
+use crate::policy::RequestAllowList;
+use crate::rundir::RunDir;
+
+/// The default Claude model: every model that accepts `computer_toolset_20260801` will do.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-opus-5-5";
+/// The size of a spawned desktop.
+pub const DESKTOP_SIZE: (u32, u32) = (1280, 800);
+
+/// Exit status when no API key is set.
+const NO_KEY: u8 = 2;
+
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let (key_var, base_var) = match args.provider {
+        ProviderArg::Anthropic => (anthropic::API_KEY_ENV, anthropic::BASE_URL_ENV),
+        ProviderArg::Openai => (openai::API_KEY_ENV, openai::BASE_URL_ENV),
+    };
+    let Some(key) = std::env::var(key_var).ok().filter(|k| !k.trim().is_empty()) else {
+        eprintln!(
+            "hands run: no API key: set {key_var} (and {base_var} for another endpoint).\n\
+             Without a key, try the offline drills, which run the same path against a local \
+             stand-in of the API:\n    hands drill desktop\n    hands drill browser"
+        );
+        return Ok(ExitCode::from(NO_KEY));
+    };
+    let base_url = args.base_url.clone().or_else(|| {
+        std::env::var(base_var)
+            .ok()
+            .filter(|u| !u.trim().is_empty())
+    });
+    let model = match (&args.model, args.provider) {
+        (Some(m), _) => m.clone(),
+        (None, ProviderArg::Anthropic) => DEFAULT_ANTHROPIC_MODEL.to_owned(),
+        (None, ProviderArg::Openai) => anyhow::bail!(
+            "give --model: a Responses model your project can use with the computer tool"
+        ),
+    };
+    let use_desktop = args.desktop || args.display.is_some() || args.browser.is_none();
+    let out = args.out.clone().unwrap_or_else(default_run_dir);
+    let mut rundir = RunDir::create(&out)?;
+    rundir.line(serde_json::json!({"kind": "start", "task": args.task, "provider": format!("{:?}", args.provider),
+        "model": model, "desktop": use_desktop, "browser": args.browser}));
+    let approver = Approver::new(args.approve);
+
+    // The desktop: a display of our own (with a window manager) unless one is named.
+    let mut _env_clients = Vec::new();
+    let desktop: Option<Box<dyn Desktop>> = if use_desktop {
+        Some(match &args.display {
+            Some(display) => Box::new(
+                X11Desktop::connect(Some(display))
+                    .with_context(|| format!("attaching to display {display}"))?,
+            ),
+            None => {
+                let size = Size::new(DESKTOP_SIZE.0, DESKTOP_SIZE.1).context("screen size")?;
+                let env = DesktopEnv::spawn(size, false).await?;
+                eprintln!("hands run: desktop {size} on {}", env.desktop.display());
+                _env_clients = env.clients;
+                Box::new(env.desktop)
+            }
+        })
+    } else {
+        None
+    };
+    let display_name = args.display.clone();
+
+    // The browser: Chromium, under the same allow-list at the toolset and the request level.
+    let mut toolbox = Toolbox::default();
+    let mut browser_note = String::new();
+    if let Some(start) = &args.browser {
+        let start_url = PageUrl::parse("--browser", start).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let origins: Vec<String> = if args.allow_origin.is_empty() {
+            vec![start_url.url().origin().ascii_serialization()]
+        } else {
+            args.allow_origin.clone()
+        };
+        let allow =
+            OriginAllowList::new(&origins).map_err(|e| anyhow::anyhow!("--allow-origin: {e}"))?;
+        let driver_config = DriverConfig {
+            policy: Arc::new(RequestAllowList(allow.clone())),
+            ..DriverConfig::default()
+        };
+        let mut browser = CdpBrowser::launch(driver_config)
+            .await
+            .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
+        let cancel = CancellationToken::new();
+        browser
+            .navigate(&start_url, None, &cancel)
+            .await
+            .map_err(|e| anyhow::anyhow!("opening {start}: {e}"))?;
+        let toolset = BrowserToolset::new(
+            browser,
+            BrowserToolsetConfig {
+                confirm: Some(Arc::new(approver.clone())),
+                url_policy: Some(Arc::new(allow)),
+                ..BrowserToolsetConfig::default()
+            },
+        )?;
+        browser_note = format!(
+            " A browser is open at {} (allowed origins: {}); use the browser_* tools for web pages.",
+            start_url.as_str(),
+            origins.join(", ")
+        );
+        toolbox.browser = Some(Box::new(toolset));
+    }
+
+    let system = format!(
+        "You operate a sandboxed Linux environment for the user.{}{} After each step, take a \
+         screenshot or read the page and check the result before going on. When the task is \
+         done, say so in one short message.",
+        if desktop.is_some() {
+            " A desktop is available through the computer tool."
+        } else {
+            ""
+        },
+        browser_note
+    );
+    let cancel = CancellationToken::new();
+    let config = RunConfig {
+        max_steps: args.max_steps,
+    };
+    let mut runner = match args.provider {
+        ProviderArg::Anthropic => {
+            let mut client_config = AnthropicConfig::new(key);
+            if let Some(url) = base_url {
+                client_config.base_url = url;
+            }
+            let client = AnthropicClient::new(client_config)?;
+            let computer = desktop
+                .map(|d| ComputerToolset::new(d, ComputerConfig::default()))
+                .transpose()?;
+            if computer.is_some() {
+                // Claude uses bash and the editor beside the computer (the spec's quick start);
+                // bash runs in the run directory, with the desktop as its display.
+                let mut bash = BashConfig {
+                    working_dir: Some(rundir.path().to_owned()),
+                    ..BashConfig::default()
+                };
+                if let Some(display) = display_name
+                    .clone()
+                    .or_else(|| std::env::var("DISPLAY").ok())
+                {
+                    bash.env.push(("DISPLAY".into(), display));
+                }
+                toolbox.bash = Some(BashTool::new(bash));
+                toolbox.editor = Some(EditorTool::new(EditorConfig::default())?);
+            }
+            let mut settings = AnthropicSettings::new(model.clone());
+            settings.system = Some(system);
+            settings.stream = args.stream;
+            Runner::anthropic(client, settings, computer, toolbox, config)
+        }
+        ProviderArg::Openai => {
+            let mut client_config = OpenAiConfig::new(key);
+            if let Some(url) = base_url {
+                client_config.base_url = url;
+            }
+            let client = OpenAiClient::new(client_config)?;
+            let computer =
+                desktop.map(|d| ComputerCallExecutor::new(d, ComputerCallConfig::default()));
+            let mut settings = OpenAiSettings::new(model.clone());
+            settings.instructions = Some(system);
+            settings.stream = args.stream;
+            Runner::openai(client, settings, computer, toolbox, config)
+        }
+    };
+    runner.set_approver(Box::new(approver));
+    let bar = progress_bar();
+    {
+        let bar = bar.clone();
+        let mut n_requests = 0u32;
+        let mut n_actions = 0u32;
+        runner.set_observer(Box::new(move |record: &Record| {
+            match record.stage {
+                Stage::Request => {
+                    n_requests += 1;
+                    bar.println(format!(
+                        "step {n_requests}: model answered in {:.1} s{}",
+                        record.duration.as_secs_f64(),
+                        if record.attempts > 1 {
+                            format!(" after {} attempts", record.attempts)
+                        } else {
+                            String::new()
+                        }
+                    ));
+                }
+                Stage::Action => {
+                    n_actions += 1;
+                    bar.println(format!(
+                        "  {} {:?} ({:.0} ms)",
+                        record.member.as_deref().unwrap_or("?"),
+                        record.reason,
+                        record.duration.as_secs_f64() * 1e3
+                    ));
+                }
+            }
+            bar.set_message(format!("{n_requests} request(s), {n_actions} action(s)"));
+        }));
+    }
+    let out_path = rundir.path().to_owned();
+    runner.set_journal(Box::new(rundir));
+    let ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nhands run: stopping after the current action (Ctrl-C again to kill)");
+            ctrl_c.cancel();
+        }
+    });
+    let outcome = runner.run(&args.task, &cancel).await?;
+    bar.finish_and_clear();
+    println!("{}", outcome.final_text);
+    eprintln!(
+        "hands run: {} after {} request(s); {} input + {} cached + {} output tokens{}; run directory {}",
+        match &outcome.status {
+            RunStatus::Finished => "finished".to_owned(),
+            RunStatus::StepLimit => format!("hit the step limit ({})", args.max_steps),
+            RunStatus::Stopped(why) => format!("stopped: {why}"),
+        },
+        outcome.steps,
+        outcome.usage.input_tokens,
+        outcome.usage.cache_read_input_tokens,
+        outcome.usage.output_tokens,
+        if outcome.usage.incomplete {
+            " (usage incomplete)"
+        } else {
+            ""
+        },
+        out_path.display()
+    );
+    Ok(if outcome.finished() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn progress_bar() -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+fn default_run_dir() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    PathBuf::from("runs").join(format!("run-{secs}"))
+}

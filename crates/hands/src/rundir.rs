@@ -1,0 +1,161 @@
+//! A run directory: `log.jsonl` (one JSON object per request, response and action, with
+//! timings) and the images the model was shown, as files. Image data in the logged bodies is
+//! replaced by the file it was written to, so the log stays small and readable.
+
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context as _;
+use hands_core::image::MediaType;
+use hands_runner::journal::{Entry, Journal};
+use serde_json::{Value, json};
+
+/// Writes a run directory.
+pub struct RunDir {
+    dir: PathBuf,
+    log: BufWriter<File>,
+    started: Instant,
+    n_images: usize,
+}
+
+impl RunDir {
+    /// Creates `dir` (and `dir/images`) and opens its log.
+    pub fn create(dir: &Path) -> anyhow::Result<RunDir> {
+        std::fs::create_dir_all(dir.join("images"))
+            .with_context(|| format!("creating {}", dir.display()))?;
+        let log = File::create(dir.join("log.jsonl"))
+            .with_context(|| format!("creating {}/log.jsonl", dir.display()))?;
+        Ok(RunDir {
+            dir: dir.to_owned(),
+            log: BufWriter::new(log),
+            started: Instant::now(),
+            n_images: 0,
+        })
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends one line.
+    pub fn line(&mut self, mut value: Value) {
+        value["t_ms"] = json!(self.started.elapsed().as_millis() as u64);
+        if let Err(e) = writeln!(self.log, "{value}").and_then(|()| self.log.flush()) {
+            tracing::warn!(error = %e, "could not write the run log");
+        }
+    }
+}
+
+/// Replaces base64 image data (Anthropic `source.data`, OpenAI `data:` URLs) with a short note.
+fn elide_images(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("type").and_then(Value::as_str) == Some("base64")
+                && let Some(Value::String(data)) = map.get_mut("data")
+            {
+                *data = format!("<{} base64 bytes>", data.len());
+            }
+            for (key, v) in map.iter_mut() {
+                if let Value::String(s) = v
+                    && (key == "image_url" || key == "url")
+                    && s.starts_with("data:")
+                {
+                    *s = format!("<data URL of {} bytes>", s.len());
+                } else {
+                    elide_images(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(elide_images),
+        _ => {}
+    }
+}
+
+impl Journal for RunDir {
+    fn record(&mut self, entry: Entry<'_>) {
+        match entry {
+            Entry::Request { step, body } => {
+                let mut body = body.clone();
+                elide_images(&mut body);
+                self.line(json!({"kind": "request", "step": step, "body": body}));
+            }
+            Entry::Response {
+                step,
+                body,
+                duration,
+                attempts,
+            } => {
+                let mut body = body.clone();
+                elide_images(&mut body);
+                self.line(
+                    json!({"kind": "response", "step": step, "ms": duration.as_millis() as u64,
+                    "attempts": attempts, "body": body}),
+                );
+            }
+            Entry::Action {
+                step,
+                call_id,
+                name,
+                is_error,
+                summary,
+                duration,
+            } => {
+                let summary: String = summary.chars().take(500).collect();
+                self.line(
+                    json!({"kind": "action", "step": step, "call_id": call_id, "name": name,
+                    "is_error": is_error, "ms": duration.as_secs_f64() * 1e3, "summary": summary}),
+                );
+            }
+            Entry::Image {
+                step,
+                call_id,
+                image,
+            } => {
+                self.n_images += 1;
+                let ext = match image.media_type {
+                    MediaType::Png => "png",
+                    MediaType::Jpeg => "jpg",
+                };
+                let safe: String = call_id
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                let name = format!("images/{:03}-step{step}-{safe}.{ext}", self.n_images);
+                if let Err(e) = std::fs::write(self.dir.join(&name), image.bytes()) {
+                    tracing::warn!(error = %e, "could not save an image");
+                }
+                self.line(
+                    json!({"kind": "image", "step": step, "call_id": call_id, "file": name,
+                    "size": image.size.to_string()}),
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_data_is_elided_from_logged_bodies() {
+        let mut body = json!({"messages": [{"content": [{"type": "tool_result", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]}]}],
+            "input": [{"output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,AAAA"}}]});
+        elide_images(&mut body);
+        let text = body.to_string();
+        assert!(!text.contains("AAAA"), "{text}");
+        assert!(text.contains("<4 base64 bytes>"));
+        assert!(text.contains("<data URL of 26 bytes>"));
+    }
+}
