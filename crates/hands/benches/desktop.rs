@@ -548,24 +548,19 @@ async fn run() -> anyhow::Result<()> {
 fn print_table(rows: &[Row], breakdown: &[(&str, Stats)], typing: (f64, f64)) {
     println!(
         "\n{:<32} {:>20} {:>20} {:>20} {:>9} {:>9}",
-        "median (p90, n)", "hands", "reference, no delay", "reference, 2 s delay", "x nodelay", "x delay"
+        "median (p90, n)",
+        "hands",
+        "reference, no delay",
+        "reference, 2 s delay",
+        "x nodelay",
+        "x delay"
     );
-    let cell = |s: &Stats| {
-        format!(
-            "{} ({}, {})",
-            ms(s.median()),
-            ms(s.p90()),
-            s.samples.len()
-        )
-    };
+    let cell = |s: &Stats| format!("{} ({}, {})", ms(s.median()), ms(s.p90()), s.samples.len());
     for row in rows {
         let ratio = |other: &Stats| {
             other.median().as_secs_f64() / row.ours.median().as_secs_f64().max(1e-9)
         };
-        let delayed = row
-            .delayed
-            .as_ref()
-            .map_or_else(|| "n/a".to_owned(), cell);
+        let delayed = row.delayed.as_ref().map_or_else(|| "n/a".to_owned(), cell);
         let delayed_ratio = row
             .delayed
             .as_ref()
@@ -582,20 +577,25 @@ fn print_table(rows: &[Row], breakdown: &[(&str, Stats)], typing: (f64, f64)) {
     }
     println!("\n(a) breakdown, hands:");
     for (name, stats) in breakdown {
-        println!("  {name:<30} median {}  p90 {}", ms(stats.median()), ms(stats.p90()));
+        println!(
+            "  {name:<30} median {}  p90 {}",
+            ms(stats.median()),
+            ms(stats.p90())
+        );
     }
     println!(
         "(c) typing speed: hands {:.0} chars/s, reference {:.0} chars/s (the reference's type skips its delay)",
         typing.0, typing.1
     );
-    println!("\ntargets: (b) >= 20x with delay and >= 5x without; (a) < 10 ms median; (c) >= 500 chars/s");
+    println!(
+        "\ntargets: (b) >= 20x with delay and >= 5x without; (a) < 10 ms median; (c) >= 500 chars/s"
+    );
     let find = |prefix: &str| rows.iter().find(|r| r.name.starts_with(prefix));
     if let Some(b) = find("(b)") {
         let x = b.reference.median().as_secs_f64() / b.ours.median().as_secs_f64();
-        let xd = b
-            .delayed
-            .as_ref()
-            .map_or(0.0, |d| d.median().as_secs_f64() / b.ours.median().as_secs_f64());
+        let xd = b.delayed.as_ref().map_or(0.0, |d| {
+            d.median().as_secs_f64() / b.ours.median().as_secs_f64()
+        });
         println!(
             "  (b) {:.1}x with delay ({}), {:.1}x without ({})",
             xd,
@@ -609,7 +609,11 @@ fn print_table(rows: &[Row], breakdown: &[(&str, Stats)], typing: (f64, f64)) {
         println!(
             "  (a) {} median ({})",
             ms(m),
-            if m < Duration::from_millis(10) { "met" } else { "MISSED" }
+            if m < Duration::from_millis(10) {
+                "met"
+            } else {
+                "MISSED"
+            }
         );
     }
     println!(
