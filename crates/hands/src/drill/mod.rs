@@ -4,6 +4,8 @@
 //! verifies the result itself — the file on disk, the booking in the app's database — never the
 //! policy's claim. It prints what it verified and fails loudly when it does not hold.
 
+pub mod browser;
+pub mod browser_policy;
 pub mod desktop;
 pub mod desktop_policy;
 
@@ -21,21 +23,17 @@ use crate::cli::{DrillArgs, DrillKind, ProviderArg};
 /// Runs the drills asked for; exit status 0 only when every check of every drill held.
 pub async fn run(args: DrillArgs) -> anyhow::Result<std::process::ExitCode> {
     let mut passed = true;
-    let runs: Vec<(DrillKind, ProviderArg)> = match args.which {
-        DrillKind::All => vec![
-            (DrillKind::Desktop, ProviderArg::Anthropic),
-            (DrillKind::Desktop, ProviderArg::Openai),
-            (DrillKind::Browser, ProviderArg::Anthropic),
-            (DrillKind::Browser, ProviderArg::Openai),
-        ],
-        which => vec![(which, args.provider)],
+    let both = [ProviderArg::Anthropic, ProviderArg::Openai];
+    let (desktops, browsers): (&[ProviderArg], &[ProviderArg]) = match args.which {
+        DrillKind::All => (&both, &both),
+        DrillKind::Desktop => (std::slice::from_ref(&args.provider), &[]),
+        DrillKind::Browser => (&[], std::slice::from_ref(&args.provider)),
     };
-    for (which, provider) in runs {
-        passed &= match which {
-            DrillKind::Desktop => desktop::run(provider).await?,
-            DrillKind::Browser => anyhow::bail!("the browser drill is not built yet"),
-            DrillKind::All => unreachable!("expanded above"),
-        };
+    for provider in desktops {
+        passed &= desktop::run(*provider).await?;
+    }
+    for provider in browsers {
+        passed &= browser::run(*provider).await?;
     }
     Ok(if passed {
         std::process::ExitCode::SUCCESS

@@ -1,0 +1,224 @@
+//! The deterministic "model" of the browser drill: it reads the booking page through the browser
+//! toolset, finds each field's ref by its label in the structured read, fills the form, submits
+//! it, and reads the confirmation — the way a careful model would, from what the tools returned.
+//!
+//! It sees only the requests the runner sends (tool results included) and decides from them; the
+//! drill then checks the app's database, never this policy's claim.
+
+use hands_sim::Turn;
+use hands_sim::policy::{function_call, message, text, tool_use};
+use serde_json::{Value, json};
+
+/// The booking the drill asks for.
+#[derive(Debug, Clone)]
+pub struct BookingTask {
+    /// The guest's name.
+    pub name: String,
+    /// Their email.
+    pub email: String,
+    /// Check-in, `YYYY-MM-DD`.
+    pub check_in: String,
+    /// Nights.
+    pub nights: u32,
+    /// The room's option value.
+    pub room: String,
+    /// Breakfast wanted.
+    pub breakfast: bool,
+}
+
+impl BookingTask {
+    /// The task as the user states it.
+    pub fn prompt(&self) -> String {
+        format!(
+            "Book a room on the open page for {} ({}), checking in on {} for {} nights, room \
+             type {}, {}breakfast. Confirm the booking is saved.",
+            self.name,
+            self.email,
+            self.check_in,
+            self.nights,
+            self.room,
+            if self.breakfast { "with " } else { "without " }
+        )
+    }
+}
+
+/// Each tool result's text in the newest answer of a request, for either API.
+fn latest_results(request: &Value) -> Vec<String> {
+    let mut texts = Vec::new();
+    if let Some(messages) = request["messages"].as_array() {
+        if let Some(last) = messages.last()
+            && let Some(blocks) = last["content"].as_array()
+        {
+            for block in blocks.iter().filter(|b| b["type"] == "tool_result") {
+                match &block["content"] {
+                    Value::String(s) => texts.push(s.clone()),
+                    Value::Array(items) => texts.extend(
+                        items
+                            .iter()
+                            .filter_map(|i| i["text"].as_str().map(str::to_owned)),
+                    ),
+                    _ => {}
+                }
+            }
+        }
+    } else if let Some(items) = request["input"].as_array() {
+        for item in items.iter().filter(|i| i["type"] == "function_call_output") {
+            match &item["output"] {
+                Value::String(s) => texts.push(s.clone()),
+                Value::Array(parts) => texts.extend(
+                    parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str().map(str::to_owned)),
+                ),
+                _ => {}
+            }
+        }
+    }
+    texts
+}
+
+/// The ref of the element whose label starts with `label`, in a read's JSON text.
+fn ref_of(read: &Value, label: &str) -> Option<String> {
+    read["result"]["elements"]
+        .as_array()?
+        .iter()
+        .find(|e| {
+            e["label"]
+                .as_str()
+                .is_some_and(|l| l.trim().to_lowercase().starts_with(&label.to_lowercase()))
+        })
+        .and_then(|e| e["ref"].as_str())
+        .map(str::to_owned)
+}
+
+/// Where the policy is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Read,
+    Fill,
+    Confirm,
+    Done,
+}
+
+/// One browser call, rendered for the API the request came from.
+fn call(anthropic: bool, tool: &str, args: Value) -> Value {
+    if anthropic {
+        tool_use(tool, args)
+    } else {
+        function_call(tool, args)
+    }
+}
+
+/// The policy, for both APIs (it answers in the protocol the request came in).
+pub fn policy(task: BookingTask) -> impl FnMut(&Value) -> Turn + Send {
+    let mut step = Step::Read;
+    move |request: &Value| {
+        let anthropic = request.get("messages").is_some();
+        let finish = |words: &str| {
+            if anthropic {
+                Turn::text(words)
+            } else {
+                Turn::Items(vec![message(words)])
+            }
+        };
+        let results = latest_results(request);
+        if let Some(failed) = results
+            .iter()
+            .filter_map(|r| serde_json::from_str::<Value>(r).ok())
+            .find(|r| r["ok"] == json!(false))
+        {
+            return finish(&format!(
+                "A browser call failed, so I stop: {}",
+                failed["error"]
+            ));
+        }
+        let batch = match step {
+            Step::Read => {
+                step = Step::Fill;
+                vec![call(
+                    anthropic,
+                    "browser_read_page",
+                    json!({"filter": "interactive", "tab_id": null}),
+                )]
+            }
+            Step::Fill => {
+                let Some(read) = results
+                    .iter()
+                    .filter_map(|r| serde_json::from_str::<Value>(r).ok())
+                    .find(|r| r["result"]["elements"].is_array())
+                else {
+                    return finish("The page read came back without elements, so I stop.");
+                };
+                let refs: Option<Vec<String>> = [
+                    "Full name",
+                    "Email",
+                    "Check-in",
+                    "Nights",
+                    "Room type",
+                    "Include breakfast",
+                    "Book now",
+                ]
+                .iter()
+                .map(|label| ref_of(&read, label))
+                .collect();
+                let Some(refs) = refs else {
+                    return finish("I could not find every field of the booking form.");
+                };
+                step = Step::Confirm;
+                let t = |target: &str, value: &str| {
+                    call(
+                        anthropic,
+                        "browser_type",
+                        json!({"text": value, "target": target, "tab_id": null}),
+                    )
+                };
+                let mut batch = vec![
+                    t(&refs[0], &task.name),
+                    t(&refs[1], &task.email),
+                    t(&refs[2], &task.check_in),
+                    t(&refs[3], &task.nights.to_string()),
+                    call(
+                        anthropic,
+                        "browser_select_option",
+                        json!({"target": refs[4], "values": [task.room], "tab_id": null}),
+                    ),
+                ];
+                if task.breakfast {
+                    batch.push(call(
+                        anthropic,
+                        "browser_click",
+                        json!({"target": refs[5], "tab_id": null}),
+                    ));
+                }
+                batch.push(call(
+                    anthropic,
+                    "browser_click",
+                    json!({"target": refs[6], "tab_id": null}),
+                ));
+                batch.push(call(
+                    anthropic,
+                    "browser_get_page_text",
+                    json!({"tab_id": null}),
+                ));
+                batch
+            }
+            Step::Confirm => {
+                step = Step::Done;
+                let confirmed = results.iter().any(|r| r.contains("Booking confirmed"));
+                return finish(if confirmed {
+                    "The booking is confirmed."
+                } else {
+                    "The confirmation page did not appear."
+                });
+            }
+            Step::Done => return finish("Done."),
+        };
+        if anthropic {
+            let mut blocks = vec![text("Working on the booking form.")];
+            blocks.extend(batch);
+            Turn::Blocks(blocks)
+        } else {
+            Turn::Items(batch)
+        }
+    }
+}
