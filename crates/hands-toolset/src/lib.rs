@@ -1,7 +1,9 @@
 //! The surfaces models see, over the drivers of `hands-core`: Claude's computer toolset
 //! `computer_toolset_20260801` and its legacy shapes `computer_20251124` / `computer_20250124`,
-//! and the browser toolset of the driver spec as function tools (`browser_click`, …) over any
-//! [`hands_core::browser::Browser`] ([`browser`]).
+//! the browser toolset of the driver spec as function tools (`browser_click`, …) over any
+//! [`hands_core::browser::Browser`] ([`browser`]), and Claude's browser toolset
+//! `browser_toolset_20260801` over the same driver ([`claude_browser`]), which shares the
+//! function tools' consent table, `confirm` and URL-policy callbacks and tab-state filtering.
 //!
 //! A surface turns a model's wire block into a validated action (a type that cannot hold an
 //! invalid coordinate, count or key), runs it on a [`hands_core::Desktop`], and answers in the
@@ -51,6 +53,7 @@
 //! ```
 
 pub mod browser;
+pub mod claude_browser;
 pub mod computer;
 pub mod computer_call;
 pub mod strings;

@@ -126,6 +126,92 @@ pub const BROWSER_STATE_UNAVAILABLE: &str = "The browser state could not be read
 /// key y rechaza type si el destino es nulo, ya que ambos usan el foco actual."
 pub const BROWSER_FOCUS_INPUT_REFUSED: &str = "Refused: typing into whatever has focus is not allowed here. Pass the `target` ref of the field to type into.";
 
+// ---------------------------------------------------------------------------------------------
+// Claude's browser toolset `browser_toolset_20260801` (api-contracts A, "Browser use"). The entry
+// type, `toolset_name`, the block and change names and the halt text
+// ([`BROWSER_NOT_EXECUTED`]) are the spec's; the acknowledgements are ours, short and fixed as
+// the SDK's are ("any short text is acceptable").
+
+/// The `type` of the browser toolset entry.
+pub const BROWSER_TOOLSET_TYPE: &str = "browser_toolset_20260801";
+
+/// The `toolset_name` that marks a block as a browser toolset member, echoed in every result.
+pub const BROWSER_TOOLSET_NAME: &str = "browser";
+
+/// The `type` of the block that reports the tabs in every successful browser result.
+pub const BROWSER_STATE_TYPE: &str = "browser_state";
+
+/// A `state_changes` kind: a tab was opened (by `new_tab`, or by the page: a pop-up).
+pub const TAB_OPENED: &str = "tab_opened";
+/// A `state_changes` kind: a download started.
+pub const DOWNLOAD_STARTED: &str = "download_started";
+/// A `state_changes` kind: a download completed.
+pub const DOWNLOAD_COMPLETED: &str = "download_completed";
+/// A `state_changes` kind: a download failed.
+pub const DOWNLOAD_FAILED: &str = "download_failed";
+
+/// `left_click`'s acknowledgement (the SDK's own example).
+pub const BROWSER_CLICKED: &str = "Clicked.";
+/// `right_click`'s acknowledgement.
+pub const BROWSER_RIGHT_CLICKED: &str = "Right-clicked.";
+/// `middle_click`'s acknowledgement.
+pub const BROWSER_MIDDLE_CLICKED: &str = "Middle-clicked.";
+/// `double_click`'s acknowledgement.
+pub const BROWSER_DOUBLE_CLICKED: &str = "Double-clicked.";
+/// `triple_click`'s acknowledgement.
+pub const BROWSER_TRIPLE_CLICKED: &str = "Triple-clicked.";
+/// `hover`'s acknowledgement.
+pub const BROWSER_HOVERED: &str = "Hovered.";
+/// `mouse_move`'s acknowledgement.
+pub const BROWSER_POINTER_MOVED: &str = "Moved the pointer.";
+/// `left_click_drag`'s acknowledgement.
+pub const BROWSER_DRAGGED: &str = "Dragged.";
+/// `scroll_to`'s acknowledgement.
+pub const BROWSER_SCROLLED_INTO_VIEW: &str = "Scrolled the element into view.";
+/// `type`'s acknowledgement.
+pub const BROWSER_TYPED: &str = "Typed.";
+/// `key`'s acknowledgement.
+pub const BROWSER_KEYS_PRESSED: &str = "Pressed the keys.";
+/// `hold_key`'s acknowledgement.
+pub const BROWSER_KEYS_HELD: &str = "Held the keys.";
+/// `wait`'s acknowledgement.
+pub const BROWSER_WAITED: &str = "Waited.";
+/// `close_tab`'s acknowledgement.
+pub const BROWSER_TAB_CLOSED: &str = "Closed the tab.";
+/// `form_input`'s acknowledgement.
+pub const BROWSER_FIELD_SET: &str = "Set the field.";
+/// `file_upload`'s acknowledgement (the grant's file was attached).
+pub const BROWSER_FILE_UPLOADED: &str = "Uploaded the file.";
+/// `javascript_exec`'s answer when the script's result is the empty string (a text block may not
+/// be empty).
+pub const BROWSER_SCRIPT_EMPTY: &str = "The script returned an empty result.";
+/// The answer to a read that found no text (a text block may not be empty).
+pub const BROWSER_READ_EMPTY: &str = "Nothing to show: the read found no text.";
+
+/// `scroll`'s acknowledgement, e.g. `Scrolled down.` (the SDK's own example).
+pub fn browser_scrolled_text(direction: &str) -> String {
+    format!("Scrolled {direction}.")
+}
+
+/// `navigate`'s acknowledgement: `Navigated to <url> — <title>`, after the SDK's; the URL is the
+/// one the model may see (an origin), the title the filtered tab title. No status code: the
+/// driver does not report one.
+pub fn browser_navigated_text(url: &str, title: &str) -> String {
+    if title.is_empty() {
+        format!("Navigated to {url}")
+    } else {
+        format!("Navigated to {url} \u{2014} {title}")
+    }
+}
+
+/// The answer to `navigate` with `"back"` or `"forward"`: the driver contract has no history
+/// operation. Ours.
+pub const BROWSER_HISTORY_UNSUPPORTED: &str = "Not supported by this browser driver: navigate cannot go back or forward in history. Navigate to the page's URL instead.";
+
+/// The answer to `left_mouse_down` and `left_mouse_up`: the driver contract cannot hold a button
+/// down between two calls. Ours.
+pub const BROWSER_BUTTON_HOLD_UNSUPPORTED: &str = "Not supported by this browser driver: it cannot keep the mouse button down between actions. Use left_click_drag to drag, or a click member to click.";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +256,65 @@ mod tests {
             assert_ne!(*text, BROWSER_NOT_EXECUTED);
         }
         assert!(BROWSER_CALL_SKIPPED.starts_with("Not executed:"));
+        assert_ne!(BROWSER_HISTORY_UNSUPPORTED, BROWSER_BUTTON_HOLD_UNSUPPORTED);
         assert!(BROWSER_READ_REFUSED.starts_with("Refused:"));
+    }
+
+    #[test]
+    fn claude_browser_strings() {
+        assert_eq!(BROWSER_TOOLSET_TYPE, "browser_toolset_20260801");
+        assert_eq!(BROWSER_TOOLSET_NAME, "browser");
+        assert_eq!(BROWSER_STATE_TYPE, "browser_state");
+        assert_eq!(
+            [
+                TAB_OPENED,
+                DOWNLOAD_STARTED,
+                DOWNLOAD_COMPLETED,
+                DOWNLOAD_FAILED
+            ],
+            [
+                "tab_opened",
+                "download_started",
+                "download_completed",
+                "download_failed"
+            ]
+        );
+        assert_eq!(BROWSER_CLICKED, "Clicked.");
+        assert_eq!(browser_scrolled_text("down"), "Scrolled down.");
+        assert_eq!(
+            browser_navigated_text("https://shop.example", "Cart"),
+            "Navigated to https://shop.example \u{2014} Cart"
+        );
+        assert_eq!(
+            browser_navigated_text("about:blank", ""),
+            "Navigated to about:blank"
+        );
+        let acks = [
+            BROWSER_CLICKED,
+            BROWSER_RIGHT_CLICKED,
+            BROWSER_MIDDLE_CLICKED,
+            BROWSER_DOUBLE_CLICKED,
+            BROWSER_TRIPLE_CLICKED,
+            BROWSER_HOVERED,
+            BROWSER_POINTER_MOVED,
+            BROWSER_DRAGGED,
+            BROWSER_SCROLLED_INTO_VIEW,
+            BROWSER_TYPED,
+            BROWSER_KEYS_PRESSED,
+            BROWSER_KEYS_HELD,
+            BROWSER_WAITED,
+            BROWSER_TAB_CLOSED,
+            BROWSER_FIELD_SET,
+            BROWSER_FILE_UPLOADED,
+            BROWSER_SCRIPT_EMPTY,
+            BROWSER_READ_EMPTY,
+        ];
+        for (i, text) in acks.iter().enumerate() {
+            assert!(!text.is_empty() && text.ends_with('.'), "{text}");
+            assert!(
+                !acks[..i].contains(text),
+                "two acknowledgements share {text:?}"
+            );
+        }
     }
 }

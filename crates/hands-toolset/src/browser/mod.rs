@@ -41,7 +41,7 @@ use hands_core::browser::driver::dispatch;
 use hands_core::browser::read::{Omitted, ReadError};
 use hands_core::browser::{
     Browser, BrowserCall, BrowserMember, BrowserOutput, BrowserRead, BrowserScopedRead,
-    DriverError, FileOutcome, MemberSet,
+    BrowserState, DriverError, FileOutcome, MemberSet,
 };
 use hands_core::image::EncodedImage;
 use serde_json::Value;
@@ -791,47 +791,19 @@ impl<B: Browser> BrowserToolset<B> {
         (output, None)
     }
 
-    /// Asks `confirm`; anything but an explicit approval (an error, a missing callback) denies.
+    /// Asks `confirm` (see [`ask_confirm`]).
     async fn ask_confirm(&self, context: ConfirmContext, cancel: &CancellationToken) -> Approval {
-        let Some(confirm) = &self.confirm else {
-            return Approval::Deny;
-        };
-        let member = context.member;
-        match confirm.confirm(context, cancel.clone()).await {
-            Ok(approval) => approval,
-            Err(e) => {
-                tracing::warn!(target: "hands::browser", %member, error = %e, "confirm failed: denied");
-                Approval::Deny
-            }
-        }
+        ask_confirm(self.confirm.as_ref(), context, cancel).await
     }
 
-    /// Asks the URL policy; anything but an explicit allow denies.
+    /// Asks the URL policy (see [`ask_url_policy`]).
     async fn ask_url_policy(
         &self,
         context: ConfirmContext,
         url: url::Url,
         cancel: &CancellationToken,
     ) -> UrlVerdict {
-        let Some(policy) = &self.url_policy else {
-            return UrlVerdict::Deny {
-                reason: "no URL policy".into(),
-            };
-        };
-        let member = context.member;
-        match policy.check(context, url, cancel.clone()).await {
-            Ok(UrlVerdict::Allow) => UrlVerdict::Allow,
-            Ok(UrlVerdict::Deny { reason }) => {
-                tracing::info!(target: "hands::browser", %member, %reason, "URL denied");
-                UrlVerdict::Deny { reason }
-            }
-            Err(e) => {
-                tracing::warn!(target: "hands::browser", %member, error = %e, "URL policy failed: denied");
-                UrlVerdict::Deny {
-                    reason: e.to_string(),
-                }
-            }
-        }
+        ask_url_policy(self.url_policy.as_ref(), context, url, cancel).await
     }
 
     async fn read_state(
@@ -839,12 +811,9 @@ impl<B: Browser> BrowserToolset<B> {
         driver: &mut B,
         cancel: &CancellationToken,
     ) -> Result<StateView, BrowserFault> {
-        match driver.state(cancel).await {
-            Ok(state) => Ok(StateView::new(&state, self.state_format)),
-            Err(DriverError::Cancelled) => Err(BrowserFault::Cancelled),
-            Err(DriverError::Gone(detail)) => Err(BrowserFault::Gone(detail)),
-            Err(other) => Err(BrowserFault::StateUnavailable(other.to_string())),
-        }
+        read_state(driver, cancel)
+            .await
+            .map(|state| StateView::new(&state, self.state_format))
     }
 
     /// Checks a driver's result against the spec and turns it into what the model sees.
@@ -891,23 +860,94 @@ impl<B: Browser> BrowserToolset<B> {
 
     /// Applies [`ReadValues`] to a read.
     fn filter_read(&self, read: BrowserRead) -> Result<BrowserRead, ReadError> {
-        if self.read_values == ReadValues::AsReported {
-            return Ok(read);
-        }
-        let (text, elements, mut omitted) = read.into_parts();
-        let mut withheld = false;
-        let elements = elements
-            .into_iter()
-            .map(|element| {
-                withheld |= element.value().is_some() || element.options().is_some();
-                element.without_value()
-            })
-            .collect();
-        if withheld && !omitted.contains(&Omitted::Value) {
-            omitted.push(Omitted::Value);
-        }
-        BrowserRead::new(text, elements, omitted)
+        withhold_values(read, self.read_values)
     }
+}
+
+/// Asks `confirm`; anything but an explicit approval (an error, a missing callback) denies.
+/// Shared by both browser surfaces, so one application callback serves them alike.
+pub(crate) async fn ask_confirm(
+    confirm: Option<&Arc<dyn Confirm>>,
+    context: ConfirmContext,
+    cancel: &CancellationToken,
+) -> Approval {
+    let Some(confirm) = confirm else {
+        return Approval::Deny;
+    };
+    let member = context.member;
+    match confirm.confirm(context, cancel.clone()).await {
+        Ok(approval) => approval,
+        Err(e) => {
+            tracing::warn!(target: "hands::browser", %member, error = %e, "confirm failed: denied");
+            Approval::Deny
+        }
+    }
+}
+
+/// Asks the URL policy; anything but an explicit allow denies. Shared by both browser surfaces.
+pub(crate) async fn ask_url_policy(
+    policy: Option<&Arc<dyn UrlPolicy>>,
+    context: ConfirmContext,
+    url: url::Url,
+    cancel: &CancellationToken,
+) -> UrlVerdict {
+    let Some(policy) = policy else {
+        return UrlVerdict::Deny {
+            reason: "no URL policy".into(),
+        };
+    };
+    let member = context.member;
+    match policy.check(context, url, cancel.clone()).await {
+        Ok(UrlVerdict::Allow) => UrlVerdict::Allow,
+        Ok(UrlVerdict::Deny { reason }) => {
+            tracing::info!(target: "hands::browser", %member, %reason, "URL denied");
+            UrlVerdict::Deny { reason }
+        }
+        Err(e) => {
+            tracing::warn!(target: "hands::browser", %member, error = %e, "URL policy failed: denied");
+            UrlVerdict::Deny {
+                reason: e.to_string(),
+            }
+        }
+    }
+}
+
+/// Reads the driver's raw state; a failure is a fault that stops the run (spec: "Si falla una
+/// lectura de estado obligatoria, la ejecución se detiene"). Shared by both browser surfaces.
+pub(crate) async fn read_state<B: Browser + ?Sized>(
+    driver: &mut B,
+    cancel: &CancellationToken,
+) -> Result<BrowserState, BrowserFault> {
+    match driver.state(cancel).await {
+        Ok(state) => Ok(state),
+        Err(DriverError::Cancelled) => Err(BrowserFault::Cancelled),
+        Err(DriverError::Gone(detail)) => Err(BrowserFault::Gone(detail)),
+        Err(other) => Err(BrowserFault::StateUnavailable(other.to_string())),
+    }
+}
+
+/// Applies [`ReadValues`] to a read: with [`ReadValues::Withheld`], strips `value` and `options`
+/// from every element and adds the `value` omitted code when anything was stripped.
+pub(crate) fn withhold_values(
+    read: BrowserRead,
+    read_values: ReadValues,
+) -> Result<BrowserRead, ReadError> {
+    if read_values == ReadValues::AsReported {
+        return Ok(read);
+    }
+    let (text, elements, mut omitted) = read.into_parts();
+    let mut withheld = false;
+    let elements = elements
+        .into_iter()
+        .map(|element| {
+            withheld |= element.value().is_some() || element.options().is_some();
+            element.without_value()
+        })
+        .collect();
+    if withheld && !omitted.contains(&Omitted::Value) {
+        omitted.push(Omitted::Value);
+    }
+    BrowserRead::new(text, elements, omitted)
 }
 
 /// What a call produced, before the state is attached.

@@ -217,11 +217,7 @@ impl ToolsetDeclaration {
             entry["configs"] = Value::Object(configs);
         }
         if let Some(ttl) = self.cache_control {
-            entry["cache_control"] = match ttl {
-                None => json!({"type": "ephemeral"}),
-                Some(CacheTtl::FiveMinutes) => json!({"type": "ephemeral", "ttl": "5m"}),
-                Some(CacheTtl::OneHour) => json!({"type": "ephemeral", "ttl": "1h"}),
-            };
+            entry["cache_control"] = cache_control_json(ttl);
         }
         if self.allowed_callers_direct {
             entry["allowed_callers"] = json!(["direct"]);
@@ -284,17 +280,8 @@ impl ToolsetDeclaration {
                     }
                 }
                 "cache_control" => {
-                    let ttl = value.get("ttl").and_then(Value::as_str);
-                    let ok_type = value.get("type").and_then(Value::as_str) == Some("ephemeral");
-                    let extra = value
-                        .as_object()
-                        .is_some_and(|o| o.keys().any(|k| k != "type" && k != "ttl"));
-                    decl.cache_control = match (ok_type, extra, ttl, value.get("ttl")) {
-                        (true, false, None, None) => Some(None),
-                        (true, false, Some("5m"), _) => Some(Some(CacheTtl::FiveMinutes)),
-                        (true, false, Some("1h"), _) => Some(Some(CacheTtl::OneHour)),
-                        _ => return Err(DeclarationError::BadCacheControl),
-                    };
+                    decl.cache_control =
+                        Some(parse_cache_control(value).ok_or(DeclarationError::BadCacheControl)?);
                 }
                 "allowed_callers" => {
                     if value != &json!(["direct"]) {
@@ -311,6 +298,31 @@ impl ToolsetDeclaration {
         }
         decl.validate()?;
         Ok(decl)
+    }
+}
+
+/// The wire `cache_control` of a toolset entry: `{"type": "ephemeral", "ttl"?}`.
+pub(crate) fn cache_control_json(ttl: Option<CacheTtl>) -> Value {
+    match ttl {
+        None => json!({"type": "ephemeral"}),
+        Some(CacheTtl::FiveMinutes) => json!({"type": "ephemeral", "ttl": "5m"}),
+        Some(CacheTtl::OneHour) => json!({"type": "ephemeral", "ttl": "1h"}),
+    }
+}
+
+/// Reads a toolset entry's `cache_control`: `Some(ttl)` for `{"type": "ephemeral"}` with an
+/// optional ttl of `"5m"` or `"1h"`, `None` for anything else.
+pub(crate) fn parse_cache_control(value: &Value) -> Option<Option<CacheTtl>> {
+    let ttl = value.get("ttl").and_then(Value::as_str);
+    let ok_type = value.get("type").and_then(Value::as_str) == Some("ephemeral");
+    let extra = value
+        .as_object()
+        .is_some_and(|o| o.keys().any(|k| k != "type" && k != "ttl"));
+    match (ok_type, extra, ttl, value.get("ttl")) {
+        (true, false, None, None) => Some(None),
+        (true, false, Some("5m"), _) => Some(Some(CacheTtl::FiveMinutes)),
+        (true, false, Some("1h"), _) => Some(Some(CacheTtl::OneHour)),
+        _ => None,
     }
 }
 
