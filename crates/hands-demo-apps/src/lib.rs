@@ -21,7 +21,9 @@
 //! use hands_demo_apps::{BookingApp, BookingAppConfig, Room, bookings};
 //!
 //! let app = BookingApp::start(BookingAppConfig::default()).await?;
-//! // What a browser sends when someone fills in the form and presses "Book now".
+//! // What a browser sends when someone fills in the form and presses "Book now". (reqwest is
+//! // built with rustls and no crypto provider in this workspace: install ring first.)
+//! let _ = rustls::crypto::ring::default_provider().install_default();
 //! let response = reqwest::Client::new()
 //!     .post(app.url("/bookings"))
 //!     .header("content-type", "application/x-www-form-urlencoded")

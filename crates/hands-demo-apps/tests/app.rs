@@ -12,6 +12,9 @@ const FORM: &str = "application/x-www-form-urlencoded";
 
 /// A client that shows redirects instead of following them.
 fn client() -> Client {
+    // reqwest is built with rustls and no crypto provider in this workspace (hands-models
+    // installs ring at run time): install it before building a client.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     Client::builder()
         .redirect(redirect::Policy::none())
         .build()

@@ -138,7 +138,7 @@ async fn dropped_stream_then_retry_gets_the_turn_it_missed() {
 async fn dropped_connection_without_stream_closes_before_answering() {
     let server = scripted();
     server.inject(Fault::DropConnection { after_events: 0 });
-    let client = reqwest::Client::new();
+    let client = common::http_client();
     let sent = client
         .post(format!("{}/v1/messages", server.base_url()))
         .header("x-api-key", "k")

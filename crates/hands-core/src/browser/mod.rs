@@ -17,7 +17,7 @@ pub mod state;
 
 use std::fmt;
 
-pub use args::{ArgError, BrowserCall};
+pub use args::{ArgError, BrowserCall, PageUrl, ReadFilter};
 pub use driver::{Browser, BrowserError, BrowserOutput, DriverError, FileOutcome};
 pub use read::{BrowserRead, BrowserScopedRead, ReadElement, Role};
 pub use state::{BrowserState, TabId, TabInfo};

@@ -35,7 +35,7 @@ pub async fn post(
     headers: &[(&str, &str)],
     body: &Value,
 ) -> Answer {
-    let client = reqwest::Client::new();
+    let client = http_client();
     let mut request = client
         .post(format!("{}{path}", server.base_url()))
         .json(body);
@@ -95,7 +95,7 @@ pub async fn sse(
     headers: &[(&str, &str)],
     body: &Value,
 ) -> (Vec<Sse>, bool) {
-    let client = reqwest::Client::new();
+    let client = http_client();
     let mut request = client
         .post(format!("{}{path}", server.base_url()))
         .json(body);
@@ -198,4 +198,11 @@ pub fn screenshot_request(image: Value) -> Value {
         computer_result("toolu_s", json!([image])),
     ));
     with_tools(request(json!(messages)), json!([toolset()]))
+}
+
+/// A plain-HTTP client. reqwest is built with rustls and no crypto provider in this workspace
+/// (hands-models installs ring at run time), so a test client installs ring first.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
 }
