@@ -51,6 +51,33 @@
 //! println!("{}", outcome.outputs[0].to_openai());
 //! # }
 //! ```
+//!
+//! Claude's browser toolset over the same driver, with the same callbacks:
+//!
+//! ```no_run
+//! # async fn demo(driver: impl hands_core::browser::Browser) {
+//! use std::sync::Arc;
+//! use hands_toolset::browser::{Approval, ConfirmContext, ConfirmFn, OriginAllowList};
+//! use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset, user_message};
+//! use hands_toolset::wire::ToolUse;
+//!
+//! let confirm = ConfirmFn(|_context: ConfirmContext, _cancel| async move {
+//!     Ok(Approval::Approve) // ask a person here
+//! });
+//! let mut toolset = ClaudeBrowserToolset::new(driver, ClaudeBrowserConfig {
+//!     confirm: Some(Arc::new(confirm)),
+//!     url_policy: Some(Arc::new(OriginAllowList::new(["https://shop.example"]).unwrap())),
+//!     ..ClaudeBrowserConfig::default()
+//! }).unwrap();
+//! let tools = serde_json::json!([toolset.declaration()]); // {"type": "browser_toolset_20260801"}
+//! let turn = serde_json::json!([{"type": "tool_use", "id": "toolu_1", "name": "left_click",
+//!     "toolset_name": "browser",
+//!     "input": {"target": {"type": "ref", "ref": "e12"}}}]);
+//! let blocks = ToolUse::from_message(&turn).unwrap();
+//! let outcome = toolset.run_turn(&blocks, &Default::default()).await;
+//! println!("{}", user_message(&outcome.results)); // "Clicked." and a browser_state block
+//! # }
+//! ```
 
 pub mod browser;
 pub mod claude_browser;

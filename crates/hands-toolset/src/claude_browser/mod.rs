@@ -29,6 +29,34 @@
 //! rules shared with the function-tool surface, openai-browser-desktop-drivers, "Aprobar acciones
 //! y administrar la sesión", "Restringir las URL", "Manejar fallos".
 //!
+//! # Member → driver call
+//! | member | driver call(s) |
+//! |---|---|
+//! | `navigate {url}` | `navigate` (a URL without a scheme is https) |
+//! | `navigate "reload"` | `navigate` to the tab's current URL |
+//! | `navigate "back"` / `"forward"` | none: refused |
+//! | `list_tabs` | none: `state()` |
+//! | `new_tab`, `switch_tab` | `new_tab`, `switch_tab` |
+//! | `close_tab` | `close_tab` (the active tab when `tab_id` is absent) |
+//! | `read_page`, `get_page_text`, `find` | `read_page`, `get_page_text`, `find` |
+//! | `read_console` / `read_network` | `read_diagnostics` (console / network) |
+//! | `form_input` | `type` / `select_option` / `set_checked` by the field's role, after a `read_page` when the role is not known yet |
+//! | `file_upload` | `upload_file` (a grant id) |
+//! | `scroll_to`, `screenshot`, `zoom` | `scroll_to`, `screenshot`, `zoom` |
+//! | `left_click` | coordinate: `click_at` (left, 1, modifiers); ref: `click` |
+//! | `right_click`, `middle_click` | `click_at` (right / middle, 1) |
+//! | `double_click`, `triple_click` | `click_at` (left, 2 / 3) |
+//! | `hover` | coordinate: `hover_at`; ref: `hover` |
+//! | `mouse_move` | `hover_at` |
+//! | `left_click_drag` | `drag_path` (start, end, modifiers) |
+//! | `left_mouse_down`, `left_mouse_up` | none: refused |
+//! | `scroll` | `scroll` (clicks × [`ClaudeBrowserConfig::scroll_step`] CSS pixels) |
+//! | `type` | `type` (into `ref`, or the focused element) |
+//! | `key` | `key` (one press per chord), `repeat` times |
+//! | `hold_key` | `hold_keys` (the chord's keys) |
+//! | `wait` | none: a cancellable sleep |
+//! | `javascript_exec` | `run_script` |
+//!
 //! # Decisions where the driver contract has no matching operation
 //! - `navigate "back"` / `"forward"`: refused
 //!   ([`BROWSER_HISTORY_UNSUPPORTED`](crate::strings::BROWSER_HISTORY_UNSUPPORTED)); the contract has
