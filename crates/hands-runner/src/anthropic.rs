@@ -14,6 +14,8 @@ use hands_models::anthropic::{
     Role, StopReason as ApiStopReason, System, ThinkingConfig, ToolChoice,
 };
 use hands_sandbox::strings::{BASH_TOOL_NAME, EDITOR_TOOL_NAME};
+use hands_toolset::browser::BrowserFault;
+use hands_toolset::claude_browser::Batch as ClaudeBatch;
 use hands_toolset::computer::declaration::check_tools;
 use hands_toolset::computer::{Batch, ComputerToolset, Shape};
 use hands_toolset::strings::{LEGACY_20250124_BETA, LEGACY_20251124_BETA};
@@ -226,11 +228,16 @@ impl AnthropicSession {
         uses: Vec<ToolUse>,
     ) -> Result<(), StopReason> {
         let mut results: Vec<WireResult> = Vec::with_capacity(uses.len());
+        // Results of Claude's browser toolset carry a `browser_state` block the wire type has no
+        // room for: their JSON replaces the placeholder at the same position.
+        let mut browser_json: Vec<Option<Value>> = Vec::with_capacity(uses.len());
         let mut batch = Batch::default();
+        let mut browser_batch = ClaudeBatch::default();
         let mut browser_failed = false;
         let mut stop: Option<StopReason> = None;
         for tool_use in &uses {
             let index = results.len();
+            browser_json.push(None);
             if stop.is_some() || ctx.cancel.is_cancelled() {
                 // Answered without running, so the conversation stays valid for a resume.
                 results.push(WireResult::error(tool_use, cancelled_text()));
@@ -238,6 +245,39 @@ impl AnthropicSession {
             }
             let start = Instant::now();
             ctx.executed.push(tool_use.id.clone());
+            if let Some(browser) = ctx.toolbox.claude_browser.as_mut()
+                && browser.owns(tool_use)
+            {
+                let result = browser
+                    .run_block(&mut browser_batch, tool_use, ctx.cancel)
+                    .await;
+                let failed = result.is_error();
+                ctx.action_done(
+                    Api::Messages,
+                    &tool_use.id,
+                    &tool_use.name,
+                    if failed {
+                        Reason::Failed
+                    } else {
+                        Reason::Completed
+                    },
+                    start.elapsed(),
+                    failed,
+                    result.text().unwrap_or(""),
+                );
+                for image in result.result().images() {
+                    ctx.journal_image(&tool_use.id, image);
+                }
+                browser_json[index] = Some(result.to_json());
+                results.push(result.result().clone());
+                if browser_batch.has_fault() && stop.is_none() {
+                    stop = Some(StopReason::BrowserFault(format!(
+                        "the browser failed during `{}`",
+                        tool_use.name
+                    )));
+                }
+                continue;
+            }
             let (result, reason) = match self
                 .run_one(ctx, &mut batch, &mut browser_failed, tool_use, index)
                 .await
@@ -275,15 +315,31 @@ impl AnthropicSession {
                 other => StopReason::DriverFault(other.to_string()),
             });
         }
-        for result in &results {
-            for image in result.images() {
-                ctx.journal_image(&result.tool_use_id, image);
+        if let Some(browser) = ctx.toolbox.claude_browser.as_mut()
+            && let Some(fault) = browser.finish_batch(browser_batch)
+            && stop.is_none()
+        {
+            stop = Some(match fault {
+                BrowserFault::Cancelled => StopReason::Cancelled,
+                other => StopReason::BrowserFault(other.to_string()),
+            });
+        }
+        for (result, browser) in results.iter().zip(&browser_json) {
+            if browser.is_none() {
+                for image in result.images() {
+                    ctx.journal_image(&result.tool_use_id, image);
+                }
             }
         }
         if ctx.cancel.is_cancelled() && stop.is_none() {
             stop = Some(StopReason::Cancelled);
         }
-        self.push_results(&results, ctx.take_queued());
+        let blocks: Vec<Value> = results
+            .iter()
+            .zip(browser_json)
+            .map(|(result, browser)| browser.unwrap_or_else(|| result.to_json()))
+            .collect();
+        self.push_results(&blocks, ctx.take_queued());
         match stop {
             Some(reason) => Err(reason),
             None => Ok(()),
@@ -392,11 +448,11 @@ impl AnthropicSession {
         ))
     }
 
-    fn push_results(&mut self, results: &[WireResult], queued: Vec<String>) {
+    fn push_results(&mut self, results: &[Value], queued: Vec<String>) {
         // tool_result blocks first, then any text a person queued.
         let mut blocks: Vec<ContentBlock> = results
             .iter()
-            .filter_map(|r| ContentBlock::from_value(&r.to_json()).ok())
+            .filter_map(|r| ContentBlock::from_value(r).ok())
             .collect();
         blocks.extend(queued.iter().map(|t| ContentBlock::text(t)));
         self.messages.push(MessageParam::user(blocks));
@@ -429,6 +485,9 @@ impl Session for AnthropicSession {
         }
         if let Some(browser) = &toolbox.browser {
             tools.extend(browser.anthropic_declarations());
+        }
+        if let Some(browser) = &toolbox.claude_browser {
+            tools.push(browser.declaration());
         }
         for f in toolbox.functions.iter() {
             if toolbox.browser.as_ref().is_some_and(|b| b.owns(f.name())) {

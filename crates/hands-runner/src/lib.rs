@@ -43,4 +43,4 @@ pub use openai::OpenAiSettings;
 pub use outcome::{RunError, RunOutcome, RunStatus, StopReason};
 pub use runner::{DEFAULT_MAX_STEPS, RunConfig, Runner};
 pub use session::NOT_EXECUTED_RUN_STOPPED;
-pub use tools::{BrowserCallOutcome, BrowserStop, BrowserTools, Toolbox};
+pub use tools::{BrowserCallOutcome, BrowserStop, BrowserTools, ClaudeBrowserTools, Toolbox};

@@ -8,6 +8,8 @@ use hands_core::image::EncodedImage;
 use hands_sandbox::{BashTool, EditorTool};
 use hands_toolset::browser::output::CallOutput;
 use hands_toolset::browser::{BrowserFault, BrowserToolCall, BrowserToolset};
+use hands_toolset::claude_browser::{Batch as ClaudeBatch, BrowserResult, ClaudeBrowserToolset};
+use hands_toolset::wire::ToolUse;
 use serde_json::Value;
 
 use crate::functions::Functions;
@@ -102,11 +104,56 @@ impl<B: Browser + 'static> BrowserTools for BrowserToolset<B> {
     }
 }
 
+/// Claude's browser toolset (`browser_toolset_20260801`, blocks with `toolset_name: "browser"`)
+/// as a run drives it: a batch per turn, its own halt text, `browser_state` blocks.
+#[async_trait]
+pub trait ClaudeBrowserTools: Send {
+    /// The `tools` entry.
+    fn declaration(&self) -> Value;
+    /// Whether a block is this toolset's.
+    fn owns(&self, tool_use: &ToolUse) -> bool;
+    /// Runs one block of the turn's browser batch.
+    async fn run_block(
+        &mut self,
+        batch: &mut ClaudeBatch,
+        tool_use: &ToolUse,
+        cancel: &CancellationToken,
+    ) -> BrowserResult;
+    /// Ends the batch; a fault stops the run.
+    fn finish_batch(&mut self, batch: ClaudeBatch) -> Option<BrowserFault>;
+}
+
+#[async_trait]
+impl<B: Browser + Sync + 'static> ClaudeBrowserTools for ClaudeBrowserToolset<B> {
+    fn declaration(&self) -> Value {
+        ClaudeBrowserToolset::declaration(self)
+    }
+
+    fn owns(&self, tool_use: &ToolUse) -> bool {
+        ClaudeBrowserToolset::owns(self, tool_use)
+    }
+
+    async fn run_block(
+        &mut self,
+        batch: &mut ClaudeBatch,
+        tool_use: &ToolUse,
+        cancel: &CancellationToken,
+    ) -> BrowserResult {
+        ClaudeBrowserToolset::run_block(self, batch, tool_use, cancel).await
+    }
+
+    fn finish_batch(&mut self, batch: ClaudeBatch) -> Option<BrowserFault> {
+        ClaudeBrowserToolset::finish_batch(self, batch)
+    }
+}
+
 /// The non-computer tools of a run.
 #[derive(Default)]
 pub struct Toolbox {
-    /// The browser toolset.
+    /// The browser toolset as function (custom) tools.
     pub browser: Option<Box<dyn BrowserTools>>,
+    /// Claude's browser toolset (Anthropic runs).
+    pub claude_browser: Option<Box<dyn ClaudeBrowserTools>>,
     /// Claude's bash tool (`bash_20250124`).
     pub bash: Option<BashTool>,
     /// Claude's text editor (`text_editor_20250728`).
@@ -119,6 +166,7 @@ impl std::fmt::Debug for Toolbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Toolbox")
             .field("browser", &self.browser.is_some())
+            .field("claude_browser", &self.claude_browser.is_some())
             .field("bash", &self.bash.is_some())
             .field("editor", &self.editor.is_some())
             .field("functions", &self.functions)
