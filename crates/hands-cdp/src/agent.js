@@ -8,7 +8,9 @@ function install(docId) {
   if (globalThis.__hands) return globalThis.__hands.doc;
 
   const DOC = docId;
-  // ref -> {node: WeakRef, role, label, scope}
+  // ref -> {node: WeakRef, role, label, scope, url}: `url` is the document's address when the
+  // ref was last issued; a same-document navigation (history API, fragment) makes it stale
+  // at once, before the driver even hears of it.
   const refs = new Map();
   // element -> its element ref / its scope ref
   const refOf = new WeakMap();
@@ -76,12 +78,15 @@ function install(docId) {
 
   // --- structure ------------------------------------------------------------------------------
 
+  // Rendered and not hidden. `checkVisibility` is false for an element without a box (its own
+  // or an ancestor's `display: none`, `content-visibility: hidden`) and, with
+  // `visibilityProperty`, for `visibility: hidden`. `display: contents` has no box but its
+  // children do: it counts as visible, for its children's sake.
   function visibleEl(el) {
-    if (el.checkVisibility) {
-      if (!el.checkVisibility({ visibilityProperty: true })) return false;
-    }
-    return el.getClientRects().length > 0 || el.tagName === 'BODY' || el.tagName === 'HTML' ||
-      (el.shadowRoot != null) || getComputedStyle(el).display === 'contents';
+    if (!el.checkVisibility) return true;
+    if (el.checkVisibility({ visibilityProperty: true })) return true;
+    return el.tagName !== 'BODY' && el.parentElement != null &&
+      getComputedStyle(el).display === 'contents' && visibleEl(el.parentElement);
   }
 
   // The element's rendered children: its shadow tree, a slot's assigned nodes, or its children.
@@ -318,11 +323,14 @@ function install(docId) {
     const old = refOf.get(el);
     if (old) {
       const e = refs.get(old);
-      if (e && e.role === role && e.label === label) return old;
+      if (e && e.role === role && e.label === label) {
+        e.url = location.href;
+        return old;
+      }
       refs.delete(old);
     }
     const r = newRef('e', state);
-    refs.set(r, { node: new WeakRef(el), role, label, scope: false });
+    refs.set(r, { node: new WeakRef(el), role, label, scope: false, url: location.href });
     refOf.set(el, r);
     return r;
   }
@@ -331,11 +339,14 @@ function install(docId) {
     const old = scopeOf.get(el);
     if (old) {
       const e = refs.get(old);
-      if (e && e.label === label) return old;
+      if (e && e.label === label) {
+        e.url = location.href;
+        return old;
+      }
       refs.delete(old);
     }
     const r = newRef('s', state);
-    refs.set(r, { node: new WeakRef(el), role: 'scope', label, scope: true });
+    refs.set(r, { node: new WeakRef(el), role: 'scope', label, scope: true, url: location.href });
     scopeOf.set(el, r);
     return r;
   }
@@ -420,7 +431,9 @@ function install(docId) {
           omitted.add('value');
         }
       }
-      const size = JSON.stringify(item).length + 2;
+      let size = 40 + item.ref.length + label.length * 2;
+      if (item.value !== undefined) size += item.value.length * 2;
+      if (item.options) for (const o of item.options) size += 24 + (o.label.length + o.value.length) * 2;
       if (reportBytes + size > lim.reportBytes) {
         reportFull = true;
         omitted.add('report_limit');
@@ -507,6 +520,7 @@ function install(docId) {
     if (doc !== DOC) return { error: 'navigated' };
     const e = refs.get(ref);
     if (!e) return { error: 'unknown' };
+    if (e.url !== location.href) return { error: 'navigated' };
     const el = e.node.deref();
     if (!el || !attached(el)) return { error: 'removed' };
     if (e.scope) {
@@ -767,15 +781,16 @@ function install(docId) {
     });
   }
 
+  // Returned as JSON text: one string crosses the protocol faster than a large object.
   function read(opts) {
     let root = document.body || document.documentElement;
     if (opts.root) {
       const found = lookup(opts.root, opts.rootDoc);
-      if (found.error) return { error: found.error };
-      if (!found.entry.scope) return { error: 'not_scope' };
+      if (found.error) return JSON.stringify({ error: found.error });
+      if (!found.entry.scope) return JSON.stringify({ error: 'not_scope' });
       root = found.el;
     }
-    return walk(root, opts);
+    return JSON.stringify(walk(root, opts));
   }
 
   globalThis.__hands = {

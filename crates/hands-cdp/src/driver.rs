@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -59,8 +60,10 @@ pub struct CdpBrowser {
     pub(crate) config: DriverConfig,
     pub(crate) refs: RefTable,
     /// The session counter behind refs (`e17`, `s18`) and document ids (`d19`): it only grows.
-    pub(crate) next_id: u64,
+    pub(crate) next_id: AtomicU64,
     pub(crate) download_dir: Option<PathBuf>,
+    /// How long the last DOM walk took inside the page.
+    pub(crate) last_walk: Duration,
     event_task: tokio::task::JoinHandle<()>,
     /// The proxy every connection of a launched browser goes through.
     proxy: Option<PolicyProxy>,
@@ -159,53 +162,57 @@ impl CdpBrowser {
         // Subscribe before anything is attached, so no event is missed.
         let events = conn.subscribe(|_| true);
         let event_task = tokio::spawn(events::run(Arc::clone(&shared), events));
-        conn.call(None, "Target.setDiscoverTargets", json!({"discover": true}))
-            .await?;
-        if let Some(dir) = &download_dir {
-            if let Err(e) = tokio::fs::create_dir_all(dir).await {
-                tracing::warn!(dir = %dir.display(), error = %e, "no download directory");
+        // Sent together: the browser answers in order, and no round trip waits on another.
+        let discover = conn.call(None, "Target.setDiscoverTargets", json!({"discover": true}));
+        let downloads = match &download_dir {
+            Some(dir) => {
+                if let Err(e) = tokio::fs::create_dir_all(dir).await {
+                    tracing::warn!(dir = %dir.display(), error = %e, "no download directory");
+                }
+                json!({"behavior": "allowAndName", "downloadPath": dir, "eventsEnabled": true})
             }
-            conn.call(
-                None,
-                "Browser.setDownloadBehavior",
-                json!({"behavior": "allowAndName", "downloadPath": dir, "eventsEnabled": true}),
-            )
-            .await?;
-        } else {
-            conn.call(
-                None,
-                "Browser.setDownloadBehavior",
-                json!({"behavior": "deny", "eventsEnabled": true}),
-            )
-            .await?;
-        }
-        conn.run(None, &SetAutoAttach::ALL_PAUSED).await?;
+            None => json!({"behavior": "deny", "eventsEnabled": true}),
+        };
+        let downloads = conn.call(None, "Browser.setDownloadBehavior", downloads);
+        let attach = conn.run(None, &SetAutoAttach::ALL_PAUSED);
+        let (discover, downloads, attach) = tokio::join!(discover, downloads, attach);
+        discover?;
+        downloads?;
+        attach?;
         let browser = CdpBrowser {
             shared,
             config,
             refs: RefTable::new(REF_CAPACITY),
-            next_id: 1,
+            next_id: AtomicU64::new(1),
             download_dir,
+            last_walk: Duration::ZERO,
             event_task,
             proxy: None,
             chromium,
         };
-        // A launched browser opens one blank tab; wait until it is attached and set up so the
-        // first call finds it.
-        if browser.chromium.is_some() {
-            let wait = browser.config.call_timeout;
-            let ready = browser
-                .wait_until(wait, &CancellationToken::new(), |state| {
-                    state
-                        .active
-                        .as_ref()
-                        .and_then(|id| state.tab(id))
-                        .is_some_and(|t| t.ready)
-                })
-                .await;
-            if !ready {
-                return Err(StartError::NoTab(wait));
-            }
+        // Wait until every page that exists now (a launched browser's blank tab, an attached
+        // browser's tabs) is attached and set up, so the first call finds them.
+        let targets = browser
+            .shared
+            .conn
+            .run(None, &crate::protocol::GetTargets {})
+            .await?;
+        let pages: Vec<String> = targets
+            .target_infos
+            .into_iter()
+            .filter(|t| t.kind == "page")
+            .map(|t| t.target_id)
+            .collect();
+        let wait = browser.config.call_timeout;
+        let ready = browser
+            .wait_until(wait, &CancellationToken::new(), |state| {
+                pages
+                    .iter()
+                    .all(|p| state.tabs.iter().any(|t| &t.target_id == p && t.ready))
+            })
+            .await;
+        if !ready {
+            return Err(StartError::NoTab(wait));
         }
         Ok(browser)
     }
@@ -223,7 +230,7 @@ impl CdpBrowser {
         method: &str,
         params: Value,
     ) -> Result<Value, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         self.shared
             .conn
             .call(Some(&page.session), method, params)
@@ -246,6 +253,12 @@ impl CdpBrowser {
         self.shared.lock().n_unintercepted
     }
 
+    /// How long the last read's DOM walk took inside the page (the rest of a read is transport
+    /// and conversion).
+    pub fn last_walk(&self) -> Duration {
+        self.last_walk
+    }
+
     /// Changes which field values later reads report.
     pub fn set_value_policy(&mut self, values: crate::config::ValuePolicy) {
         self.config.values = values;
@@ -257,10 +270,8 @@ impl CdpBrowser {
     }
 
     /// A fresh id from the session counter.
-    pub(crate) fn fresh_id(&mut self) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        id
+    pub(crate) fn fresh_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Maps a protocol error: a closed socket is the browser gone (a harness fault), the rest is
@@ -335,6 +346,25 @@ impl CdpBrowser {
         })
     }
 
+    /// [`CdpBrowser::page`], once the tab's setup is done (a pop-up, or a tab of a browser just
+    /// attached to, may still be being set up).
+    pub(crate) async fn page_ready(&self, tab: Option<&TabId>) -> Result<Page, DriverError> {
+        let page = self.page(tab)?;
+        let id = page.id.clone();
+        let ready = self
+            .wait_until(self.config.call_timeout, &CancellationToken::new(), |s| {
+                s.tab(&id).is_none_or(|t| t.ready)
+            })
+            .await;
+        if !ready {
+            self.check_alive()?;
+            return Err(DriverError::Failed(format!(
+                "tab {id} was not set up in time"
+            )));
+        }
+        self.page(Some(&id))
+    }
+
     /// Waits until `done(state)` holds, or `timeout` passes (false), or `cancel` fires (false).
     pub(crate) async fn wait_until(
         &self,
@@ -365,7 +395,7 @@ impl CdpBrowser {
     /// Calls `__hands[method](args)` in the agent's isolated world of the tab's main frame,
     /// installing the agent first in a document that does not have it yet.
     pub(crate) async fn agent<T: DeserializeOwned>(
-        &mut self,
+        &self,
         page: &Page,
         method: &str,
         args: Value,
@@ -390,7 +420,12 @@ impl CdpBrowser {
                     .await?;
                 continue;
             }
-            return serde_json::from_value(value).map_err(|e| {
+            // Large answers come as JSON text.
+            let decoded = match value {
+                Value::String(text) if text.starts_with('{') => serde_json::from_str(&text),
+                other => serde_json::from_value(other),
+            };
+            return decoded.map_err(|e| {
                 AgentError::Threw(format!("{method} returned an unexpected shape: {e}"))
             });
         }

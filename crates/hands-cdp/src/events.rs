@@ -116,8 +116,8 @@ pub struct Tab {
     pub crashed: bool,
     /// The main frame's document.
     pub doc: Document,
-    /// Requests in flight in the tab's frames and workers, by (session, request id).
-    pub inflight: HashMap<(SessionId, String), Instant>,
+    /// Requests in flight in the tab's frames and workers, by network request id.
+    pub inflight: HashMap<String, Instant>,
     /// The last time a request started or ended.
     pub last_network: Instant,
     /// A chooser waiting for a file.
@@ -541,8 +541,7 @@ fn on_request_sent(shared: &Shared, session: &SessionId, sent: &RequestWillBeSen
     if let Some(tab) = state.tab_of_session_mut(session) {
         let now = Instant::now();
         if !long_lived(sent.kind.as_deref()) {
-            tab.inflight
-                .insert((session.clone(), sent.request_id.clone()), now);
+            tab.inflight.insert(sent.request_id.clone(), now);
         }
         tab.last_network = now;
         tab.rings.push_network(NetworkEntry::started(
@@ -577,8 +576,7 @@ fn on_response(shared: &Shared, session: &SessionId, received: &ResponseReceived
 fn on_loading_done(shared: &Shared, session: &SessionId, done: &LoadingDone) {
     let mut state = shared.lock();
     if let Some(tab) = state.tab_of_session_mut(session) {
-        tab.inflight
-            .remove(&(session.clone(), done.request_id.clone()));
+        tab.inflight.remove(&done.request_id);
         tab.last_network = Instant::now();
         if let Some(error) = &done.error_text {
             tab.rings.set_failed(&done.request_id, error);
@@ -765,7 +763,13 @@ async fn set_up(shared: &Shared, session: &SessionId, kind: TargetKind, dedicate
             ),
         ]),
         TargetKind::Worker => {
-            optional.extend([("Network.enable", json!({})), ("Runtime.enable", json!({}))])
+            // A paused service worker answers these only once it runs: they are sent ahead of
+            // the resume (so they apply first) but not waited for.
+            for (method, params) in [("Network.enable", json!({})), ("Runtime.enable", json!({}))] {
+                if let Err(e) = conn.send(s, method, params) {
+                    tracing::debug!(%method, error = %e, "could not enable a worker domain");
+                }
+            }
         }
         TargetKind::Other => {}
     }

@@ -32,7 +32,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let started = Instant::now();
         let binding = self.bound(target.as_str(), &page, false)?;
         let args = json!({"ref": target.as_str(), "doc": binding.doc, "values": values});
@@ -72,7 +72,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let started = Instant::now();
         let opts = ResolveOpts {
             checked: true,
@@ -137,7 +137,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let deadline = Instant::now() + timeout;
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());

@@ -107,7 +107,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<EncodedImage, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         self.capture(&page, None, cancel).await
     }
 
@@ -119,7 +119,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<EncodedImage, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let [left, top, right, bottom] = region.edges();
         let (vw, vh) = self.config.viewport;
         if right > u64::from(vw) || bottom > u64::from(vh) {

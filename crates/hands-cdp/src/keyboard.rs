@@ -189,7 +189,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let started = Instant::now();
         if let Some(target) = target {
             let opts = ResolveOpts {
@@ -237,7 +237,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let started = Instant::now();
         for press in keys {
             if cancel.is_cancelled() {
@@ -257,7 +257,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let started = Instant::now();
         self.press_keys(&page, keys, Some((duration, cancel)))
             .await?;

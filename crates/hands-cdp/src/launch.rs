@@ -228,6 +228,7 @@ pub struct Chromium {
     pid: rustix::process::Pid,
     ws_url: String,
     exit: watch::Receiver<Option<Exit>>,
+    tail: StderrTail,
     reaper: Option<std::thread::JoinHandle<()>>,
     profile: Option<Profile>,
     viewport: (u32, u32),
@@ -333,6 +334,7 @@ impl Chromium {
             pid,
             ws_url: String::new(),
             exit: exit_rx,
+            tail: tail.clone(),
             reaper: Some(reaper),
             profile: Some(profile),
             viewport: config.viewport,
@@ -398,6 +400,11 @@ impl Chromium {
     /// The browser process id.
     pub fn pid(&self) -> i32 {
         self.pid.as_raw_nonzero().get()
+    }
+
+    /// The last lines the browser wrote to stderr (its own log, for diagnosing a crash).
+    pub fn stderr_tail(&self) -> String {
+        self.tail.text()
     }
 
     /// How the process ended, if it has.

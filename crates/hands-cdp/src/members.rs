@@ -320,7 +320,7 @@ impl Browser for CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<BrowserRead, DriverError> {
         not_cancelled(cancel)?;
-        self.read_diagnostics_impl(source, limit, tab)
+        self.read_diagnostics_impl(source, limit, tab).await
     }
 
     /// Spec: "run_script".

@@ -187,7 +187,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let started = Instant::now();
         let opts = ResolveOpts {
             point: true,
@@ -210,7 +210,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let started = Instant::now();
         let opts = ResolveOpts {
             point: true,
@@ -233,7 +233,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let started = Instant::now();
         let opts = ResolveOpts {
             scroll: true,
@@ -252,7 +252,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let started = Instant::now();
         let amount = amount.min(1 << 24) as f64;
         let (dx, dy) = match direction {
@@ -313,7 +313,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let (x, y) = self.check_in_viewport(at)?;
         let started = Instant::now();
         self.with_modifiers(&page, keys, async |this: &Self| {
@@ -332,7 +332,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let (x, y) = self.check_in_viewport(at)?;
         let started = Instant::now();
         self.mouse(&page, "mouseMoved", x, y, None, 0, 0, ModifierSet::NONE)
@@ -350,7 +350,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let points = path
             .iter()
             .map(|p| self.check_in_viewport(*p))

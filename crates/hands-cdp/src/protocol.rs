@@ -300,6 +300,9 @@ pub struct RequestPaused {
     /// Set for a request paused at the response stage.
     #[serde(default)]
     pub response_status_code: Option<i64>,
+    /// The `Network` domain's id of the request, when it has one.
+    #[serde(default)]
+    pub network_id: Option<String>,
 }
 
 /// The request inside `Fetch.requestPaused`.

@@ -176,7 +176,7 @@ impl CdpBrowser {
             args["root"] = json!(root.as_str());
             args["rootDoc"] = json!(binding.doc);
         }
-        args["next"] = json!(self.next_id);
+        args["next"] = json!(self.next_id.load(std::sync::atomic::Ordering::Relaxed));
         let timeout = self.config.read.work + self.config.call_timeout;
         let result: WalkResult = match self.agent(page, "read", args, timeout, cancel).await {
             Ok(result) => result,
@@ -197,7 +197,9 @@ impl CdpBrowser {
             n_elements = result.elements.len(),
             "page walk"
         );
-        self.next_id = self.next_id.max(result.next);
+        self.last_walk = std::time::Duration::from_secs_f64(result.ms.max(0.0) / 1000.0);
+        self.next_id
+            .fetch_max(result.next, std::sync::atomic::Ordering::Relaxed);
         for (reference, scope) in result
             .elements
             .iter()
@@ -261,7 +263,7 @@ impl CdpBrowser {
         tab: Option<&hands_core::browser::TabId>,
         cancel: &CancellationToken,
     ) -> Result<BrowserRead, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let limits = self.config.read;
         let args = self.walk_args(WalkMode::All, filter, &limits, 0, false);
         let result = self.walk(&page, args, None, cancel).await?;
@@ -274,7 +276,7 @@ impl CdpBrowser {
         tab: Option<&hands_core::browser::TabId>,
         cancel: &CancellationToken,
     ) -> Result<BrowserRead, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let limits = self.config.read;
         let args = self.walk_args(WalkMode::Text, ReadFilter::All, &limits, 0, false);
         let result = self.walk(&page, args, None, cancel).await?;
@@ -289,7 +291,7 @@ impl CdpBrowser {
         tab: Option<&hands_core::browser::TabId>,
         cancel: &CancellationToken,
     ) -> Result<BrowserRead, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         // Every element is a candidate: the report caps apply to the answer, not the search.
         let limits = ReadLimits {
             elements: self.config.read.nodes,
@@ -320,7 +322,7 @@ impl CdpBrowser {
         tab: Option<&hands_core::browser::TabId>,
         cancel: &CancellationToken,
     ) -> Result<BrowserScopedRead, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let limits = self.config.read;
         let args = self.walk_args(WalkMode::All, filter, &limits, depth.max(1), true);
         let result = self.walk(&page, args, root, cancel).await?;

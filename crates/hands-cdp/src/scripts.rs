@@ -43,7 +43,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<String, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let params = json!({
             "expression": source,
             "awaitPromise": true,
@@ -99,13 +99,13 @@ impl CdpBrowser {
 
     /// `read_diagnostics`: the last `limit` entries of the tab's console or network history,
     /// filtered when they were recorded.
-    pub(crate) fn read_diagnostics_impl(
+    pub(crate) async fn read_diagnostics_impl(
         &self,
         source: DiagnosticsSource,
         limit: u32,
         tab: Option<&TabId>,
     ) -> Result<BrowserRead, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         let state = self.shared.lock();
         let Some(tab) = state.tab(&page.id) else {
             return Err(DriverError::refused("The tab closed."));

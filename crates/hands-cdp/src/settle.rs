@@ -52,31 +52,30 @@ impl CdpBrowser {
             if cancel.is_cancelled() {
                 return Err(DriverError::Cancelled);
             }
-            if !self
-                .network_idle(page, since, settle.network_quiet, deadline, cancel)
-                .await
-            {
-                break;
-            }
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
                 break;
             }
-            // The DOM must be quiet too; while it is watched, the network may wake up again.
+            // Network idle and DOM quiet are watched side by side; the page is settled when both
+            // hold at the same moment.
             let args = json!({
                 "quietMs": settle.dom_quiet.as_millis() as u64,
                 "capMs": remaining.as_millis() as u64,
             });
-            match self
-                .agent::<Quiet>(
+            let (network, dom) = tokio::join!(
+                self.network_idle(page, since, settle.network_quiet, deadline, cancel),
+                self.agent::<Quiet>(
                     page,
                     "quiet",
                     args,
                     remaining + Duration::from_secs(1),
-                    cancel,
-                )
-                .await
-            {
+                    cancel
+                ),
+            );
+            if !network {
+                break;
+            }
+            match dom {
                 Ok(quiet) => {
                     if self.network_quiet_now(page, since, settle.network_quiet) {
                         return Ok(Settled {
@@ -87,9 +86,7 @@ impl CdpBrowser {
                 }
                 // A navigation replaced the document: wait for the new one.
                 Err(AgentError::ContextGone) => {}
-                Err(AgentError::Cdp(crate::connection::CdpError::Timeout { .. })) => {
-                    break;
-                }
+                Err(AgentError::Cdp(crate::connection::CdpError::Timeout { .. })) => break,
                 Err(e) => return Err(self.agent_error(e)),
             }
         }

@@ -143,7 +143,7 @@ impl CdpBrowser {
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(tab)?;
+        let page = self.page_ready(tab).await?;
         self.navigate_page(&page, url, cancel).await
     }
 
@@ -210,7 +210,7 @@ impl CdpBrowser {
         tab: &TabId,
         _cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
-        let page = self.page(Some(tab))?;
+        let page = self.page_ready(Some(tab)).await?;
         self.activate(&page).await?;
         Ok(Some(format!("Switched to tab {}.", page.id)))
     }

@@ -86,7 +86,25 @@ async fn disallowed_origin_sees_zero_requests() {
             "<p>js</p><script>setTimeout(() => location.href = '{bo}/jsnav-target', 10)</script>"
         ),
     );
-    a.route("/never", Route::Hang);
+    a.route(
+        "/sw.js",
+        Route::Body {
+            content_type: "text/javascript",
+            body: format!(
+                "self.addEventListener('install', (e) => {{ e.waitUntil(fetch('{bo}/sw-install').catch(() => 0)); self.skipWaiting(); }});\
+                 self.addEventListener('activate', (e) => e.waitUntil(clients.claim()));\
+                 self.addEventListener('fetch', (e) => {{ if (e.request.url.endsWith('/via-sw')) \
+                   e.respondWith(fetch('{bo}/sw-fetch').then(() => new Response('reached'), () => new Response('blocked'))); }});"
+            )
+            .into_bytes(),
+            headers: vec![],
+        },
+    );
+    a.html(
+        "/sw",
+        "<p>sw</p><script>navigator.serviceWorker.register('/sw.js')\
+           .then(() => navigator.serviceWorker.ready).then(() => document.title = 'ready')</script>",
+    );
 
     let mut config = config();
     config.policy = allow_only(a.origin());
@@ -165,6 +183,25 @@ async fn disallowed_origin_sees_zero_requests() {
     assert_eq!(state.tabs().len(), 3, "{state:?}");
     assert_eq!(state.active().unwrap().id.as_str(), "t3");
 
+    // A service worker (last: it then serves every page of its origin): attached paused like
+    // any target, its own requests (at install, and on behalf of the page) are checked.
+    browser.switch_tab(&state.tabs()[0].id, &c).await.unwrap();
+    browser
+        .navigate(&a.page_url("/sw"), None, &c)
+        .await
+        .unwrap();
+    for _ in 0..100 {
+        if eval(&browser, "document.title").await == "ready" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(eval(&browser, "document.title").await, "ready");
+    assert_eq!(
+        eval(&browser, "fetch('/via-sw').then((r) => r.text())").await,
+        "blocked"
+    );
+
     // The disallowed server saw nothing at all.
     assert_eq!(b.paths(), Vec::<String>::new());
     let blocked = browser.blocked_requests();
@@ -196,7 +233,6 @@ async fn disallowed_origin_sees_zero_requests() {
     );
 
     // Blocked requests show in the tab's network history, by origin only.
-    browser.switch_tab(&state.tabs()[0].id, &c).await.unwrap();
     let diag = browser
         .read_diagnostics(DiagnosticsSource::Network, 100, None, &c)
         .await
@@ -231,7 +267,9 @@ async fn tabs_keep_ids_and_one_active() {
     a.html("/one", "<title>One</title><p>one</p>");
     a.html("/two", "<title>Two</title><p>two</p>");
     a.route("/never", Route::Hang);
-    let mut browser = launch(config()).await;
+    let mut config = config();
+    config.load_cap = std::time::Duration::from_secs(1);
+    let mut browser = launch(config).await;
     let c = cancel();
     browser
         .navigate(&a.page_url("/one"), None, &c)
