@@ -15,6 +15,7 @@ use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runn
 use hands_sim::{SimConfig, SimServer};
 use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
+use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
 
 use super::browser_policy::{self, BookingTask};
 use super::{Verdicts, anthropic_client, describe, openai_client, progress_printer};
@@ -55,17 +56,31 @@ pub async fn run(provider: ProviderArg) -> anyhow::Result<bool> {
         started.elapsed().as_secs_f64()
     );
     let approver = Approver::new(ApproveArg::All);
-    let toolset = BrowserToolset::new(
-        browser,
-        BrowserToolsetConfig {
-            confirm: Some(Arc::new(approver.clone())),
-            url_policy: Some(Arc::new(allow)),
-            ..BrowserToolsetConfig::default()
+    // Claude drives the browser through its own toolset; OpenAI through the driver spec's
+    // function tools. Both sit on the same driver.
+    let toolbox = match provider {
+        ProviderArg::Anthropic => Toolbox {
+            claude_browser: Some(Box::new(ClaudeBrowserToolset::new(
+                browser,
+                ClaudeBrowserConfig {
+                    confirm: Some(Arc::new(approver.clone())),
+                    url_policy: Some(Arc::new(allow)),
+                    ..ClaudeBrowserConfig::default()
+                },
+            )?)),
+            ..Toolbox::default()
         },
-    )?;
-    let toolbox = Toolbox {
-        browser: Some(Box::new(toolset)),
-        ..Toolbox::default()
+        ProviderArg::Openai => Toolbox {
+            browser: Some(Box::new(BrowserToolset::new(
+                browser,
+                BrowserToolsetConfig {
+                    confirm: Some(Arc::new(approver.clone())),
+                    url_policy: Some(Arc::new(allow)),
+                    ..BrowserToolsetConfig::default()
+                },
+            )?)),
+            ..Toolbox::default()
+        },
     };
     let sim = SimServer::start(SimConfig::with_policy(browser_policy::policy(task.clone())))?;
     let mut runner = match provider {

@@ -1,12 +1,14 @@
-//! The deterministic "model" of the browser drill: it reads the booking page through the browser
-//! toolset, finds each field's ref by its label in the structured read, fills the form, submits
-//! it, and reads the confirmation — the way a careful model would, from what the tools returned.
+//! The deterministic "model" of the browser drill: it reads the booking page, finds each field's
+//! ref by its label in the structured read, fills the form, submits it, and reads the
+//! confirmation — the way a careful model would, from what the tools returned. On the Messages
+//! API it uses Claude's browser toolset (`toolset_name: "browser"` members such as `form_input`);
+//! on the Responses API, the driver spec's function tools (`browser_type`, `browser_click` …).
 //!
 //! It sees only the requests the runner sends (tool results included) and decides from them; the
 //! drill then checks the app's database, never this policy's claim.
 
 use hands_sim::Turn;
-use hands_sim::policy::{function_call, message, text, tool_use};
+use hands_sim::policy::{function_call, message, text, toolset_use};
 use serde_json::{Value, json};
 
 /// The booking the drill asks for.
@@ -42,14 +44,19 @@ impl BookingTask {
     }
 }
 
-/// Each tool result's text in the newest answer of a request, for either API.
-fn latest_results(request: &Value) -> Vec<String> {
+/// Each tool result's text in the newest answer of a request, for either API, and the first
+/// error among them (an `is_error` result, or a function output saying `"ok": false`).
+fn latest_results(request: &Value) -> (Vec<String>, Option<String>) {
     let mut texts = Vec::new();
+    let mut error = None;
     if let Some(messages) = request["messages"].as_array() {
         if let Some(last) = messages.last()
             && let Some(blocks) = last["content"].as_array()
         {
             for block in blocks.iter().filter(|b| b["type"] == "tool_result") {
+                if block["is_error"] == json!(true) && error.is_none() {
+                    error = Some(block["content"].to_string());
+                }
                 match &block["content"] {
                     Value::String(s) => texts.push(s.clone()),
                     Value::Array(items) => texts.extend(
@@ -73,14 +80,26 @@ fn latest_results(request: &Value) -> Vec<String> {
                 _ => {}
             }
         }
+        error = texts
+            .iter()
+            .filter_map(|t| serde_json::from_str::<Value>(t).ok())
+            .find(|r| r["ok"] == json!(false))
+            .map(|r| r["error"].to_string());
     }
-    texts
+    (texts, error)
 }
 
-/// The ref of the element whose label starts with `label`, in a read's JSON text.
-fn ref_of(read: &Value, label: &str) -> Option<String> {
+/// The elements of a read: a function output wraps the read in `result`; Claude's toolset
+/// answers with the read itself.
+fn elements(read: &Value) -> Option<&Vec<Value>> {
     read["result"]["elements"]
-        .as_array()?
+        .as_array()
+        .or_else(|| read["elements"].as_array())
+}
+
+/// The ref of the element whose label starts with `label`, in a read.
+fn ref_of(read: &Value, label: &str) -> Option<String> {
+    elements(read)?
         .iter()
         .find(|e| {
             e["label"]
@@ -100,14 +119,16 @@ enum Step {
     Done,
 }
 
-/// One browser call, rendered for the API the request came from.
-fn call(anthropic: bool, tool: &str, args: Value) -> Value {
-    if anthropic {
-        tool_use(tool, args)
-    } else {
-        function_call(tool, args)
-    }
-}
+/// The labels of the form's controls, in the order the refs are used.
+const LABELS: [&str; 7] = [
+    "Full name",
+    "Email",
+    "Check-in",
+    "Nights",
+    "Room type",
+    "Include breakfast",
+    "Book now",
+];
 
 /// The policy, for both APIs (it answers in the protocol the request came in).
 pub fn policy(task: BookingTask) -> impl FnMut(&Value) -> Turn + Send {
@@ -121,86 +142,41 @@ pub fn policy(task: BookingTask) -> impl FnMut(&Value) -> Turn + Send {
                 Turn::Items(vec![message(words)])
             }
         };
-        let results = latest_results(request);
-        if let Some(failed) = results
-            .iter()
-            .filter_map(|r| serde_json::from_str::<Value>(r).ok())
-            .find(|r| r["ok"] == json!(false))
-        {
-            return finish(&format!(
-                "A browser call failed, so I stop: {}",
-                failed["error"]
-            ));
+        let (results, failed) = latest_results(request);
+        if let Some(failed) = failed {
+            return finish(&format!("A browser call failed, so I stop: {failed}"));
         }
         let batch = match step {
             Step::Read => {
                 step = Step::Fill;
-                vec![call(
-                    anthropic,
-                    "browser_read_page",
-                    json!({"filter": "interactive", "tab_id": null}),
-                )]
+                vec![if anthropic {
+                    toolset_use("browser", "read_page", json!({"filter": "interactive"}))
+                } else {
+                    function_call(
+                        "browser_read_page",
+                        json!({"filter": "interactive", "tab_id": null}),
+                    )
+                }]
             }
             Step::Fill => {
                 let Some(read) = results
                     .iter()
                     .filter_map(|r| serde_json::from_str::<Value>(r).ok())
-                    .find(|r| r["result"]["elements"].is_array())
+                    .find(|r| elements(r).is_some())
                 else {
                     return finish("The page read came back without elements, so I stop.");
                 };
-                let refs: Option<Vec<String>> = [
-                    "Full name",
-                    "Email",
-                    "Check-in",
-                    "Nights",
-                    "Room type",
-                    "Include breakfast",
-                    "Book now",
-                ]
-                .iter()
-                .map(|label| ref_of(&read, label))
-                .collect();
+                let refs: Option<Vec<String>> =
+                    LABELS.iter().map(|label| ref_of(&read, label)).collect();
                 let Some(refs) = refs else {
                     return finish("I could not find every field of the booking form.");
                 };
                 step = Step::Confirm;
-                let t = |target: &str, value: &str| {
-                    call(
-                        anthropic,
-                        "browser_type",
-                        json!({"text": value, "target": target, "tab_id": null}),
-                    )
-                };
-                let mut batch = vec![
-                    t(&refs[0], &task.name),
-                    t(&refs[1], &task.email),
-                    t(&refs[2], &task.check_in),
-                    t(&refs[3], &task.nights.to_string()),
-                    call(
-                        anthropic,
-                        "browser_select_option",
-                        json!({"target": refs[4], "values": [task.room], "tab_id": null}),
-                    ),
-                ];
-                if task.breakfast {
-                    batch.push(call(
-                        anthropic,
-                        "browser_click",
-                        json!({"target": refs[5], "tab_id": null}),
-                    ));
+                if anthropic {
+                    fill_with_claude_toolset(&task, &refs)
+                } else {
+                    fill_with_functions(&task, &refs)
                 }
-                batch.push(call(
-                    anthropic,
-                    "browser_click",
-                    json!({"target": refs[6], "tab_id": null}),
-                ));
-                batch.push(call(
-                    anthropic,
-                    "browser_get_page_text",
-                    json!({"tab_id": null}),
-                ));
-                batch
             }
             Step::Confirm => {
                 step = Step::Done;
@@ -221,4 +197,58 @@ pub fn policy(task: BookingTask) -> impl FnMut(&Value) -> Turn + Send {
             Turn::Items(batch)
         }
     }
+}
+
+/// Claude's browser toolset: `form_input` sets each field by its role, `left_click` a ref.
+fn fill_with_claude_toolset(task: &BookingTask, refs: &[String]) -> Vec<Value> {
+    let b = |member: &str, input: Value| toolset_use("browser", member, input);
+    let set = |r: &str, value: Value| b("form_input", json!({"ref": r, "value": value}));
+    vec![
+        set(&refs[0], json!(task.name)),
+        set(&refs[1], json!(task.email)),
+        set(&refs[2], json!(task.check_in)),
+        set(&refs[3], json!(task.nights.to_string())),
+        set(&refs[4], json!(task.room)),
+        set(&refs[5], json!(task.breakfast)),
+        b(
+            "left_click",
+            json!({"target": {"type": "ref", "ref": refs[6]}}),
+        ),
+        b("get_page_text", json!({})),
+    ]
+}
+
+/// The driver spec's function tools: `browser_type`, `browser_select_option`, `browser_click`.
+fn fill_with_functions(task: &BookingTask, refs: &[String]) -> Vec<Value> {
+    let t = |target: &str, value: &str| {
+        function_call(
+            "browser_type",
+            json!({"text": value, "target": target, "tab_id": null}),
+        )
+    };
+    let mut batch = vec![
+        t(&refs[0], &task.name),
+        t(&refs[1], &task.email),
+        t(&refs[2], &task.check_in),
+        t(&refs[3], &task.nights.to_string()),
+        function_call(
+            "browser_select_option",
+            json!({"target": refs[4], "values": [task.room], "tab_id": null}),
+        ),
+    ];
+    if task.breakfast {
+        batch.push(function_call(
+            "browser_click",
+            json!({"target": refs[5], "tab_id": null}),
+        ));
+    }
+    batch.push(function_call(
+        "browser_click",
+        json!({"target": refs[6], "tab_id": null}),
+    ));
+    batch.push(function_call(
+        "browser_get_page_text",
+        json!({"tab_id": null}),
+    ));
+    batch
 }
