@@ -352,7 +352,8 @@ impl InputRecorder {
         self.window
     }
 
-    /// Every event recorded since the start or the last [`InputRecorder::clear`].
+    /// Every event recorded since the start or the last [`InputRecorder::clear`], without
+    /// waiting for events still on their way (see [`InputRecorder::sync`]).
     pub fn events(&self) -> Vec<InputEvent> {
         self.state.lock().events.clone()
     }
@@ -367,7 +368,9 @@ impl InputRecorder {
         Ok(())
     }
 
-    /// The text typed so far: each key press's character, in order.
+    /// The text of the key presses recorded so far, each press's character in order. Like
+    /// [`InputRecorder::events`] it does not wait: call [`InputRecorder::sync`] first to include
+    /// everything the server has sent.
     pub fn typed_text(&self) -> String {
         crate::events::typed_text(&self.state.lock().events)
     }

@@ -36,9 +36,10 @@ const DRAG_STEPS: u32 = 12;
 /// Before a spare keycode pressed a moment ago is bound to another character, input and screen
 /// must have been quiet this long: clients read a changed mapping only when they get to the
 /// MappingNotify (or to the next key), and one that has not would translate the earlier key
-/// press with the new binding. Costs one wait per `n_spares` distinct characters the layout
-/// lacks, and nothing for texts with fewer.
-const MAPPING_READ_QUIET: Duration = Duration::from_millis(50);
+/// press with the new binding. Costs one wait per `n_spares` (19 on Xvfb's default map)
+/// distinct characters the layout lacks, and nothing for texts with fewer. 50 ms still let a
+/// starved client fall behind on a loaded 2-core machine; 100 ms held in repeated runs there.
+const MAPPING_READ_QUIET: Duration = Duration::from_millis(100);
 /// Longest wait for [`MAPPING_READ_QUIET`], for a screen that never stops changing.
 const MAPPING_READ_CAP: Duration = Duration::from_secs(1);
 

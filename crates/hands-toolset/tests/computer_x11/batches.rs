@@ -64,7 +64,7 @@ async fn a_failing_block_stops_the_batch_with_the_exact_texts() {
         .filter(|(kind, _, _)| matches!(kind, ButtonPress | ButtonRelease))
         .collect();
     assert_eq!(buttons, vec![(ButtonPress, 1, at), (ButtonRelease, 1, at)]);
-    assert_eq!(rig.recorder.typed_text(), "ok");
+    assert_eq!(rig.typed(), "ok");
 }
 
 #[tokio::test]
@@ -93,7 +93,7 @@ async fn an_out_of_bounds_coordinate_mid_batch_stops_the_rest() {
         assert_eq!(answer.json["content"], STOP_TEXT);
     }
     let events = rig.events();
-    assert_eq!(rig.recorder.typed_text(), "ab");
+    assert_eq!(rig.typed(), "ab");
     assert!(events.iter().all(|e| !e.is_button()), "{events:?}");
 }
 
@@ -227,7 +227,7 @@ async fn a_custom_tool_sharing_a_member_name_is_not_routed_to_the_desktop() {
     assert_eq!(answers.len(), 1, "only the toolset member is answered");
     answers[0].assert_ok();
     let events = rig.events();
-    assert_eq!(rig.recorder.typed_text(), "x");
+    assert_eq!(rig.typed(), "x");
     assert!(events.iter().all(|e| !e.is_button()), "{events:?}");
 
     // A turn of custom tools only leaves the desktop alone and answers nothing.
@@ -306,7 +306,7 @@ async fn the_legacy_20251124_shape_drives_the_same_executor() {
             (ButtonRelease, 4, at),
         ]
     );
-    assert_eq!(rig.recorder.typed_text(), "hé\n");
+    assert_eq!(rig.typed(), "hé\n");
 
     // A legacy block without `action` is an error that lists the actions.
     let block = rig.plain("computer", json!({"coordinate": [1, 1]}));
@@ -352,5 +352,5 @@ async fn the_legacy_20250124_shape_has_no_zoom() {
         json!({"type": "tool_result", "tool_use_id": answers[2].json["tool_use_id"],
                "is_error": true, "content": STOP_TEXT})
     );
-    assert_eq!(rig.recorder.typed_text(), "s");
+    assert_eq!(rig.typed(), "s");
 }

@@ -16,7 +16,7 @@ async fn check_typed(rig: &mut Rig, text: &str, expect: &str) {
     rig.reset();
     rig.one("type", json!({"text": text})).await.assert_ok();
     let events = rig.events();
-    assert_eq!(rig.recorder.typed_text(), expect, "typing {text:?}");
+    assert_eq!(rig.typed(), expect, "typing {text:?}");
     let chords = rig.recorder.all_modifiers_mask() & !1;
     assert!(events.iter().all(|e| e.state & chords == 0));
     // Every key that went down came up.
@@ -194,5 +194,5 @@ async fn hold_key_presses_then_releases_before_the_next_action() {
     // The release came after the press (server time never runs backwards), and the key after it
     // was typed without Shift.
     assert!(events[1].time >= events[0].time);
-    assert_eq!(rig.recorder.typed_text(), "a");
+    assert_eq!(rig.typed(), "a");
 }

@@ -240,6 +240,11 @@ impl Rig {
         self.recorder.sync().expect("the recorder answers")
     }
 
+    /// The text the window received so far (after a round trip through the server).
+    pub fn typed(&self) -> String {
+        hands_testkit::typed_text(&self.events())
+    }
+
     /// The screen pixel holding the centre of screenshot pixel `(x, y)`: where a click at
     /// `[x, y]` must land.
     pub fn expected_screen(&self, x: u32, y: u32) -> (i32, i32) {
