@@ -164,16 +164,26 @@ impl CdpBrowser {
         let event_task = tokio::spawn(events::run(Arc::clone(&shared), events));
         // Sent together: the browser answers in order, and no round trip waits on another.
         let discover = conn.call(None, "Target.setDiscoverTargets", json!({"discover": true}));
+        // Downloads land where `download_file` can take them; a borrowed browser without a
+        // download directory keeps its owner's setting.
         let downloads = match &download_dir {
             Some(dir) => {
                 if let Err(e) = tokio::fs::create_dir_all(dir).await {
                     tracing::warn!(dir = %dir.display(), error = %e, "no download directory");
                 }
-                json!({"behavior": "allowAndName", "downloadPath": dir, "eventsEnabled": true})
+                Some(
+                    json!({"behavior": "allowAndName", "downloadPath": dir, "eventsEnabled": true}),
+                )
             }
-            None => json!({"behavior": "deny", "eventsEnabled": true}),
+            None if chromium.is_some() => Some(json!({"behavior": "deny", "eventsEnabled": true})),
+            None => None,
         };
-        let downloads = conn.call(None, "Browser.setDownloadBehavior", downloads);
+        let downloads = async {
+            match downloads {
+                Some(params) => conn.call(None, "Browser.setDownloadBehavior", params).await,
+                None => Ok(Value::Null),
+            }
+        };
         let attach = conn.run(None, &SetAutoAttach::ALL_PAUSED);
         let (discover, downloads, attach) = tokio::join!(discover, downloads, attach);
         discover?;

@@ -24,7 +24,8 @@ pub struct LaunchConfig {
     pub viewport: (u32, u32),
     /// How long to wait for the DevTools endpoint to appear.
     pub ready_timeout: Duration,
-    /// Flags added after the built-in ones.
+    /// Flags added after the built-in ones. A second `--disable-features` replaces the built-in
+    /// list rather than adding to it.
     pub extra_args: Vec<String>,
     /// Run the browser under `setpriv --pdeathsig KILL` so it dies with this process even when
     /// this process is killed without running destructors. Skipped when `setpriv` is missing.
@@ -96,8 +97,10 @@ pub enum LaunchError {
     },
 }
 
-/// The flags every launch uses: headless, quiet (no background traffic of the browser's own, no
-/// component or safe-browsing updates, no sync, no QUIC), deterministic (no GPU, scale factor 1,
+/// The flags every launch uses: headless, quiet (as little traffic of the browser's own as flags
+/// allow: no component or safe-browsing updates, no sync, no network-time queries, no QUIC —
+/// Chromium 156 still checks `update.googleapis.com` and `accounts.google.com`, which the policy
+/// proxy answers), deterministic (no GPU, scale factor 1,
 /// no throttling of background tabs, no back/forward cache so a navigation always makes a new
 /// document), and the DevTools endpoint on a port the OS picks.
 pub fn base_args(profile: &Path, viewport: (u32, u32)) -> Vec<String> {
@@ -133,7 +136,8 @@ pub fn base_args(profile: &Path, viewport: (u32, u32)) -> Vec<String> {
         "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,\
          AutofillServerCommunication,CertificateTransparencyComponentUpdater,\
          InterestFeedContentSuggestions,PrivacySandboxSettings4,HttpsUpgrades,\
-         HttpsFirstBalancedModeAutoEnable,LensOverlay,GlobalMediaControls",
+         HttpsFirstBalancedModeAutoEnable,LensOverlay,GlobalMediaControls,\
+         NetworkTimeServiceQuerying",
     ]
     .into_iter()
     .map(str::to_owned)

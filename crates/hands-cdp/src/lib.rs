@@ -15,7 +15,8 @@
 //!   (tab, document, generation) here and to the node itself in the page, re-checked right before
 //!   any action ([`refs`]);
 //! - acts with real input (`Input.dispatchMouseEvent`, `dispatchKeyEvent`, `insertText`) after a
-//!   hit test, and settles by events (load, network idle, DOM quiet), each capped ([`settle`]).
+//!   hit test, and settles by events (load, network idle, DOM quiet), each capped
+//!   ([`SettleConfig`]).
 //!
 //! What it is not: a surface. It reports raw truth (full URLs, titles); the toolset decides
 //! what the model sees, asks for consent and applies the URL policy before a call reaches it.
@@ -35,6 +36,31 @@
 //! println!("{read:?}");
 //! # Ok(()) }
 //! ```
+//!
+//! Decisions worth knowing:
+//! - **Two walls for the network policy.** Request interception (`Fetch`, request stage) on
+//!   every target sees every request and redirect hop before it leaves. It does not see
+//!   WebSocket handshakes (neither does `Network.setBlockedURLs`; measured on Chromium 156) nor
+//!   the browser's own traffic (update checks, account look-ups, which this Chromium makes despite
+//!   its quiet flags): a launched browser therefore also sends every connection through a local
+//!   [`proxy`] that checks the policy per connection ([`DriverConfig::network_proxy`]). An
+//!   attached browser has only the first wall.
+//! - **Service workers** are attached paused like any target and intercepted; their own
+//!   requests (at install, or on behalf of a page) are checked. Dedicated workers have no `Fetch`
+//!   domain: their requests go through their frame's interception (tested). A target whose
+//!   interception cannot be turned on stays paused (fail closed).
+//! - **Cross-origin frames** are not read (the page agent cannot reach into them): a read
+//!   reports `frame_limit`. Pointer input over them works (the browser routes it).
+//! - **Refs** are `e<n>`/`s<n>` from one session counter that only grows; the agent keeps a
+//!   `WeakRef` per ref with the role, label and document address it was issued with.
+//! - **`type`** on a target replaces the field's content (empty text clears it); without a
+//!   target it types at the focused element's caret. Links are reported as `button` (the spec has
+//!   seven roles and no link). A file input is a `button`: a click opens a chooser that
+//!   `upload_file` fills.
+//! - **Dialogs** (`alert`, `confirm`, …) would block every read: alerts and `beforeunload` are
+//!   accepted, `confirm` and `prompt` dismissed, and each is logged in the console history.
+//! - **Drags** that start a native drag-and-drop (a selection, a draggable element) continue as
+//!   intercepted drag events, so the page gets its `drop`.
 //!
 //! Layout: [`launch`] (the process), [`connection`] and [`protocol`] (CDP), `events` (the event
 //! loop, targets, tabs), [`policy`], `agent.js` with `reads`, `refs` and `settle`, one module per

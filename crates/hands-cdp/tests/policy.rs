@@ -103,7 +103,10 @@ async fn disallowed_origin_sees_zero_requests() {
     a.html(
         "/sw",
         "<p>sw</p><script>navigator.serviceWorker.register('/sw.js')\
-           .then(() => navigator.serviceWorker.ready).then(() => document.title = 'ready')</script>",
+           .then(() => navigator.serviceWorker.ready).then(() => {\
+             const done = () => document.title = 'ready';\
+             if (navigator.serviceWorker.controller) done();\
+             else navigator.serviceWorker.addEventListener('controllerchange', done); })</script>",
     );
 
     let mut config = config();
