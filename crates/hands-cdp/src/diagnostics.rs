@@ -219,11 +219,10 @@ pub fn filter_url(raw: &str) -> String {
 /// (24+ characters mixing letters and digits) replaced, the whole cut to `max_bytes`.
 pub fn redact_text(raw: &str, max_bytes: usize) -> String {
     let mut out = String::with_capacity(raw.len().min(max_bytes + 16));
-    for (i, word) in raw.split_inclusive(char::is_whitespace).enumerate() {
+    for word in raw.split_inclusive(char::is_whitespace) {
         if out.len() > max_bytes {
             break;
         }
-        let _ = i;
         let trimmed = word.trim_end();
         let tail = &word[trimmed.len()..];
         out.push_str(&redact_word(trimmed));

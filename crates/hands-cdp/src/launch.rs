@@ -217,7 +217,7 @@ impl StderrTail {
 /// How the browser process ended, once it has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exit {
-    /// The exit status, as text (`exit status: 1`, `signal: 9 (SIGKILL)`).
+    /// The exit status, as text (`exit status 1`, `killed by signal 9`).
     pub status: String,
     /// The last lines the browser wrote to stderr.
     pub stderr_tail: String,
@@ -434,7 +434,7 @@ impl Drop for Chromium {
     }
 }
 
-/// `exit status: 1`, `signal 9 (killed)`.
+/// `exit status 1`, `killed by signal 9`.
 fn describe_status(status: ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt as _;
     match (status.code(), status.signal()) {

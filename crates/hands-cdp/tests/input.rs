@@ -22,6 +22,7 @@ const PAGE: &str = r#"<!doctype html><title>Input</title>
 <input id=t aria-label="Text">
 <textarea id=area aria-label="Area"></textarea>
 <button id=b onclick="log.push('click')">Press</button>
+<button onclick="alert('hello alert'); log.push('confirm:' + confirm('sure?'))">Dialogs</button>
 <div role=button id=hov onmouseover="log.push('over')" style="width:100px;height:40px">Hover zone</div>
 <select aria-label="Pick" onchange="log.push('change:' + this.value)"><option value=x>X</option><option value=y>Y</option></select>
 <input type=checkbox aria-label="Accept" onchange="log.push('cb:' + this.checked)">
@@ -87,6 +88,26 @@ async fn input_reaches_the_page_exactly() {
     // click: one real click.
     browser.click(&r["Press"], None, &c).await.unwrap();
     assert_eq!(take(&browser, "log").await, json!(["click"]));
+
+    // Dialogs do not block the page: an alert is accepted, a confirm dismissed, both logged.
+    browser.click(&r["Dialogs"], None, &c).await.unwrap();
+    assert_eq!(take(&browser, "log").await, json!(["confirm:false"]));
+    let console = browser
+        .read_diagnostics(DiagnosticsSource::Console, 10, None, &c)
+        .await
+        .unwrap();
+    assert!(
+        console
+            .text()
+            .contains("[dialog] alert accepted: hello alert"),
+        "{}",
+        console.text()
+    );
+    assert!(
+        console.text().contains("[dialog] confirm dismissed: sure?"),
+        "{}",
+        console.text()
+    );
 
     // type: exact text, non-ASCII included; a target's content is replaced; no target types at
     // the caret.

@@ -322,5 +322,31 @@ async fn tabs_keep_ids_and_one_active() {
         }
         other => panic!("{other:?}"),
     }
+
+    // Cancellation reaches navigations and waits: each stops when its token fires.
+    let cancel_soon = || {
+        let token = cancel();
+        let fire = token.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            fire.cancel();
+        });
+        token
+    };
+    let token = cancel_soon();
+    let stopped = browser.navigate(&a.page_url("/never"), None, &token).await;
+    assert!(
+        matches!(stopped, Err(DriverError::Cancelled)),
+        "{stopped:?}"
+    );
+    let token = cancel_soon();
+    let text = hands_core::browser::args::WaitText::parse("never there").unwrap();
+    let stopped = browser
+        .wait_for(&text, std::time::Duration::from_secs(20), None, &token)
+        .await;
+    assert!(
+        matches!(stopped, Err(DriverError::Cancelled)),
+        "{stopped:?}"
+    );
     let _ = PageUrl::parse("url", "about:blank").unwrap();
 }
