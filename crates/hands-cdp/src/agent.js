@@ -693,6 +693,34 @@ function install(docId) {
     return { n: matched.length };
   }
 
+  // Inputs whose value is not typed character by character in Chromium: a date, time or colour
+  // field shows segments or a picker, and inserted text never reaches its value.
+  const VALUE_INPUTS = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];
+
+  // Sets such an input's value the way the page's own script would see a person do it: through
+  // the native setter (so frameworks that wrap `value` notice), then `input` and `change`.
+  function setValue(a) {
+    const found = lookup(a.ref, a.doc);
+    if (found.error) return found;
+    const el = found.el;
+    if (el.tagName !== 'INPUT' || !VALUE_INPUTS.includes(el.type)) return { error: 'not_value_input' };
+    if (el.disabled || el.readOnly) return { error: 'disabled' };
+    if (!inView(el)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    el.focus({ preventScroll: true });
+    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+    const before = el.value;
+    setter.call(el, a.value);
+    // The browser sanitises a value it cannot parse to "" (or clamps a range): refuse rather than
+    // leave the field silently different from what was asked.
+    if (el.value !== a.value && !(el.type === 'color' && el.value === a.value.toLowerCase())) {
+      setter.call(el, before);
+      return { error: 'invalid_value', type: el.type };
+    }
+    el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+    return { type: el.type };
+  }
+
   // --- waiting --------------------------------------------------------------------------------
 
   // Resolves once no mutation has happened for `quietMs`, or after `capMs`.
@@ -798,6 +826,7 @@ function install(docId) {
     read,
     resolve,
     selectOption,
+    setValue,
     quiet,
     waitText,
     viewport: () => ({ w: window.innerWidth, h: window.innerHeight }),

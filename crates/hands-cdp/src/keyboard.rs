@@ -11,9 +11,10 @@ use hands_core::browser::read::Ref;
 use hands_core::browser::{DriverError, TabId};
 use hands_core::input::{Key, Modifier, ModifierSet};
 
-use crate::driver::{CdpBrowser, Page};
+use crate::driver::{AgentError, CdpBrowser, Page};
 use crate::keys::{DomKey, dom_key, modifier_bits};
 use crate::pointer::ResolveOpts;
+use crate::refs::Stale;
 
 /// One piece of typed text: a run inserted at once, or a key pressed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,6 +200,10 @@ impl CdpBrowser {
                 ..ResolveOpts::default()
             };
             self.resolve_ref(&page, target, opts, cancel).await?;
+            if let Some(done) = self.set_value_input(&page, target, text, cancel).await? {
+                self.settle(&page, started, cancel).await?;
+                return Ok(Some(done));
+            }
             if text.is_empty() {
                 let backspace = dom_key(
                     &Key::parse("BackSpace").map_err(|e| DriverError::Failed(e.to_string()))?,
@@ -283,5 +288,73 @@ mod tests {
             &[Text("a".into()), Enter, Text("b".into()), Enter],
         );
         check("\tx", &[Tab, Text("x".into())]);
+    }
+}
+
+/// What the page answered to `setValue`.
+#[derive(Debug, serde::Deserialize)]
+struct ValueSet {
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+}
+
+/// The format a value input takes, for the model to retry with.
+fn value_format(kind: &str) -> &'static str {
+    match kind {
+        "date" => "YYYY-MM-DD, e.g. 2027-03-14",
+        "time" => "HH:MM or HH:MM:SS, e.g. 14:30",
+        "datetime-local" => "YYYY-MM-DDTHH:MM, e.g. 2027-03-14T14:30",
+        "month" => "YYYY-MM, e.g. 2027-03",
+        "week" => "YYYY-Www, e.g. 2027-W11",
+        "color" => "#rrggbb, e.g. #1e90ff",
+        _ => "a number within the control's range and step",
+    }
+}
+
+impl CdpBrowser {
+    /// `type` into a date, time, colour or range input: Chromium takes no inserted text there,
+    /// so the value is set as the page would see a person set it. `None` when the target is not
+    /// such an input (it is typed into normally).
+    async fn set_value_input(
+        &self,
+        page: &Page,
+        target: &Ref,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let binding = self.bound(target.as_str(), page, false)?;
+        let args = serde_json::json!({"ref": target.as_str(), "doc": binding.doc, "value": text});
+        let answer: ValueSet = match self
+            .agent(page, "setValue", args, self.config.call_timeout, cancel)
+            .await
+        {
+            Ok(answer) => answer,
+            Err(AgentError::ContextGone) => {
+                return Err(DriverError::refused(Stale::Navigated.text(target.as_str())));
+            }
+            Err(e) => return Err(self.agent_error(e)),
+        };
+        match answer.error.as_deref() {
+            None => Ok(Some(format!(
+                "Set the {} field's value.",
+                answer.kind.as_deref().unwrap_or("input")
+            ))),
+            Some("not_value_input") => Ok(None),
+            Some("disabled") => Err(DriverError::refused("This field is disabled or read-only.")),
+            Some("invalid_value") => {
+                let kind = answer.kind.as_deref().unwrap_or("");
+                Err(DriverError::refused(format!(
+                    "This {kind} field did not accept that value: type it as {}.",
+                    value_format(kind)
+                )))
+            }
+            Some(other) => Err(DriverError::refused(
+                Stale::from_agent(other)
+                    .unwrap_or(Stale::Removed)
+                    .text(target.as_str()),
+            )),
+        }
     }
 }

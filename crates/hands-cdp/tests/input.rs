@@ -581,3 +581,67 @@ async fn zoom_crops_the_named_region_after_scrolling() {
         .unwrap();
     assert_eq!(colour(&yellow), [255, 255, 0]);
 }
+
+const VALUE_INPUTS: &str = r#"<!doctype html><title>Values</title>
+<input type=date aria-label="Check-in" oninput="log.push('input:' + this.value)" onchange="log.push('change:' + this.value)">
+<input type=time aria-label="Arrival">
+<input type=range min=0 max=10 aria-label="Volume">
+<input type=number aria-label="Nights">
+<script>window.log = [];</script>"#;
+
+/// Regression: a date field ignored inserted text, so a booking form never submitted; `type`
+/// now sets such fields' values as the page sees a person do it, and refuses a value the field
+/// cannot hold instead of leaving it silently empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_into_date_time_and_range_inputs_sets_their_value() {
+    let a = Server::start().await;
+    a.html("/", VALUE_INPUTS);
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
+    let r = refs(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    browser
+        .type_text("2027-03-14", Some(&r["Check-in"]), None, &c)
+        .await
+        .unwrap();
+    assert_eq!(
+        take(&browser, "log").await,
+        json!(["input:2027-03-14", "change:2027-03-14"])
+    );
+    let text = refused(
+        browser
+            .type_text("14/03/2027", Some(&r["Check-in"]), None, &c)
+            .await,
+    );
+    assert!(text.contains("YYYY-MM-DD"), "{text}");
+    // The refused value left the earlier one in place.
+    assert_eq!(
+        eval(&browser, "document.querySelector('[type=date]').value").await,
+        "2027-03-14"
+    );
+    browser
+        .type_text("14:30", Some(&r["Arrival"]), None, &c)
+        .await
+        .unwrap();
+    assert_eq!(
+        eval(&browser, "document.querySelector('[type=time]').value").await,
+        "14:30"
+    );
+    browser
+        .type_text("7", Some(&r["Volume"]), None, &c)
+        .await
+        .unwrap();
+    assert_eq!(
+        eval(&browser, "document.querySelector('[type=range]').value").await,
+        "7"
+    );
+    // A number field is typed into as any text field.
+    browser
+        .type_text("3", Some(&r["Nights"]), None, &c)
+        .await
+        .unwrap();
+    assert_eq!(
+        eval(&browser, "document.querySelector('[type=number]').value").await,
+        "3"
+    );
+}
