@@ -105,12 +105,22 @@ pub enum ApproveArg {
 pub struct ReadArgs {
     /// The page.
     pub url: String,
-    /// Only controls a person can operate.
-    #[arg(long = "filter-interactive", visible_alias = "interactive")]
-    pub interactive: bool,
+    /// Every element with a role (`all`), or only controls a person can operate
+    /// (`interactive`).
+    #[arg(long, value_enum, default_value_t = FilterArg::All)]
+    pub filter: FilterArg,
     /// Print `BrowserReadV1` JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `read_page`'s filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FilterArg {
+    /// Every element with a role.
+    All,
+    /// Only controls a person can operate.
+    Interactive,
 }
 
 /// `hands policy`.

@@ -9,14 +9,13 @@ use hands_core::browser::Browser as _;
 use hands_core::browser::args::{PageUrl, ReadFilter};
 use hands_core::browser::driver::ReadResult;
 
-use crate::cli::ReadArgs;
+use crate::cli::{FilterArg, ReadArgs};
 
 pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
     let url = PageUrl::parse("URL", &args.url).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let filter = if args.interactive {
-        ReadFilter::Interactive
-    } else {
-        ReadFilter::All
+    let filter = match args.filter {
+        FilterArg::All => ReadFilter::All,
+        FilterArg::Interactive => ReadFilter::Interactive,
     };
     let mut browser = CdpBrowser::launch(DriverConfig::default())
         .await

@@ -150,3 +150,93 @@ fn hands_policy_says_allow_or_deny_and_why() {
     assert!(lines[4].starts_with("deny https://user:pw@example.com/: "));
     assert!(lines[5].starts_with("deny http://example.com/: "));
 }
+
+#[test]
+fn hands_exec_answers_every_block_of_a_saved_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let turn = dir.path().join("turn.json");
+    std::fs::write(
+        &turn,
+        json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Clicking, then a bad click, then typing."},
+            {"type": "tool_use", "id": "toolu_a", "name": "left_click", "toolset_name": "computer",
+             "input": {"coordinate": [100, 100]}},
+            {"type": "tool_use", "id": "toolu_b", "name": "bash", "input": {"command": "true"}},
+            {"type": "tool_use", "id": "toolu_c", "name": "left_click", "toolset_name": "computer",
+             "input": {"coordinate": [5000, 100]}},
+            {"type": "tool_use", "id": "toolu_d", "name": "type", "toolset_name": "computer",
+             "input": {"text": "never"}},
+            {"type": "tool_use", "id": "toolu_e", "name": "zoom", "toolset_name": "computer",
+             "input": {"region": [0, 0, 64, 32]}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let shots = dir.path().join("shots");
+    let output = hands()
+        .args(["exec", "--desktop", "--spawn", "640x400", "--save-images"])
+        .arg(&shots)
+        .arg(&turn)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let message: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(message["role"], "user");
+    let results = message["content"].as_array().unwrap();
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|r| r["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["toolu_a", "toolu_b", "toolu_c", "toolu_d", "toolu_e"]);
+    assert!(results[0].get("is_error").is_none());
+    assert_eq!(
+        results[1]["is_error"],
+        json!(true),
+        "bash is not a computer action"
+    );
+    assert!(results[1].get("toolset_name").is_none());
+    assert_eq!(results[2]["is_error"], json!(true));
+    for late in &results[3..] {
+        assert_eq!(
+            late["content"],
+            json!("Not executed: an earlier computer action in this turn failed.")
+        );
+        assert_eq!(late["toolset_name"], json!("computer"));
+    }
+    // The batch's closing screenshot went on the failed block, and was saved.
+    assert_eq!(results[2]["content"][1]["type"], json!("image"));
+    assert_eq!(std::fs::read_dir(&shots).unwrap().count(), 1);
+}
+
+#[test]
+fn hands_exec_refuses_what_is_not_a_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let turn = dir.path().join("turn.json");
+    std::fs::write(&turn, "{\"role\": \"assistant\"}").unwrap();
+    let output = hands()
+        .args(["exec", "--desktop", "--spawn", "320x200"])
+        .arg(&turn)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("content"));
+}
+
+/// Every drill, both APIs: a scripted model on the simulated API drives the real runner on a
+/// real desktop (mousepad) and in a real Chromium (the booking app); each drill verifies what
+/// was saved and exits non-zero when it does not hold.
+#[test]
+fn every_drill_passes() {
+    let output = hands()
+        .args(["drill", "all"])
+        .env_remove("DISPLAY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("PASSED").count(), 4, "{stderr}");
+}
