@@ -499,3 +499,51 @@ async fn cancellation_stops_between_actions() {
     assert_eq!(presses(&recorder, 1), vec![(70, 70)]);
     assert_eq!(outcome.executed_call_ids.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_stateless_mode_replays_every_item_with_reasoning_unchanged() {
+    let (desktop, recorder) = desk();
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        Turn::Items(match n {
+            1 => vec![
+                hands_sim::policy::reasoning("I should click the target."),
+                computer_call(vec![
+                    json!({"type": "click", "button": "left", "x": 33, "y": 44}),
+                ]),
+            ],
+            _ => vec![message("Clicked.")],
+        })
+    }))
+    .unwrap();
+    let mut settings = OpenAiSettings::new("computer-use-2");
+    settings.store = false;
+    let runner = openai_runner(&sim, desktop, settings);
+    let outcome = runner
+        .run("Click.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let second = &sim.requests()[1].body;
+    assert!(second.get("previous_response_id").is_none());
+    assert_eq!(second["store"], json!(false));
+    assert_eq!(second["include"], json!(["reasoning.encrypted_content"]));
+    let kinds: Vec<&str> = second["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["type"].as_str().unwrap_or("message"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "computer_call",
+            "computer_call_output"
+        ]
+    );
+    assert_eq!(presses(&recorder, 1), vec![(33, 44)]);
+}
