@@ -487,8 +487,8 @@ impl Default for ComputerCallConfig {
 pub struct ComputerCallExecutor<D> {
     desktop: D,
     config: ComputerCallConfig,
-    /// The frame of the last screenshot sent, when it had to shrink below the natural size.
-    shot_override: Option<Frame>,
+    /// The frame of the last screenshot sent.
+    frames: screen::ShotFrames,
 }
 
 impl<D: Desktop> ComputerCallExecutor<D> {
@@ -497,18 +497,13 @@ impl<D: Desktop> ComputerCallExecutor<D> {
         ComputerCallExecutor {
             desktop,
             config,
-            shot_override: None,
+            frames: screen::ShotFrames::default(),
         }
     }
 
     /// The frame the model's coordinates refer to: the last screenshot's.
     pub fn frame(&self) -> Frame {
-        let info = self.desktop.screen();
-        let natural = Frame::new(info.capture, info.device_pixel_ratio, self.config.sizing);
-        match self.shot_override {
-            Some(f) if f.capture() == natural.capture() => f,
-            _ => natural,
-        }
+        self.frames.current(&self.desktop, self.config.sizing)
     }
 
     /// The driver.
@@ -613,9 +608,7 @@ impl<D: Desktop> ComputerCallExecutor<D> {
             cancel,
         )
         .await?;
-        let info = self.desktop.screen();
-        let natural = Frame::new(info.capture, info.device_pixel_ratio, self.config.sizing);
-        self.shot_override = (seen.shot() != natural.shot()).then_some(seen);
+        self.frames.seen(&self.desktop, self.config.sizing, seen);
         Ok(image)
     }
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use hands_core::CancellationToken;
 use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
-use hands_core::geometry::{Frame, ScreenshotSizing, Size};
+use hands_core::geometry::{Frame, ScreenshotSizing};
 use hands_core::image::{EncodedImage, ImageFormat, MAX_IMAGE_BASE64_BYTES};
 use hands_core::input::Button;
 use serde_json::{Value, json};
@@ -147,7 +147,7 @@ pub struct ComputerToolset<D> {
     config: ComputerConfig,
     /// When an image had to shrink below the frame's size to fit the payload limit, the size
     /// the model saw, for the capture size it came from.
-    shot_override: Option<(Size, Size)>,
+    frames: screen::ShotFrames,
 }
 
 impl<D: Desktop> ComputerToolset<D> {
@@ -159,7 +159,7 @@ impl<D: Desktop> ComputerToolset<D> {
         Ok(ComputerToolset {
             desktop,
             config,
-            shot_override: None,
+            frames: screen::ShotFrames::default(),
         })
     }
 
@@ -175,12 +175,7 @@ impl<D: Desktop> ComputerToolset<D> {
 
     /// The current mapping between screenshot and screen.
     pub fn frame(&self) -> Frame {
-        let info = self.desktop.screen();
-        let frame = Frame::new(info.capture, info.device_pixel_ratio, self.config.sizing);
-        match self.shot_override {
-            Some((capture, shot)) if capture == info.capture => frame.with_shot(shot),
-            _ => frame,
-        }
+        self.frames.current(&self.desktop, self.config.sizing)
     }
 
     /// The `tools` entry to send.
@@ -475,13 +470,7 @@ impl<D: Desktop> ComputerToolset<D> {
             cancel,
         )
         .await?;
-        let natural = Frame::new(
-            frame.capture(),
-            self.desktop.screen().device_pixel_ratio,
-            self.config.sizing,
-        );
-        self.shot_override =
-            (seen.shot() != natural.shot()).then_some((seen.capture(), seen.shot()));
+        self.frames.seen(&self.desktop, self.config.sizing, seen);
         tracing::info!(target: "hands::action", member = "screenshot", settle_ms = ms(t.settle),
             capture_ms = ms(t.capture), encode_ms = ms(t.encode), settled = t.settled,
             size = %image.size, bytes = image.base64.len(), "screenshot");

@@ -8,8 +8,39 @@ use std::time::{Duration, Instant};
 
 use hands_core::CancellationToken;
 use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
-use hands_core::geometry::{Frame, ShotRegion, fit_inside};
+use hands_core::geometry::{Frame, ScreenshotSizing, ShotRegion, fit_inside};
 use hands_core::image::{EncodedImage, ImageFormat, Pixels, encode_within};
+
+/// The frame a model's coordinates refer to: the natural one for the screen and the sizing, or
+/// the frame of the last screenshot when that one had to shrink further to fit the payload limit
+/// (later coordinates are in the pixels the model saw).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ShotFrames {
+    /// The last screenshot's frame, when it differs from the natural one.
+    shrunk: Option<Frame>,
+}
+
+impl ShotFrames {
+    fn natural<D: Desktop>(desktop: &D, sizing: ScreenshotSizing) -> Frame {
+        let info = desktop.screen();
+        Frame::new(info.capture, info.device_pixel_ratio, sizing)
+    }
+
+    /// The current frame.
+    pub(crate) fn current<D: Desktop>(&self, desktop: &D, sizing: ScreenshotSizing) -> Frame {
+        let natural = ShotFrames::natural(desktop, sizing);
+        match self.shrunk {
+            Some(shrunk) if shrunk.capture() == natural.capture() => shrunk,
+            _ => natural,
+        }
+    }
+
+    /// Records the frame of the screenshot just sent.
+    pub(crate) fn seen<D: Desktop>(&mut self, desktop: &D, sizing: ScreenshotSizing, seen: Frame) {
+        let natural = ShotFrames::natural(desktop, sizing);
+        self.shrunk = (seen.shot() != natural.shot()).then_some(seen);
+    }
+}
 
 /// Where the time of one image went.
 #[derive(Debug, Clone, Copy, Default)]
