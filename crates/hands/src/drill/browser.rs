@@ -11,14 +11,14 @@ use hands_core::CancellationToken;
 use hands_core::browser::Browser as _;
 use hands_core::browser::args::PageUrl;
 use hands_demo_apps::{BookingApp, BookingAppConfig, DEFAULT_STAFF_PASSWORD, bookings};
-use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
+use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, Runner, Toolbox};
 use hands_sim::{SimConfig, SimServer};
 use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
 use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
 
 use super::browser_policy::{self, BookingTask};
-use super::{Verdicts, anthropic_client, describe, openai_client, progress_printer};
+use super::{anthropic_client, openai_client, run_and_check};
 use crate::approve::Approver;
 use crate::cli::{ApproveArg, ProviderArg};
 use crate::policy::RequestAllowList;
@@ -100,26 +100,7 @@ pub async fn run(provider: ProviderArg) -> anyhow::Result<bool> {
         ),
     };
     runner.set_approver(Box::new(approver));
-    runner.set_observer(progress_printer(provider));
-    let outcome = runner
-        .run(&task.prompt(), &CancellationToken::new())
-        .await?;
-    eprintln!("  {}", describe(&outcome));
-
-    let mut verdicts = Verdicts::default();
-    verdicts.check(
-        outcome.status == RunStatus::Finished,
-        format!("the model finished ({:?})", outcome.status),
-    );
-    let violations = sim.violations();
-    verdicts.check(
-        violations.is_empty(),
-        format!(
-            "every request followed the API's rules ({} request(s), {} rejected)",
-            sim.requests().len(),
-            violations.len()
-        ),
-    );
+    let (outcome, mut verdicts) = run_and_check(runner, provider, &task.prompt(), &sim).await?;
     let leaked = sim
         .requests()
         .iter()

@@ -5,16 +5,16 @@
 use std::time::Instant;
 
 use anyhow::Context as _;
+use hands_core::Desktop;
 use hands_core::geometry::Size;
-use hands_core::{CancellationToken, Desktop};
 use hands_runner::approval::ApproveAll;
-use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
+use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, Runner, Toolbox};
 use hands_sim::{SimConfig, SimServer};
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
 use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor};
 
 use super::desktop_policy::{self, NoteTask};
-use super::{Verdicts, anthropic_client, describe, openai_client, progress_printer};
+use super::{anthropic_client, openai_client, run_and_check};
 use crate::cli::ProviderArg;
 use crate::environment::DesktopEnv;
 
@@ -78,26 +78,7 @@ pub async fn run(provider: ProviderArg) -> anyhow::Result<bool> {
     };
     eprintln!("  simulated model API on {}", sim.base_url());
     runner.set_approver(Box::new(ApproveAll));
-    runner.set_observer(progress_printer(provider));
-    let outcome = runner
-        .run(&task.prompt(), &CancellationToken::new())
-        .await?;
-    eprintln!("  {}", describe(&outcome));
-
-    let mut verdicts = Verdicts::default();
-    verdicts.check(
-        outcome.status == RunStatus::Finished,
-        format!("the model finished ({:?})", outcome.status),
-    );
-    let violations = sim.violations();
-    verdicts.check(
-        violations.is_empty(),
-        format!(
-            "every request followed the API's rules ({} request(s), {} rejected)",
-            sim.requests().len(),
-            violations.len()
-        ),
-    );
+    let (_, mut verdicts) = run_and_check(runner, provider, &task.prompt(), &sim).await?;
     match std::fs::read_to_string(&path) {
         Ok(saved) => {
             // Editors may end the file with a newline; the note itself must be there exactly.

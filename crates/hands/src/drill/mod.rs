@@ -114,6 +114,36 @@ pub fn describe(outcome: &RunOutcome) -> String {
     )
 }
 
+/// Runs the drill's task with progress lines, and starts its verdicts with what every drill
+/// checks: the model finished, and every request followed the API's rules.
+pub async fn run_and_check(
+    mut runner: hands_runner::Runner,
+    provider: ProviderArg,
+    prompt: &str,
+    sim: &SimServer,
+) -> anyhow::Result<(RunOutcome, Verdicts)> {
+    runner.set_observer(progress_printer(provider));
+    let outcome = runner
+        .run(prompt, &hands_core::CancellationToken::new())
+        .await?;
+    eprintln!("  {}", describe(&outcome));
+    let mut verdicts = Verdicts::default();
+    verdicts.check(
+        outcome.status == RunStatus::Finished,
+        format!("the model finished ({:?})", outcome.status),
+    );
+    let violations = sim.violations();
+    verdicts.check(
+        violations.is_empty(),
+        format!(
+            "every request followed the API's rules ({} request(s), {} rejected)",
+            sim.requests().len(),
+            violations.len()
+        ),
+    );
+    Ok((outcome, verdicts))
+}
+
 /// What a drill checked: each line passed or failed.
 #[derive(Debug, Default)]
 pub struct Verdicts {
