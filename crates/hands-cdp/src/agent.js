@@ -193,13 +193,40 @@ function install(docId) {
     }).join(' ');
   }
 
-  function rawLabel(el, role) {
+  // The `<label>`s of a control, as `el.labels` lists them. `el.labels` is a live list that
+  // Chromium fills by walking the control's whole tree scope, and drops again on any DOM change:
+  // asked of every control in a walk it makes a read quadratic (300 ms for 1,600 labelled
+  // controls, on every read of a page that changed since the last one). A walk passes `index`,
+  // a map it fills once per tree scope from that scope's `<label>`s and their `control`, which
+  // is the same relation `labels` reports, in the same tree order.
+  function labelsOf(el, index) {
+    if (!index) return el.labels ? Array.from(el.labels) : [];
+    const root = el.getRootNode();
+    let byControl = index.get(root);
+    if (!byControl) {
+      byControl = new Map();
+      if (root.querySelectorAll) {
+        for (const label of root.querySelectorAll('label')) {
+          const control = label.control;
+          if (!control) continue;
+          const list = byControl.get(control);
+          if (list) list.push(label);
+          else byControl.set(control, [label]);
+        }
+      }
+      index.set(root, byControl);
+    }
+    return byControl.get(el) || [];
+  }
+
+  function rawLabel(el, role, index) {
     let l = '';
     const lb = el.getAttribute('aria-labelledby');
     if (lb) l = norm(byIds(el, lb));
     if (!l) l = norm(el.getAttribute('aria-label') || '');
-    if (!l && el.labels && el.labels.length) {
-      l = norm(Array.from(el.labels).map((x) => nameText(x, 1000)).join(' '));
+    if (!l) {
+      const labels = labelsOf(el, index);
+      if (labels.length) l = norm(labels.map((x) => nameText(x, 1000)).join(' '));
     }
     if (!l && role === 'button') {
       if (el.tagName === 'INPUT') {
@@ -224,9 +251,10 @@ function install(docId) {
     return l;
   }
 
-  // The label as reported: at most 256 bytes; `cut` says whether it was shortened.
-  function labelOf(el, role) {
-    const [l, truncated] = cut(rawLabel(el, role), 256);
+  // The label as reported: at most 256 bytes; `cut` says whether it was shortened. `index` is
+  // the walk's label index (see `labelsOf`); a single look-up passes none.
+  function labelOf(el, role, index) {
+    const [l, truncated] = cut(rawLabel(el, role, index), 256);
     return { label: l, truncated };
   }
 
@@ -324,13 +352,13 @@ function install(docId) {
     if (old) {
       const e = refs.get(old);
       if (e && e.role === role && e.label === label) {
-        e.url = location.href;
+        e.url = state.href;
         return old;
       }
       refs.delete(old);
     }
     const r = newRef('e', state);
-    refs.set(r, { node: new WeakRef(el), role, label, scope: false, url: location.href });
+    refs.set(r, { node: new WeakRef(el), role, label, scope: false, url: state.href });
     refOf.set(el, r);
     return r;
   }
@@ -340,13 +368,13 @@ function install(docId) {
     if (old) {
       const e = refs.get(old);
       if (e && e.label === label) {
-        e.url = location.href;
+        e.url = state.href;
         return old;
       }
       refs.delete(old);
     }
     const r = newRef('s', state);
-    refs.set(r, { node: new WeakRef(el), role: 'scope', label, scope: true, url: location.href });
+    refs.set(r, { node: new WeakRef(el), role: 'scope', label, scope: true, url: state.href });
     scopeOf.set(el, r);
     return r;
   }
@@ -359,7 +387,9 @@ function install(docId) {
     const wantText = opts.mode !== 'interactive';
     const wantElements = opts.mode !== 'text';
     const maxDepth = opts.depth > 0 ? opts.depth : Infinity;
-    const state = { next: opts.next };
+    // `href` is read once: the document's address cannot change during a walk.
+    const state = { next: opts.next, href: location.href };
+    const labelIndex = new Map();
     const omitted = new Set();
     const elements = [];
     const scopes = [];
@@ -403,7 +433,7 @@ function install(docId) {
       if (elements.length >= lim.elements) { omitted.add('target_limit'); return; }
       if (role === 'unsupported') { omitted.add('unsupported_control'); return; }
       if (opts.enabledOnly && disabled(el)) return;
-      const { label, truncated } = labelOf(el, role);
+      const { label, truncated } = labelOf(el, role, labelIndex);
       if (truncated) omitted.add('name_limit');
       const item = { ref: elementRef(el, role, label, state), role, label };
       if (role === 'checkbox' || role === 'radio') item.checked = checkedOf(el);
