@@ -89,7 +89,10 @@ pub fn anthropic(task: NoteTask) -> impl FnMut(&Value) -> Turn + Send {
                 c("type", json!({"text": task.path})),
                 c("screenshot", json!({})),
             ],
+            // GTK's file chooser ignores Return for a moment after a path is typed (it is still
+            // loading the folder): a careful model lets the dialog catch up first.
             3 => vec![
+                c("wait", json!({"duration": 1})),
                 c("key", json!({"text": "Return"})),
                 c("wait", json!({"duration": 1})),
                 c("screenshot", json!({})),
