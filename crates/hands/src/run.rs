@@ -20,6 +20,7 @@ use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runn
 use hands_sandbox::{BashConfig, BashTool, EditorConfig, EditorTool};
 use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
+use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
 use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor};
 use hands_x11::X11Desktop;
@@ -116,20 +117,35 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .navigate(&start_url, None, &cancel)
             .await
             .map_err(|e| anyhow::anyhow!("opening {start}: {e}"))?;
-        let toolset = BrowserToolset::new(
-            browser,
-            BrowserToolsetConfig {
-                confirm: Some(Arc::new(approver.clone())),
-                url_policy: Some(Arc::new(allow)),
-                ..BrowserToolsetConfig::default()
-            },
-        )?;
+        // Claude drives the browser through its own toolset; OpenAI through the driver spec's
+        // function tools. Both sit on the same driver, under the same policies.
+        match args.provider {
+            ProviderArg::Anthropic => {
+                toolbox.claude_browser = Some(Box::new(ClaudeBrowserToolset::new(
+                    browser,
+                    ClaudeBrowserConfig {
+                        confirm: Some(Arc::new(approver.clone())),
+                        url_policy: Some(Arc::new(allow)),
+                        ..ClaudeBrowserConfig::default()
+                    },
+                )?));
+            }
+            ProviderArg::Openai => {
+                toolbox.browser = Some(Box::new(BrowserToolset::new(
+                    browser,
+                    BrowserToolsetConfig {
+                        confirm: Some(Arc::new(approver.clone())),
+                        url_policy: Some(Arc::new(allow)),
+                        ..BrowserToolsetConfig::default()
+                    },
+                )?));
+            }
+        }
         browser_note = format!(
-            " A browser is open at {} (allowed origins: {}); use the browser_* tools for web pages.",
+            " A browser is open at {} (allowed origins: {}); use the browser tools for web pages.",
             start_url.as_str(),
             origins.join(", ")
         );
-        toolbox.browser = Some(Box::new(toolset));
     }
 
     let system = format!(

@@ -240,3 +240,77 @@ fn every_drill_passes() {
     assert!(output.status.success(), "{stderr}");
     assert_eq!(stderr.matches("PASSED").count(), 4, "{stderr}");
 }
+
+#[test]
+fn hands_run_in_a_browser_uses_claudes_browser_toolset() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let app = runtime
+        .block_on(hands_demo_apps::BookingApp::start(
+            hands_demo_apps::BookingAppConfig::default(),
+        ))
+        .unwrap();
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 => Turn::Blocks(vec![
+                toolset_use("browser", "read_page", json!({"filter": "interactive"})),
+                // Outside the allow-list: refused before confirm, and the run goes on.
+                toolset_use(
+                    "browser",
+                    "navigate",
+                    json!({"url": "https://example.com/"}),
+                ),
+            ]),
+            _ => Turn::text("The page has a booking form."),
+        }
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = hands()
+        .args([
+            "run",
+            "--browser",
+            app.base_url(),
+            "--approve",
+            "all",
+            "--task",
+        ])
+        .arg("What is on the page?")
+        .arg("--out")
+        .arg(dir.path().join("run"))
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let requests = sim.requests();
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["browser_toolset_20260801"]);
+    let answer = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(answer[0]["content"].to_string().contains("Book now"));
+    assert_eq!(answer[1]["is_error"], json!(true));
+    assert_eq!(
+        app.requests_seen().form_pages,
+        1,
+        "only the start page was loaded"
+    );
+}
