@@ -245,6 +245,15 @@ impl AnthropicSession {
             }
             let start = Instant::now();
             ctx.executed.push(tool_use.id.clone());
+            // The checkpoint before the effect says it may have happened.
+            ctx.attempted.push(tool_use.id.clone());
+            if ctx.keeps_checkpoints()
+                && let Err(reason) = ctx.save(self.snapshot(), false)
+            {
+                results.push(WireResult::error(tool_use, cancelled_text()));
+                stop = Some(reason);
+                continue;
+            }
             if let Some(browser) = ctx.toolbox.claude_browser.as_mut()
                 && browser.owns(tool_use)
             {
@@ -270,6 +279,13 @@ impl AnthropicSession {
                 }
                 browser_json[index] = Some(result.to_json());
                 results.push(result.result().clone());
+                ctx.completed.push(tool_use.id.clone());
+                if ctx.keeps_checkpoints()
+                    && let Err(reason) = ctx.save(self.snapshot(), false)
+                    && stop.is_none()
+                {
+                    stop = Some(reason);
+                }
                 if browser_batch.has_fault() && stop.is_none() {
                     stop = Some(StopReason::BrowserFault(format!(
                         "the browser failed during `{}`",
@@ -299,6 +315,13 @@ impl AnthropicSession {
                 result.text().unwrap_or(""),
             );
             results.push(result);
+            ctx.completed.push(tool_use.id.clone());
+            if ctx.keeps_checkpoints()
+                && let Err(reason) = ctx.save(self.snapshot(), false)
+                && stop.is_none()
+            {
+                stop = Some(reason);
+            }
             if batch.has_fault() && stop.is_none() {
                 stop = Some(StopReason::DriverFault(format!(
                     "the desktop failed during `{}`",
@@ -340,6 +363,13 @@ impl AnthropicSession {
             .map(|(result, browser)| browser.unwrap_or_else(|| result.to_json()))
             .collect();
         self.push_results(&blocks, ctx.take_queued());
+        // Every call is answered, even when the run stops here: this ends a completed turn.
+        if ctx.keeps_checkpoints()
+            && let Err(reason) = ctx.save(self.snapshot(), true)
+            && stop.is_none()
+        {
+            stop = Some(reason);
+        }
         match stop {
             Some(reason) => Err(reason),
             None => Ok(()),
@@ -520,6 +550,26 @@ impl Session for AnthropicSession {
         Ok(())
     }
 
+    fn api(&self) -> Api {
+        Api::Messages
+    }
+
+    fn snapshot(&self) -> Value {
+        serde_json::json!({"messages": self.messages, "unanswered": self.unanswered})
+    }
+
+    fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
+        let messages = conversation
+            .get("messages")
+            .cloned()
+            .ok_or_else(|| RunError::Config("the checkpoint holds no messages".into()))?;
+        self.messages = serde_json::from_value(messages).map_err(|e| {
+            RunError::Config(format!("the checkpoint's messages do not parse: {e}"))
+        })?;
+        self.unanswered = false;
+        Ok(())
+    }
+
     fn add_task(&mut self, task: &str) -> Result<(), RunError> {
         if self.unanswered {
             return Err(RunError::Config(
@@ -570,6 +620,9 @@ impl Session for AnthropicSession {
         self.unanswered = true;
         if last_allowed {
             return Ok(StepResult::StepLimit(text));
+        }
+        if ctx.keeps_checkpoints() {
+            ctx.save(self.snapshot(), false)?;
         }
         self.execute(ctx, uses).await?;
         Ok(StepResult::Continue)

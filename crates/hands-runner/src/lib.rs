@@ -32,6 +32,7 @@ pub mod context;
 pub mod diagnostics;
 pub mod functions;
 pub mod journal;
+pub mod ledger;
 pub mod openai;
 pub mod outcome;
 mod runner;

@@ -477,6 +477,35 @@ impl Session for OpenAiSession {
         Ok(())
     }
 
+    fn api(&self) -> Api {
+        Api::Responses
+    }
+
+    fn snapshot(&self) -> Value {
+        serde_json::json!({"items": self.items, "pending": self.pending,
+            "previous_response_id": self.previous_response_id, "unanswered": self.unanswered})
+    }
+
+    fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
+        let parse = |key: &str| -> Result<Vec<Item>, RunError> {
+            serde_json::from_value(
+                conversation
+                    .get(key)
+                    .cloned()
+                    .unwrap_or(Value::Array(vec![])),
+            )
+            .map_err(|e| RunError::Config(format!("the checkpoint's {key} do not parse: {e}")))
+        };
+        self.items = parse("items")?;
+        self.pending = parse("pending")?;
+        self.previous_response_id = conversation
+            .get("previous_response_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        self.unanswered = false;
+        Ok(())
+    }
+
     fn add_task(&mut self, task: &str) -> Result<(), RunError> {
         if self.unanswered {
             return Err(RunError::Config(
@@ -524,10 +553,23 @@ impl Session for OpenAiSession {
         if last_allowed {
             return Ok(StepResult::StepLimit(text));
         }
+        if ctx.keeps_checkpoints() {
+            ctx.save(self.snapshot(), false)?;
+        }
         let mut browser_failed = false;
         for item in &response.output {
             if ctx.cancel.is_cancelled() {
                 return Err(StopReason::Cancelled);
+            }
+            let call_id = match item.view() {
+                ItemView::ComputerCall(c) => c.call_id.clone(),
+                ItemView::FunctionCall(c) => c.call_id.clone(),
+                _ => continue,
+            };
+            // The checkpoint before the effect says it may have happened.
+            ctx.attempted.push(call_id.clone());
+            if ctx.keeps_checkpoints() {
+                ctx.save(self.snapshot(), false)?;
             }
             let output = match item.view() {
                 ItemView::ComputerCall(_) => self.computer_call(ctx, item).await?,
@@ -543,11 +585,18 @@ impl Session for OpenAiSession {
                 _ => continue,
             };
             self.push_input(output);
+            ctx.completed.push(call_id);
+            if ctx.keeps_checkpoints() {
+                ctx.save(self.snapshot(), false)?;
+            }
         }
         for text in ctx.take_queued() {
             self.push_input(Item::user_text(&text));
         }
         self.unanswered = false;
+        if ctx.keeps_checkpoints() {
+            ctx.save(self.snapshot(), true)?;
+        }
         Ok(StepResult::Continue)
     }
 }

@@ -59,6 +59,9 @@ pub enum StopReason {
     /// A server tool's result failed or is incomplete: no local action ran in that turn.
     #[error("a server tool result failed or is incomplete: {0}")]
     ServerToolFailed(String),
+    /// A checkpoint could not be saved: the run could not be resumed safely.
+    #[error("the checkpoint ledger failed: {0}")]
+    LedgerFailed(String),
     /// The model answered with something the runner cannot pair or execute.
     #[error("the model's answer cannot be executed: {0}")]
     InvalidResponse(String),

@@ -18,6 +18,7 @@ use crate::anthropic::{AnthropicSession, AnthropicSettings};
 use crate::approval::ComputerApprover;
 use crate::diagnostics::{Observer, UsageTotals};
 use crate::journal::Journal;
+use crate::ledger::{Checkpoint, CheckpointStatus, Ledger};
 use crate::openai::{OpenAiSession, OpenAiSettings};
 use crate::outcome::{RunError, RunOutcome, RunStatus, StopReason};
 use crate::session::{Session, StepContext, StepResult};
@@ -47,6 +48,7 @@ struct State {
     approver: Option<Box<dyn ComputerApprover>>,
     observer: Option<Observer>,
     journal: Option<Box<dyn Journal>>,
+    ledger: Option<Box<dyn Ledger>>,
     config: RunConfig,
     prepared: bool,
 }
@@ -73,6 +75,7 @@ impl Runner {
                 approver: None,
                 observer: None,
                 journal: None,
+                ledger: None,
                 config,
                 prepared: false,
             }),
@@ -126,6 +129,11 @@ impl Runner {
         self.state.get_mut().journal = Some(journal);
     }
 
+    /// Sets the checkpoint ledger: every step saved so a run can resume after its process ends.
+    pub fn set_ledger(&mut self, ledger: Box<dyn Ledger>) {
+        self.state.get_mut().ledger = Some(ledger);
+    }
+
     /// Queues a person's text: it is added after the pending tool outputs of the current turn.
     /// It does not reset the step limit.
     pub fn append_user_text(&self, text: impl Into<String>) {
@@ -149,10 +157,63 @@ impl Runner {
             state.prepared = true;
         }
         state.session.add_task(task)?;
+        Ok(self.drive(state, 0, cancel).await)
+    }
+
+    /// Resumes a run from a checkpoint saved at the end of a completed turn, with the requests it
+    /// had left. A pending checkpoint is refused: reconcile its attempted calls with what really
+    /// happened first — a checkpoint never authorises repeating an action.
+    pub async fn resume(
+        &self,
+        checkpoint: &Checkpoint,
+        cancel: &CancellationToken,
+    ) -> Result<RunOutcome, RunError> {
+        let mut guard = self.state.try_lock().map_err(|_| RunError::Busy)?;
+        let state = &mut *guard;
+        if !checkpoint.resumable() {
+            return Err(RunError::Config(
+                "this checkpoint is pending (calls were running): reconcile them with what really happened, then resume from a completed checkpoint".into(),
+            ));
+        }
+        if checkpoint.api != state.session.api().name() {
+            return Err(RunError::Config(format!(
+                "this checkpoint is of the {} API, this runner speaks {}",
+                checkpoint.api,
+                state.session.api().name()
+            )));
+        }
+        if !state.prepared {
+            state.session.prepare(&state.toolbox)?;
+            state.prepared = true;
+        }
+        state.session.restore(&checkpoint.conversation)?;
+        state.config.max_steps = checkpoint.max_steps;
+        Ok(self.drive(state, checkpoint.steps_used, cancel).await)
+    }
+
+    /// The loop, from `steps_used` requests already made.
+    async fn drive(
+        &self,
+        state: &mut State,
+        steps_used: u32,
+        cancel: &CancellationToken,
+    ) -> RunOutcome {
         let mut usage = UsageTotals::default();
         let mut executed = Vec::new();
-        let mut steps = 0u32;
+        let mut steps = steps_used;
         let mut final_text = String::new();
+        let api = state.session.api();
+        // The starting point is the end of a completed turn (the task just added, or the
+        // checkpoint resumed from).
+        if let Err(reason) = save_completed(state, steps) {
+            return RunOutcome {
+                status: RunStatus::Stopped(reason),
+                steps,
+                final_text,
+                usage,
+                executed_call_ids: executed,
+            };
+        }
         let status = loop {
             if cancel.is_cancelled() {
                 break RunStatus::Stopped(StopReason::Cancelled);
@@ -172,6 +233,11 @@ impl Runner {
                 step: steps,
                 usage: &mut usage,
                 executed: &mut executed,
+                ledger: &mut state.ledger,
+                max_steps: state.config.max_steps,
+                api,
+                attempted: Vec::new(),
+                completed: Vec::new(),
             };
             match state.session.step(&mut ctx, last_allowed).await {
                 Ok(StepResult::Continue) => {}
@@ -192,12 +258,37 @@ impl Runner {
                 Err(reason) => break RunStatus::Stopped(reason),
             }
         };
-        Ok(RunOutcome {
+        // A finished run ends a completed turn too: a later task may continue from it.
+        let status = match status {
+            RunStatus::Finished => match save_completed(state, steps) {
+                Ok(()) => RunStatus::Finished,
+                Err(reason) => RunStatus::Stopped(reason),
+            },
+            other => other,
+        };
+        RunOutcome {
             status,
             steps,
             final_text,
             usage,
             executed_call_ids: executed,
-        })
+        }
     }
+}
+
+/// Saves a completed checkpoint of the conversation, when the run keeps a ledger.
+fn save_completed(state: &mut State, steps_used: u32) -> Result<(), StopReason> {
+    let Some(ledger) = state.ledger.as_mut() else {
+        return Ok(());
+    };
+    ledger
+        .save(Checkpoint {
+            version: Checkpoint::VERSION,
+            api: state.session.api().name().to_owned(),
+            steps_used,
+            max_steps: state.config.max_steps,
+            status: CheckpointStatus::Completed,
+            conversation: state.session.snapshot(),
+        })
+        .map_err(|e| StopReason::LedgerFailed(e.to_string()))
 }

@@ -12,6 +12,7 @@ use crate::approval::{ActionContext, ComputerApprover, Decision, SafetyChecksCon
 use crate::diagnostics::{Api, Observer, Reason, Record, Stage, Usage, UsageTotals, emit};
 use crate::functions::Function;
 use crate::journal::{Entry, Journal};
+use crate::ledger::{Checkpoint, CheckpointStatus, Ledger};
 use crate::outcome::{RunError, StopReason};
 use crate::tools::Toolbox;
 
@@ -39,6 +40,15 @@ pub(crate) trait Session: Send {
     /// Adds the user's task to the conversation.
     fn add_task(&mut self, task: &str) -> Result<(), RunError>;
 
+    /// Which API.
+    fn api(&self) -> Api;
+
+    /// The conversation, for a checkpoint.
+    fn snapshot(&self) -> Value;
+
+    /// Restores the conversation of a completed checkpoint.
+    fn restore(&mut self, conversation: &Value) -> Result<(), RunError>;
+
     /// One request, and the execution of the calls it returns.
     async fn step(
         &mut self,
@@ -58,9 +68,50 @@ pub(crate) struct StepContext<'a> {
     pub(crate) step: u32,
     pub(crate) usage: &'a mut UsageTotals,
     pub(crate) executed: &'a mut Vec<String>,
+    pub(crate) ledger: &'a mut Option<Box<dyn Ledger>>,
+    pub(crate) max_steps: u32,
+    pub(crate) api: Api,
+    /// Calls of the current turn started and finished, for pending checkpoints.
+    pub(crate) attempted: Vec<String>,
+    pub(crate) completed: Vec<String>,
 }
 
 impl StepContext<'_> {
+    /// Whether checkpoints are kept (a snapshot is only built when they are).
+    pub(crate) fn keeps_checkpoints(&self) -> bool {
+        self.ledger.is_some()
+    }
+
+    /// Saves a checkpoint of `conversation`: completed when the turn is answered, else pending
+    /// with the calls attempted and completed so far. A save that fails stops the run.
+    pub(crate) fn save(
+        &mut self,
+        conversation: Value,
+        turn_answered: bool,
+    ) -> Result<(), StopReason> {
+        let Some(ledger) = self.ledger.as_mut() else {
+            return Ok(());
+        };
+        let status = if turn_answered {
+            CheckpointStatus::Completed
+        } else {
+            CheckpointStatus::Pending {
+                attempted_call_ids: self.attempted.clone(),
+                completed_call_ids: self.completed.clone(),
+            }
+        };
+        ledger
+            .save(Checkpoint {
+                version: Checkpoint::VERSION,
+                api: self.api.name().to_owned(),
+                steps_used: self.step,
+                max_steps: self.max_steps,
+                status,
+                conversation,
+            })
+            .map_err(|e| StopReason::LedgerFailed(e.to_string()))
+    }
+
     /// Whether `before_action` is to be consulted.
     pub(crate) fn checks_before_action(&self) -> bool {
         self.approver

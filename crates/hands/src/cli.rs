@@ -49,8 +49,12 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// What the model should do.
-    #[arg(long)]
-    pub task: String,
+    #[arg(long, required_unless_present = "resume")]
+    pub task: Option<String>,
+    /// Resume the run whose checkpoint this is (a run directory's `checkpoint.json`), from the
+    /// end of its last completed turn, with the requests it had left.
+    #[arg(long, value_name = "CHECKPOINT", conflicts_with = "task")]
+    pub resume: Option<PathBuf>,
     /// Act on a desktop: a spawned 1280x800 Xvfb display with a window manager, unless
     /// `--display` names one. The default when `--browser` is not given.
     #[arg(long)]

@@ -16,6 +16,7 @@ use hands_core::{CancellationToken, Desktop};
 use hands_models::anthropic::{self, AnthropicClient, AnthropicConfig};
 use hands_models::openai::{self, OpenAiClient, OpenAiConfig};
 use hands_runner::diagnostics::{Record, Stage};
+use hands_runner::ledger::FileLedger;
 use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
 use hands_sandbox::{BashConfig, BashTool, EditorConfig, EditorTool};
 use hands_toolset::browser::url_policy::OriginAllowList;
@@ -68,7 +69,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let use_desktop = args.desktop || args.display.is_some() || args.browser.is_none();
     let out = args.out.clone().unwrap_or_else(default_run_dir);
     let mut rundir = RunDir::create(&out)?;
-    rundir.line(serde_json::json!({"kind": "start", "task": args.task, "provider": format!("{:?}", args.provider),
+    rundir.line(serde_json::json!({"kind": "start", "task": args.task, "resume": args.resume, "provider": format!("{:?}", args.provider),
         "model": model, "desktop": use_desktop, "browser": args.browser}));
     let approver = Approver::new(args.approve);
 
@@ -243,6 +244,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let out_path = rundir.path().to_owned();
     runner.set_journal(Box::new(rundir));
+    // Every step is checkpointed in the run directory: `--resume` continues from it.
+    let checkpoint_path = out_path.join("checkpoint.json");
+    let resume_from = match &args.resume {
+        Some(path) => Some(FileLedger::load(path).map_err(|e| anyhow::anyhow!("{e}"))?),
+        None => None,
+    };
+    runner.set_ledger(Box::new(FileLedger::new(&checkpoint_path)));
     let ctrl_c = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -250,11 +258,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             ctrl_c.cancel();
         }
     });
-    let outcome = runner.run(&args.task, &cancel).await?;
+    let outcome = match (&resume_from, &args.task) {
+        (Some(checkpoint), _) => runner.resume(checkpoint, &cancel).await?,
+        (None, Some(task)) => runner.run(task, &cancel).await?,
+        (None, None) => anyhow::bail!("give --task, or --resume a checkpoint"),
+    };
     bar.finish_and_clear();
     println!("{}", outcome.final_text);
     eprintln!(
-        "hands run: {} after {} request(s); {} input + {} cached + {} output tokens{}; run directory {}",
+        "hands run: {} after {} request(s); {} input + {} cached + {} output tokens{}; run directory {} (resume with --resume {}/checkpoint.json)",
         match &outcome.status {
             RunStatus::Finished => "finished".to_owned(),
             RunStatus::StepLimit => format!("hit the step limit ({})", args.max_steps),
@@ -269,6 +281,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         } else {
             ""
         },
+        out_path.display(),
         out_path.display()
     );
     Ok(if outcome.finished() {

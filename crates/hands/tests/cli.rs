@@ -92,6 +92,10 @@ fn hands_run_on_a_desktop_finishes_against_a_strict_stand_in() {
     assert!(log.lines().any(|l| l.contains("\"kind\":\"action\"")));
     assert!(!log.contains("iVBOR"), "image data is kept out of the log");
     assert!(std::fs::read_dir(out.join("images")).unwrap().count() >= 1);
+    // The run is checkpointed: its last checkpoint ends a completed turn, resumable.
+    let checkpoint = hands_runner::ledger::FileLedger::load(&out.join("checkpoint.json")).unwrap();
+    assert!(checkpoint.resumable());
+    assert_eq!(checkpoint.steps_used, 4);
 }
 
 #[test]
