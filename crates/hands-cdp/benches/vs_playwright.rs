@@ -261,6 +261,9 @@ struct HandsRun {
     capped_omitted: String,
     jpeg: Series,
     png: Series,
+    /// `Page.captureScreenshot` sent alone (the protocol's floor under each `screenshot`).
+    raw_jpeg: Series,
+    raw_png: Series,
 }
 
 /// Playwright's measurements as `bench.mjs` prints them.
@@ -305,6 +308,22 @@ fn dump(name: &str, bytes: &[u8]) {
     }
 }
 
+/// Times `Page.captureScreenshot` alone, with the parameters hands sends, and returns the bytes
+/// of the image.
+async fn raw_capture(browser: &CdpBrowser, params: serde_json::Value) -> (Duration, usize) {
+    let t = Instant::now();
+    let value = browser
+        .call_raw(None, "Page.captureScreenshot", params)
+        .await
+        .unwrap();
+    let elapsed = t.elapsed();
+    let data = value["data"].as_str().unwrap_or("");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_or(0, |b| b.len());
+    (elapsed, bytes)
+}
+
 /// Runs [`MUTATE`] in the page.
 async fn mutate(browser: &CdpBrowser) {
     browser
@@ -317,9 +336,11 @@ async fn mutate(browser: &CdpBrowser) {
         .unwrap();
 }
 
-/// One round of hands: an uncapped browser (reads, JPEG — hands' default image format —, and a
-/// read after a DOM change), then a default-capped one (reads and PNG), each doing `n` rounds of
-/// these after one cold one. Both follow the page through the same changes as Playwright's side.
+/// One round of hands: an uncapped browser (read, JPEG — hands' default image format —, the
+/// page's change, read, bare JPEG capture), then a default-capped one (read, PNG, the page's
+/// change, read, bare PNG capture), each doing `n` rounds of these after one cold one. Every
+/// capture follows a read, as on Playwright's side, and both sides take the page through the
+/// same changes.
 async fn hands_round(url: &PageUrl, n: usize, run: &mut HandsRun) {
     let cancel = CancellationToken::new();
     let mut browser = CdpBrowser::launch(DriverConfig {
@@ -373,6 +394,12 @@ async fn hands_round(url: &PageUrl, n: usize, run: &mut HandsRun) {
             run.read_changed.cold(elapsed);
         } else {
             run.read_changed.push(elapsed, bytes);
+            let (raw, bytes) = raw_capture(
+                &browser,
+                serde_json::json!({"format": "jpeg", "quality": 80, "fromSurface": true, "captureBeyondViewport": false}),
+            )
+            .await;
+            run.raw_jpeg.push(raw, bytes);
         }
     }
     drop(browser);
@@ -411,6 +438,18 @@ async fn hands_round(url: &PageUrl, n: usize, run: &mut HandsRun) {
             run.png.push(shot, image_bytes(&image));
         }
         mutate(&browser).await;
+        if i > 0 {
+            browser
+                .read_page(ReadFilter::All, None, &cancel)
+                .await
+                .unwrap();
+            let (raw, bytes) = raw_capture(
+                &browser,
+                serde_json::json!({"format": "png", "fromSurface": true, "captureBeyondViewport": false}),
+            )
+            .await;
+            run.raw_png.push(raw, bytes);
+        }
     }
 }
 
@@ -516,9 +555,13 @@ async fn playwright_round(
 }
 
 fn row(name: &str, series: &Series) {
+    let first = if series.first_ms > 0.0 {
+        format!("{:.1}", series.first_ms)
+    } else {
+        String::new()
+    };
     println!(
-        "  {name:<40} {:>9.1} {:>9.1} {:>9.1} {:>12.0}",
-        series.first_ms,
+        "  {name:<40} {first:>9} {:>9.1} {:>9.1} {:>12.0}",
         series.median_ms(),
         series.p90_ms(),
         series.median_bytes()
@@ -619,7 +662,9 @@ fn main() {
             row("Playwright ariaSnapshot(), after it", &pw.aria_changed);
         }
         row("hands screenshot PNG", &hands.png);
+        row("  CDP Page.captureScreenshot PNG alone", &hands.raw_png);
         row("hands screenshot JPEG q80 (its default)", &hands.jpeg);
+        row("  CDP Page.captureScreenshot JPEG alone", &hands.raw_jpeg);
         if let Some(pw) = &playwright {
             row("Playwright screenshot() PNG (its default)", &pw.png);
             row("Playwright screenshot() JPEG q80", &pw.jpeg);
