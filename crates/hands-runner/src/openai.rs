@@ -48,8 +48,14 @@ pub struct OpenAiSettings {
     pub max_output_tokens: Option<u32>,
     /// `truncation` (the preview computer model needed `auto`).
     pub truncation: Option<Truncation>,
-    /// Use SSE streaming (the runner still waits for the complete response before acting).
+    /// Use SSE streaming (the runner still waits for the complete response before acting,
+    /// unless `eager`).
     pub stream: bool,
+    /// With `stream`: execute each completed call as soon as it arrives, in order (never a
+    /// partial one), instead of waiting for the whole response. Off when the run declares server
+    /// tools (their results must be examined first). If a later event changes or drops a call
+    /// already executed, the run stops; its execution stays recorded.
+    pub eager: bool,
     /// More tool entries sent as given (server tools, for example).
     pub extra_tools: Vec<Value>,
 }
@@ -66,6 +72,7 @@ impl OpenAiSettings {
             max_output_tokens: None,
             truncation: None,
             stream: false,
+            eager: false,
             extra_tools: Vec::new(),
         }
     }
@@ -82,6 +89,12 @@ pub(crate) struct OpenAiSession {
     pending: Vec<Item>,
     previous_response_id: Option<String>,
     unanswered: bool,
+    /// Eager mode: how many items of the current response are already in `items`, and the
+    /// outputs of calls already executed, by call id.
+    appended_early: usize,
+    early_outputs: Vec<(String, Item)>,
+    /// Eager mode: an executed call that stopped the run while the response streamed.
+    early_stop: Option<StopReason>,
 }
 
 impl OpenAiSession {
@@ -99,6 +112,9 @@ impl OpenAiSession {
             pending: Vec::new(),
             previous_response_id: None,
             unanswered: false,
+            appended_early: 0,
+            early_outputs: Vec::new(),
+            early_stop: None,
         }
     }
 
@@ -142,7 +158,18 @@ impl OpenAiSession {
             ctx.journal_request(&body);
         }
         let start = Instant::now();
-        let sent = if self.settings.stream {
+        self.appended_early = 0;
+        self.early_outputs.clear();
+        let eager = self.settings.stream
+            && self.settings.eager
+            && !last_allowed
+            && !self.tools.iter().any(is_server_tool);
+        let sent = if eager {
+            match self.client.stream_response(&request, ctx.cancel).await {
+                Ok(stream) => self.consume_eagerly(ctx, stream).await,
+                Err(e) => Err(e),
+            }
+        } else if self.settings.stream {
             match self.client.stream_response(&request, ctx.cancel).await {
                 Ok(stream) => stream.finish().await,
                 Err(e) => Err(e),
@@ -180,6 +207,77 @@ impl OpenAiSession {
                 Err(StopReason::Api(e.to_string()))
             }
         }
+    }
+
+    /// Reads a stream, executing each completed call as it arrives, in order; returns the whole
+    /// response. An action failure is kept for after the stream (the run stops then); a stream
+    /// that fails or changes an executed item stops the run with the executions recorded.
+    async fn consume_eagerly(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        mut stream: hands_models::openai::ResponseStream,
+    ) -> Result<hands_models::Completed<Response>, hands_models::Error> {
+        let mut browser_failed = false;
+        let mut failed = false;
+        while let Some(event) = stream.next().await {
+            event?;
+            for (_, item) in stream.take_ready() {
+                self.items.push(item.clone());
+                self.appended_early += 1;
+                if failed || ctx.cancel.is_cancelled() {
+                    continue;
+                }
+                match self.run_call(ctx, &item, &mut browser_failed).await {
+                    Ok(Some(output)) => {
+                        if let Some(id) = call_id_of(&item) {
+                            self.early_outputs.push((id, output));
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(reason) => {
+                        tracing::info!(%reason, "an eagerly executed call stopped the run");
+                        self.early_stop = Some(reason);
+                        failed = true;
+                    }
+                }
+            }
+        }
+        stream.finish().await
+    }
+
+    /// Executes one output item if it is a call, with the checkpoints around its effect.
+    async fn run_call(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        item: &Item,
+        browser_failed: &mut bool,
+    ) -> Result<Option<Item>, StopReason> {
+        let Some(call_id) = call_id_of(item) else {
+            return Ok(None);
+        };
+        // The checkpoint before the effect says it may have happened.
+        ctx.attempted.push(call_id.clone());
+        if ctx.keeps_checkpoints() {
+            ctx.save(self.snapshot(), false)?;
+        }
+        let output = match item.view() {
+            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await?,
+            ItemView::FunctionCall(call) => {
+                let (id, name, args) = (
+                    call.call_id.clone(),
+                    call.name.clone(),
+                    call.arguments.clone(),
+                );
+                self.function_call(ctx, &id, &name, &args, browser_failed)
+                    .await?
+            }
+            _ => return Ok(None),
+        };
+        ctx.completed.push(call_id);
+        if ctx.keeps_checkpoints() {
+            ctx.save(self.snapshot(), false)?;
+        }
+        Ok(Some(output))
     }
 
     /// One `computer_call`: parsed and validated whole (no effect if any action cannot be
@@ -400,6 +498,15 @@ impl OpenAiSession {
     }
 }
 
+/// The `call_id` of a computer or function call item.
+fn call_id_of(item: &Item) -> Option<String> {
+    match item.view() {
+        ItemView::ComputerCall(c) => Some(c.call_id.clone()),
+        ItemView::FunctionCall(c) => Some(c.call_id.clone()),
+        _ => None,
+    }
+}
+
 fn desktop_stop(call_id: &str, e: DesktopError) -> StopReason {
     match e {
         DesktopError::Cancelled => StopReason::Cancelled,
@@ -532,8 +639,14 @@ impl Session for OpenAiSession {
                     .unwrap_or_default()
             )));
         }
+        if let Some(reason) = self.early_stop.take() {
+            self.unanswered = true;
+            return Err(reason);
+        }
         let text = response.output_text();
-        self.items.extend(response.output.iter().cloned());
+        // Items an eager stream already appended are not appended twice.
+        self.items
+            .extend(response.output.iter().skip(self.appended_early).cloned());
         if self.settings.store {
             self.previous_response_id = Some(response.id.clone());
         }
@@ -557,38 +670,23 @@ impl Session for OpenAiSession {
             ctx.save(self.snapshot(), false)?;
         }
         let mut browser_failed = false;
+        let mut early = std::mem::take(&mut self.early_outputs).into_iter();
         for item in &response.output {
             if ctx.cancel.is_cancelled() {
                 return Err(StopReason::Cancelled);
             }
-            let call_id = match item.view() {
-                ItemView::ComputerCall(c) => c.call_id.clone(),
-                ItemView::FunctionCall(c) => c.call_id.clone(),
-                _ => continue,
+            let Some(call_id) = call_id_of(item) else {
+                continue;
             };
-            // The checkpoint before the effect says it may have happened.
-            ctx.attempted.push(call_id.clone());
-            if ctx.keeps_checkpoints() {
-                ctx.save(self.snapshot(), false)?;
-            }
-            let output = match item.view() {
-                ItemView::ComputerCall(_) => self.computer_call(ctx, item).await?,
-                ItemView::FunctionCall(call) => {
-                    let (id, name, args) = (
-                        call.call_id.clone(),
-                        call.name.clone(),
-                        call.arguments.clone(),
-                    );
-                    self.function_call(ctx, &id, &name, &args, &mut browser_failed)
-                        .await?
-                }
-                _ => continue,
+            // Executed while the response streamed: its output is ready.
+            let output = match early.next() {
+                Some((id, output)) if id == call_id => output,
+                _ => match self.run_call(ctx, item, &mut browser_failed).await? {
+                    Some(output) => output,
+                    None => continue,
+                },
             };
             self.push_input(output);
-            ctx.completed.push(call_id);
-            if ctx.keeps_checkpoints() {
-                ctx.save(self.snapshot(), false)?;
-            }
         }
         for text in ctx.take_queued() {
             self.push_input(Item::user_text(&text));

@@ -547,3 +547,112 @@ async fn openai_stateless_mode_replays_every_item_with_reasoning_unchanged() {
     );
     assert_eq!(presses(&recorder, 1), vec![(33, 44)]);
 }
+
+/// Two computer calls in one streamed response; the stream drops after the first one is
+/// complete (created, in_progress, added, done = 4 events).
+fn two_calls_then_a_drop(sim: &SimServer) {
+    sim.inject(Fault::DropConnection { after_events: 4 });
+}
+
+fn two_calls() -> impl FnMut(&Value) -> Turn + Send {
+    let mut n = 0;
+    move |_: &Value| {
+        n += 1;
+        Turn::Items(match n {
+            1 => vec![
+                computer_call(vec![
+                    json!({"type": "click", "button": "left", "x": 11, "y": 12}),
+                ]),
+                computer_call(vec![
+                    json!({"type": "click", "button": "left", "x": 21, "y": 22}),
+                ]),
+            ],
+            _ => vec![message("Done.")],
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eager_streaming_executes_completed_calls_before_the_response_ends() {
+    // A dropped stream: eagerly, the first call already ran (and stays recorded); the second,
+    // never complete, did not.
+    let (desktop, recorder) = desk();
+    let sim = SimServer::start(SimConfig::with_policy(two_calls())).unwrap();
+    two_calls_then_a_drop(&sim);
+    let mut settings = OpenAiSettings::new("computer-use-2");
+    settings.stream = true;
+    settings.eager = true;
+    let mut config = OpenAiConfig::new("sk-test");
+    config.base_url = sim.openai_base_url();
+    let client = OpenAiClient::new(config)
+        .unwrap()
+        .with_retry_policy(RetryPolicy::disabled());
+    let boxed: Box<dyn Desktop> = Box::new(desktop);
+    let runner = Runner::openai(
+        client,
+        settings,
+        Some(ComputerCallExecutor::new(
+            boxed,
+            ComputerCallConfig::default(),
+        )),
+        Toolbox::default(),
+        RunConfig::default(),
+    );
+    let outcome = runner
+        .run("Click twice.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome.status, RunStatus::Stopped(StopReason::Api(_))),
+        "{outcome:?}"
+    );
+    assert_eq!(presses(&recorder, 1), vec![(11, 12)]);
+    assert_eq!(outcome.executed_call_ids.len(), 1);
+
+    // Without eager, the same dropped stream runs nothing.
+    let (desktop, recorder) = desk();
+    let sim = SimServer::start(SimConfig::with_policy(two_calls())).unwrap();
+    two_calls_then_a_drop(&sim);
+    let mut settings = OpenAiSettings::new("computer-use-2");
+    settings.stream = true;
+    let mut config = OpenAiConfig::new("sk-test");
+    config.base_url = sim.openai_base_url();
+    let client = OpenAiClient::new(config)
+        .unwrap()
+        .with_retry_policy(RetryPolicy::disabled());
+    let boxed: Box<dyn Desktop> = Box::new(desktop);
+    let runner = Runner::openai(
+        client,
+        settings,
+        Some(ComputerCallExecutor::new(
+            boxed,
+            ComputerCallConfig::default(),
+        )),
+        Toolbox::default(),
+        RunConfig::default(),
+    );
+    let outcome = runner
+        .run("Click twice.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome.status, RunStatus::Stopped(StopReason::Api(_))),
+        "{outcome:?}"
+    );
+    assert!(presses(&recorder, 1).is_empty());
+
+    // A whole eager stream answers like a plain one.
+    let (desktop, recorder) = desk();
+    let sim = SimServer::start(SimConfig::with_policy(two_calls())).unwrap();
+    let mut settings = OpenAiSettings::new("computer-use-2");
+    settings.stream = true;
+    settings.eager = true;
+    let runner = openai_runner(&sim, desktop, settings);
+    let outcome = runner
+        .run("Click twice.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(presses(&recorder, 1), vec![(11, 12), (21, 22)]);
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
