@@ -88,6 +88,9 @@ pub struct RunArgs {
     /// Stream responses (SSE).
     #[arg(long)]
     pub stream: bool,
+    /// With `--stream` on the OpenAI API: run each completed call as soon as it arrives.
+    #[arg(long, requires = "stream")]
+    pub eager: bool,
     /// The run directory (default `runs/run-<time>`): a JSONL log and the screenshots.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -206,6 +206,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             let mut settings = OpenAiSettings::new(model.clone());
             settings.instructions = Some(system);
             settings.stream = args.stream;
+            settings.eager = args.eager;
             Runner::openai(client, settings, computer, toolbox, config)
         }
     };
