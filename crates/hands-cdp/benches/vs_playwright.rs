@@ -21,7 +21,10 @@
 //!   compared like with like, with the defaults' ratio beside them.
 //! - Each side runs with its own browser only (never both at once: two cores), in alternating
 //!   rounds so that drift in the machine's load falls on both; the first call of each kind (agent
-//!   or injected-script install) is reported apart and not in the median.
+//!   or injected-script install) is reported apart and not in the median. Captures are all taken
+//!   of the settled, unchanged page (a capture right after a change also pays for its paint), so
+//!   both sides' images are the same pixels; a bare `Page.captureScreenshot` beside hands'
+//!   `screenshot` shows the protocol's own floor.
 //! - Reads are measured on the settled page and again right after the page's own script changed
 //!   it ([`MUTATE`]), the case of an agent reading after each action.
 
@@ -45,6 +48,7 @@ use serde::Deserialize;
 use hands_cdp::{CdpBrowser, DriverConfig, ReadLimits};
 use hands_core::CancellationToken;
 use hands_core::browser::Browser as _;
+use hands_core::browser::BrowserRead;
 use hands_core::browser::args::{PageUrl, ReadFilter};
 use hands_core::browser::driver::ReadResult;
 use hands_core::image::{EncodedImage, ImageFormat};
@@ -54,12 +58,10 @@ const SECTIONS: usize = 100;
 /// 6 labelled text fields, 3 labelled selects, 4 checkboxes, a group of 3 radios, 2 buttons and
 /// 2 links.
 const CONTROLS_PER_SECTION: usize = 20;
-/// What the page's own script does between the reads "after a DOM change" (both sides run this
+/// What the page's own script does before each read "after a DOM change" (both sides run this
 /// text in the page's main world, untimed): a status line replaced, as an app shows "saved".
 /// Any change to the tree drops what Chromium caches per document (live node lists, such as a
 /// control's `labels`), so a read right after one is what an agent sees after each action.
-/// The text stays the same, so every screenshot after the first change shows the same pixels on
-/// both sides.
 const MUTATE: &str = "(() => { const s = document.createElement('span'); \
     s.textContent = 'All changes saved'; \
     document.getElementById('status').replaceChildren(s); return true; })()";
@@ -278,7 +280,7 @@ struct PlaywrightRun {
     jpeg: Series,
 }
 
-fn structured(read: Option<ReadResult>) -> hands_core::browser::BrowserRead {
+fn structured(read: Option<ReadResult>) -> BrowserRead {
     match read {
         Some(ReadResult::Structured(read)) => read,
         other => panic!("read_page answered {other:?}"),
@@ -289,10 +291,6 @@ fn image_data(image: &EncodedImage) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD
         .decode(&image.base64)
         .unwrap_or_default()
-}
-
-fn image_bytes(image: &EncodedImage) -> usize {
-    image_data(image).len()
 }
 
 /// The folder `HANDS_BENCH_DUMP` names, if any.
@@ -336,13 +334,42 @@ async fn mutate(browser: &CdpBrowser) {
         .unwrap();
 }
 
-/// One round of hands: an uncapped browser (read, JPEG — hands' default image format —, the
-/// page's change, read, bare JPEG capture), then a default-capped one (read, PNG, the page's
-/// change, read, bare PNG capture), each doing `n` rounds of these after one cold one. Every
-/// capture follows a read, as on Playwright's side, and both sides take the page through the
-/// same changes.
+/// `read_page` on the tab, timed; the read and its JSON.
+async fn timed_read(browser: &mut CdpBrowser) -> (Duration, BrowserRead, String) {
+    let cancel = CancellationToken::new();
+    let t = Instant::now();
+    let read = structured(
+        browser
+            .read_page(ReadFilter::All, None, &cancel)
+            .await
+            .unwrap(),
+    );
+    let elapsed = t.elapsed();
+    let json = serde_json::to_string(&read).unwrap();
+    (elapsed, read, json)
+}
+
+/// `screenshot` on the tab, timed; its encoded bytes.
+async fn timed_screenshot(browser: &mut CdpBrowser) -> (Duration, Vec<u8>) {
+    let cancel = CancellationToken::new();
+    let t = Instant::now();
+    let image = browser.screenshot(None, &cancel).await.unwrap();
+    let elapsed = t.elapsed();
+    (elapsed, image_data(&image))
+}
+
+/// One round of hands, in the order Playwright's side follows. An uncapped browser: `n + 1`
+/// times a read, a JPEG `screenshot` (hands' default format), a read and a bare JPEG capture, on
+/// the settled page; then `n + 1` times the page's change and a read. A default-capped browser:
+/// the same with PNG, without the change. The first of each is the cold one.
+/// Every capture is taken of the same settled, unchanged page, so every side's images are the
+/// same pixels.
 async fn hands_round(url: &PageUrl, n: usize, run: &mut HandsRun) {
     let cancel = CancellationToken::new();
+    let jpeg_params = serde_json::json!({"format": "jpeg", "quality": 80, "fromSurface": true, "captureBeyondViewport": false});
+    let png_params =
+        serde_json::json!({"format": "png", "fromSurface": true, "captureBeyondViewport": false});
+
     let mut browser = CdpBrowser::launch(DriverConfig {
         read: ReadLimits::unbounded(),
         ..DriverConfig::default()
@@ -351,55 +378,37 @@ async fn hands_round(url: &PageUrl, n: usize, run: &mut HandsRun) {
     .unwrap();
     browser.navigate(url, None, &cancel).await.unwrap();
     for i in 0..=n {
-        let t = Instant::now();
-        let read = structured(
-            browser
-                .read_page(ReadFilter::All, None, &cancel)
-                .await
-                .unwrap(),
-        );
-        let elapsed = t.elapsed();
-        let json = serde_json::to_string(&read).unwrap();
+        let (read_time, read, json) = timed_read(&mut browser).await;
+        let (shot_time, image) = timed_screenshot(&mut browser).await;
+        // A capture right after another waits about a frame longer: a read in between.
+        let (again, _, _) = timed_read(&mut browser).await;
+        let (raw_time, raw_bytes) = raw_capture(&browser, jpeg_params.clone()).await;
         run.n_elements = read.elements().len();
         run.text_bytes = read.text().len();
         run.elements_bytes = serde_json::to_string(read.elements()).unwrap().len();
-        let t = Instant::now();
-        let image = browser.screenshot(None, &cancel).await.unwrap();
-        let shot = t.elapsed();
-        if i == n {
-            // The last ones, in the state Playwright's dumps are taken in.
-            dump("read_page.json", json.as_bytes());
-            dump("hands.jpeg", &image_data(&image));
-        }
         if i == 0 {
-            run.read_full.cold(elapsed);
-            run.jpeg.cold(shot);
+            run.read_full.cold(read_time);
+            run.jpeg.cold(shot_time);
+            run.raw_jpeg.cold(raw_time);
         } else {
-            run.read_full.push(elapsed, json.len());
+            run.read_full.push(read_time, json.len());
+            run.read_full.push(again, json.len());
             run.walk_ms.push(browser.last_walk().as_secs_f64() * 1000.0);
-            run.jpeg.push(shot, image_bytes(&image));
+            run.jpeg.push(shot_time, image.len());
+            run.raw_jpeg.push(raw_time, raw_bytes);
         }
-
+        if i == n {
+            dump("read_page.json", json.as_bytes());
+            dump("hands.jpeg", &image);
+        }
+    }
+    for i in 0..=n {
         mutate(&browser).await;
-        let t = Instant::now();
-        let read = structured(
-            browser
-                .read_page(ReadFilter::All, None, &cancel)
-                .await
-                .unwrap(),
-        );
-        let elapsed = t.elapsed();
-        let bytes = serde_json::to_string(&read).unwrap().len();
+        let (read_time, _, json) = timed_read(&mut browser).await;
         if i == 0 {
-            run.read_changed.cold(elapsed);
+            run.read_changed.cold(read_time);
         } else {
-            run.read_changed.push(elapsed, bytes);
-            let (raw, bytes) = raw_capture(
-                &browser,
-                serde_json::json!({"format": "jpeg", "quality": 80, "fromSurface": true, "captureBeyondViewport": false}),
-            )
-            .await;
-            run.raw_jpeg.push(raw, bytes);
+            run.read_changed.push(read_time, json.len());
         }
     }
     drop(browser);
@@ -412,43 +421,25 @@ async fn hands_round(url: &PageUrl, n: usize, run: &mut HandsRun) {
     .unwrap();
     browser.navigate(url, None, &cancel).await.unwrap();
     for i in 0..=n {
-        let t = Instant::now();
-        let read = structured(
-            browser
-                .read_page(ReadFilter::All, None, &cancel)
-                .await
-                .unwrap(),
-        );
-        let elapsed = t.elapsed();
-        let json = serde_json::to_string(&read).unwrap();
+        let (read_time, read, json) = timed_read(&mut browser).await;
+        let (shot_time, image) = timed_screenshot(&mut browser).await;
+        let (again, _, _) = timed_read(&mut browser).await;
+        let (raw_time, raw_bytes) = raw_capture(&browser, png_params.clone()).await;
         run.capped_omitted = format!("{:?}", read.omitted());
         run.capped_elements = read.elements().len();
-        let t = Instant::now();
-        let image = browser.screenshot(None, &cancel).await.unwrap();
-        let shot = t.elapsed();
+        if i == 0 {
+            run.read_capped.cold(read_time);
+            run.png.cold(shot_time);
+            run.raw_png.cold(raw_time);
+        } else {
+            run.read_capped.push(read_time, json.len());
+            run.read_capped.push(again, json.len());
+            run.png.push(shot_time, image.len());
+            run.raw_png.push(raw_time, raw_bytes);
+        }
         if i == n {
             dump("read_page_capped.json", json.as_bytes());
-            dump("hands.png", &image_data(&image));
-        }
-        if i == 0 {
-            run.read_capped.cold(elapsed);
-            run.png.cold(shot);
-        } else {
-            run.read_capped.push(elapsed, json.len());
-            run.png.push(shot, image_bytes(&image));
-        }
-        mutate(&browser).await;
-        if i > 0 {
-            browser
-                .read_page(ReadFilter::All, None, &cancel)
-                .await
-                .unwrap();
-            let (raw, bytes) = raw_capture(
-                &browser,
-                serde_json::json!({"format": "png", "fromSurface": true, "captureBeyondViewport": false}),
-            )
-            .await;
-            run.raw_png.push(raw, bytes);
+            dump("hands.png", &image);
         }
     }
 }
