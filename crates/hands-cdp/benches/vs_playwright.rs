@@ -613,7 +613,7 @@ fn main() {
             }
         }
 
-        let n_measured = hands.read_full.ms.len();
+        let n_measured = hands.jpeg.ms.len();
         println!();
         println!(
             "hands vs Playwright: a settings page of {} controls ({} elements read), {}x{} viewport",
@@ -623,7 +623,7 @@ fn main() {
             viewport.1
         );
         println!(
-            "{rounds} round(s) of {n} measured calls per kind and side ({n_measured} in all), after one cold call per browser"
+            "{rounds} round(s) of {n} measured calls per kind and side ({n_measured} in all; hands' settled reads twice that), after one cold call per browser"
         );
         if let Some(pw) = &playwright {
             println!(
