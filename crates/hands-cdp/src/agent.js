@@ -525,6 +525,10 @@ function install(docId) {
           visit(c, depth + 1, scoped);
           if (stopped) break;
         }
+      } else if (within) {
+        // A field's box separates the text around it: "Display name [____] Used by Account."
+        // must not read "Display nameUsed by Account.".
+        addText(' ');
       }
       if (within) {
         if (block) lineBreak();

@@ -315,3 +315,26 @@ async fn reads_report_controls_privately_across_shadow_and_frames() {
     let unknown = refused(browser.click(&Ref::new("e999999").unwrap(), None, &c).await);
     assert!(unknown.contains("Unknown ref"), "{unknown}");
 }
+
+/// Regression: the text around a field ran together ("Display nameUsed by Account.") because
+/// the walk skipped the field's box without a separator.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fields_box_separates_the_text_around_it() {
+    let a = Server::start().await;
+    a.html(
+        "/",
+        r#"<!doctype html><title>Fields</title>
+<p><label for=n>Display name</label><input id=n>Used by Account.</p>
+<p>Pick<select aria-label="Pick"><option>A</option></select>then save</p>"#,
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    assert!(
+        read.text().contains("Display name Used by Account."),
+        "{:?}",
+        read.text()
+    );
+    assert!(read.text().contains("Pick then save"), "{:?}", read.text());
+}
