@@ -428,9 +428,18 @@ function install(docId) {
       if (parts.length) pendingBreak = true;
     }
 
+    // Once elements stop fitting, the text stops too: a capped read covers the page up to one
+    // point, with refs for every control it mentions (the rest: find or read_page_scoped).
+    function stopText() {
+      if (wantText && !textFull) {
+        textFull = true;
+        omitted.add('text_limit');
+      }
+    }
+
     function addElement(el, role) {
-      if (reportFull) { omitted.add('report_limit'); return; }
-      if (elements.length >= lim.elements) { omitted.add('target_limit'); return; }
+      if (reportFull) { omitted.add('report_limit'); stopText(); return; }
+      if (elements.length >= lim.elements) { omitted.add('target_limit'); stopText(); return; }
       if (role === 'unsupported') { omitted.add('unsupported_control'); return; }
       if (opts.enabledOnly && disabled(el)) return;
       const { label, truncated } = labelOf(el, role, labelIndex);
@@ -467,6 +476,7 @@ function install(docId) {
       if (reportBytes + size > lim.reportBytes) {
         reportFull = true;
         omitted.add('report_limit');
+        stopText();
         return;
       }
       reportBytes += size;

@@ -338,3 +338,36 @@ async fn a_fields_box_separates_the_text_around_it() {
     );
     assert!(read.text().contains("Pick then save"), "{:?}", read.text());
 }
+
+/// A capped read covers the page up to one point: the text stops where the elements stop, so
+/// the model never reads about a control it has no ref for (the rest: find, scoped reads).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capped_read_stops_its_text_where_its_elements_stop() {
+    let a = Server::start().await;
+    let rows: String = (0..400)
+        .map(|i| format!("<p>Row {i:04} <button>Open {i:04}</button></p>"))
+        .collect();
+    a.html("/", &format!("<!doctype html><title>Rows</title>{rows}"));
+    let mut config = config();
+    config.read.report_bytes = 4_000;
+    let mut browser = launch(config).await;
+    let c = cancel();
+    browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    assert!(read.omitted().contains(&Omitted::ReportLimit));
+    assert!(read.omitted().contains(&Omitted::TextLimit));
+    let n = read.elements().len();
+    assert!(n > 5 && n < 400, "{n} elements");
+    let last = read.elements()[n - 1].label().to_owned();
+    assert_eq!(last, format!("Open {:04}", n - 1));
+    assert!(
+        read.text().contains(&format!("Row {:04}", n - 1)),
+        "{}",
+        read.text()
+    );
+    assert!(
+        !read.text().contains(&format!("Row {:04}", n + 1)),
+        "the text goes past the last element: {}",
+        read.text()
+    );
+}
