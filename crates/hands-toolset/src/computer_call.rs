@@ -466,6 +466,8 @@ pub struct ComputerCallConfig {
     pub wait: SettleBudget,
     /// Largest base64 text of one image.
     pub max_image_base64: usize,
+    /// Capture pixels per screen pixel; `None`: what the driver reports (1 on X11).
+    pub device_pixel_ratio: Option<f64>,
 }
 
 impl Default for ComputerCallConfig {
@@ -479,6 +481,7 @@ impl Default for ComputerCallConfig {
                 cap: Duration::from_secs(3),
             },
             max_image_base64: MAX_IMAGE_BASE64_BYTES,
+            device_pixel_ratio: None,
         }
     }
 }
@@ -496,8 +499,8 @@ impl<D: Desktop> ComputerCallExecutor<D> {
     pub fn new(desktop: D, config: ComputerCallConfig) -> ComputerCallExecutor<D> {
         ComputerCallExecutor {
             desktop,
+            frames: screen::ShotFrames::new(config.device_pixel_ratio),
             config,
-            frames: screen::ShotFrames::default(),
         }
     }
 

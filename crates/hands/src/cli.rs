@@ -193,6 +193,10 @@ pub struct SurfaceArgs {
     /// An extra cap on the screenshot's long edge, in pixels.
     #[arg(long, value_name = "PX")]
     pub max_long_edge: Option<u32>,
+    /// Capture pixels per screen pixel (2 for a HiDPI screen captured at twice its logical
+    /// size); default: what the driver reports (1 on X11).
+    #[arg(long, value_name = "RATIO")]
+    pub device_pixel_ratio: Option<f64>,
     /// Encode images as JPEG at this quality (1–100) instead of PNG.
     #[arg(long, value_name = "QUALITY", value_parser = clap::value_parser!(u8).range(1..=100))]
     pub jpeg: Option<u8>,
@@ -261,6 +265,12 @@ impl SurfaceArgs {
                 None => ImageFormat::Png,
             },
             append_screenshot: !self.no_append_screenshot,
+            device_pixel_ratio: match self.device_pixel_ratio {
+                Some(r) if !(r.is_finite() && r > 0.0) => {
+                    anyhow::bail!("--device-pixel-ratio must be a positive number, got {r}")
+                }
+                other => other,
+            },
             ..ComputerConfig::default()
         })
     }

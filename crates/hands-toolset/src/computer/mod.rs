@@ -68,6 +68,9 @@ pub struct ComputerConfig {
     pub append_screenshot: bool,
     /// Largest base64 text of one image (the API's 5 MB).
     pub max_image_base64: usize,
+    /// Capture pixels per screen (input) pixel — 2 for a HiDPI display captured at twice its
+    /// logical size; `None`: what the driver reports (1 on X11).
+    pub device_pixel_ratio: Option<f64>,
 }
 
 impl Default for ComputerConfig {
@@ -79,6 +82,7 @@ impl Default for ComputerConfig {
             settle: SettleBudget::default(),
             append_screenshot: true,
             max_image_base64: MAX_IMAGE_BASE64_BYTES,
+            device_pixel_ratio: None,
         }
     }
 }
@@ -158,8 +162,8 @@ impl<D: Desktop> ComputerToolset<D> {
         }
         Ok(ComputerToolset {
             desktop,
+            frames: screen::ShotFrames::new(config.device_pixel_ratio),
             config,
-            frames: screen::ShotFrames::default(),
         })
     }
 

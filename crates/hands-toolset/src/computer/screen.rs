@@ -16,19 +16,30 @@ use hands_core::image::{EncodedImage, ImageFormat, Pixels, encode_within};
 /// (later coordinates are in the pixels the model saw).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ShotFrames {
+    /// Capture pixels per screen pixel, when set instead of what the driver reports.
+    device_pixel_ratio: Option<f64>,
     /// The last screenshot's frame, when it differs from the natural one.
     shrunk: Option<Frame>,
 }
 
 impl ShotFrames {
-    fn natural<D: Desktop>(desktop: &D, sizing: ScreenshotSizing) -> Frame {
+    /// Frames at the driver's pixel ratio, or at `device_pixel_ratio` when set.
+    pub(crate) fn new(device_pixel_ratio: Option<f64>) -> ShotFrames {
+        ShotFrames {
+            device_pixel_ratio,
+            shrunk: None,
+        }
+    }
+
+    fn natural<D: Desktop>(&self, desktop: &D, sizing: ScreenshotSizing) -> Frame {
         let info = desktop.screen();
-        Frame::new(info.capture, info.device_pixel_ratio, sizing)
+        let ratio = self.device_pixel_ratio.unwrap_or(info.device_pixel_ratio);
+        Frame::new(info.capture, ratio, sizing)
     }
 
     /// The current frame.
     pub(crate) fn current<D: Desktop>(&self, desktop: &D, sizing: ScreenshotSizing) -> Frame {
-        let natural = ShotFrames::natural(desktop, sizing);
+        let natural = self.natural(desktop, sizing);
         match self.shrunk {
             Some(shrunk) if shrunk.capture() == natural.capture() => shrunk,
             _ => natural,
@@ -37,7 +48,7 @@ impl ShotFrames {
 
     /// Records the frame of the screenshot just sent.
     pub(crate) fn seen<D: Desktop>(&mut self, desktop: &D, sizing: ScreenshotSizing, seen: Frame) {
-        let natural = ShotFrames::natural(desktop, sizing);
+        let natural = self.natural(desktop, sizing);
         self.shrunk = (seen.shot() != natural.shot()).then_some(seen);
     }
 }

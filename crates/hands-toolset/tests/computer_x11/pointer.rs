@@ -373,3 +373,29 @@ async fn cursor_position_answers_in_screenshot_space() {
     let answer = rig.one("cursor_position", json!({})).await;
     assert_eq!(answer.text(), "X=321, Y=654");
 }
+
+/// The device-pixel-ratio setting: with a ratio of 2, the screen is half the capture in each
+/// direction, so a screenshot pixel maps to half its coordinates on screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_pixel_ratio_setting_maps_coordinates_to_logical_pixels() {
+    let config = hands_toolset::computer::ComputerConfig {
+        device_pixel_ratio: Some(2.0),
+        ..crate::support::config()
+    };
+    let mut rig = Rig::with(1280, 800, config, &hands_testkit::RecorderConfig::default());
+    // The support config caps screenshots at 1024 px: the shot is 1024x640, the screen 640x400.
+    assert_eq!(
+        rig.shot(),
+        hands_core::geometry::Size::new(1024, 640).unwrap()
+    );
+    rig.one("left_click", json!({"coordinate": [800, 480]}))
+        .await
+        .assert_ok();
+    let presses: Vec<(i32, i32)> = rig
+        .events()
+        .iter()
+        .filter(|e| e.is_button_press(1))
+        .map(|e| e.position())
+        .collect();
+    assert_eq!(presses, vec![(500, 300)]);
+}
