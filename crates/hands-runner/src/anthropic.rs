@@ -300,7 +300,8 @@ impl AnthropicSession {
             {
                 Ok(done) => done,
                 Err(reason) => {
-                    results.push(WireResult::error(tool_use, cancelled_text()));
+                    // This call is the one that stopped the run: its answer says why.
+                    results.push(WireResult::error(tool_use, format!("Error: {reason}")));
                     stop = Some(reason);
                     continue;
                 }
