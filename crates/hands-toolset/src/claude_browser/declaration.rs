@@ -8,11 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::members::Member;
 use crate::computer::declaration::{
-    CacheTtl, MemberConfig, cache_control_json, parse_cache_control,
+    CacheTtl, ConfigsRule, MemberConfig, cache_control_json, check_configs, configs_json,
+    parse_cache_control, parse_member_config,
 };
 use crate::strings::BROWSER_TOOLSET_TYPE;
 
@@ -172,44 +173,21 @@ impl BrowserToolsetDeclaration {
 
     /// Checks the rules the API enforces on `configs`.
     pub fn validate(&self) -> Result<(), DeclarationError> {
-        let enabled: Vec<MemberConfig> = self
-            .configs
-            .values()
-            .copied()
-            .filter(|c| c.enabled)
-            .collect();
-        let Some(first) = enabled.first() else {
-            return Err(DeclarationError::AllDisabled);
-        };
-        if enabled
-            .iter()
-            .any(|c| c.defer_loading != first.defer_loading)
-        {
-            return Err(DeclarationError::MixedDeferLoading);
-        }
-        Ok(())
+        check_configs(self.configs.values().copied()).map_err(|rule| match rule {
+            ConfigsRule::AllDisabled => DeclarationError::AllDisabled,
+            ConfigsRule::MixedDeferLoading => DeclarationError::MixedDeferLoading,
+        })
     }
 
     /// The wire entry; only settings that differ from a member's default are written.
     pub fn to_json(&self) -> Result<Value, DeclarationError> {
         self.validate()?;
         let mut entry = json!({"type": BROWSER_TOOLSET_TYPE});
-        let configs: Map<String, Value> = self
-            .configs
-            .iter()
-            .filter(|(m, c)| **c != default_config(**m))
-            .map(|(m, c)| {
-                let default = default_config(*m);
-                let mut o = Map::new();
-                if c.enabled != default.enabled {
-                    o.insert("enabled".into(), json!(c.enabled));
-                }
-                if c.defer_loading {
-                    o.insert("defer_loading".into(), json!(true));
-                }
-                (m.name().to_owned(), Value::Object(o))
-            })
-            .collect();
+        let configs = configs_json(
+            self.configs.iter().map(|(m, c)| (*m, *c)),
+            default_config,
+            Member::name,
+        );
         if !configs.is_empty() {
             entry["configs"] = Value::Object(configs);
         }
@@ -239,22 +217,13 @@ impl BrowserToolsetDeclaration {
                         let member = Member::from_name(name).ok_or_else(|| {
                             DeclarationError::UnknownMember { name: name.clone() }
                         })?;
-                        let mut config = default_config(member);
-                        let bad = |k: &str| DeclarationError::BadMemberConfig {
-                            member: name.clone(),
-                            key: k.to_owned(),
-                        };
-                        let Value::Object(cfg) = cfg else {
-                            return Err(bad("(not an object)"));
-                        };
-                        for (k, v) in cfg {
-                            let flag = v.as_bool().ok_or_else(|| bad(k))?;
-                            match k.as_str() {
-                                "enabled" => config.enabled = flag,
-                                "defer_loading" => config.defer_loading = flag,
-                                _ => return Err(bad(k)),
-                            }
-                        }
+                        let config =
+                            parse_member_config(cfg, default_config(member)).map_err(|key| {
+                                DeclarationError::BadMemberConfig {
+                                    member: name.clone(),
+                                    key,
+                                }
+                            })?;
                         decl.configs.insert(member, config);
                     }
                 }
@@ -379,7 +348,7 @@ mod tests {
             DeclarationError::ConfigsNotAnObject
         );
         // Disabling the 27 defaults leaves nothing: the four opt-ins are off already.
-        let defaults_off: Map<String, Value> = Member::ALL
+        let defaults_off: serde_json::Map<String, Value> = Member::ALL
             .iter()
             .filter(|m| m.enabled_by_default())
             .map(|m| (m.name().to_owned(), json!({"enabled": false})))

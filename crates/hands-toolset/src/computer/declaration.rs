@@ -176,43 +176,21 @@ impl ToolsetDeclaration {
 
     /// Checks the rules the API enforces on `configs`.
     pub fn validate(&self) -> Result<(), DeclarationError> {
-        let enabled: Vec<MemberConfig> = self
-            .configs
-            .values()
-            .copied()
-            .filter(|c| c.enabled)
-            .collect();
-        if enabled.is_empty() {
-            return Err(DeclarationError::AllDisabled);
-        }
-        if enabled
-            .iter()
-            .any(|c| c.defer_loading != enabled[0].defer_loading)
-        {
-            return Err(DeclarationError::MixedDeferLoading);
-        }
-        Ok(())
+        check_configs(self.configs.values().copied()).map_err(|rule| match rule {
+            ConfigsRule::AllDisabled => DeclarationError::AllDisabled,
+            ConfigsRule::MixedDeferLoading => DeclarationError::MixedDeferLoading,
+        })
     }
 
     /// The wire entry; only non-default member settings are written.
     pub fn to_json(&self) -> Result<Value, DeclarationError> {
         self.validate()?;
         let mut entry = json!({"type": COMPUTER_TOOLSET_TYPE});
-        let configs: Map<String, Value> = self
-            .configs
-            .iter()
-            .filter(|(_, c)| **c != MemberConfig::default())
-            .map(|(m, c)| {
-                let mut o = Map::new();
-                if !c.enabled {
-                    o.insert("enabled".into(), json!(false));
-                }
-                if c.defer_loading {
-                    o.insert("defer_loading".into(), json!(true));
-                }
-                (m.name().to_owned(), Value::Object(o))
-            })
-            .collect();
+        let configs = configs_json(
+            self.configs.iter().map(|(m, c)| (*m, *c)),
+            |_| MemberConfig::default(),
+            Member::name,
+        );
         if !configs.is_empty() {
             entry["configs"] = Value::Object(configs);
         }
@@ -260,22 +238,13 @@ impl ToolsetDeclaration {
                         let member = Member::from_name(name).ok_or_else(|| {
                             DeclarationError::UnknownMember { name: name.clone() }
                         })?;
-                        let mut config = MemberConfig::default();
-                        let bad = |k: &str| DeclarationError::BadMemberConfig {
-                            member: name.clone(),
-                            key: k.to_owned(),
-                        };
-                        let Value::Object(cfg) = cfg else {
-                            return Err(bad("(not an object)"));
-                        };
-                        for (k, v) in cfg {
-                            let flag = v.as_bool().ok_or_else(|| bad(k))?;
-                            match k.as_str() {
-                                "enabled" => config.enabled = flag,
-                                "defer_loading" => config.defer_loading = flag,
-                                _ => return Err(bad(k)),
-                            }
-                        }
+                        let config =
+                            parse_member_config(cfg, MemberConfig::default()).map_err(|key| {
+                                DeclarationError::BadMemberConfig {
+                                    member: name.clone(),
+                                    key,
+                                }
+                            })?;
                         decl.configs.insert(member, config);
                     }
                 }
@@ -324,6 +293,71 @@ pub(crate) fn parse_cache_control(value: &Value) -> Option<Option<CacheTtl>> {
         (true, false, Some("1h"), _) => Some(Some(CacheTtl::OneHour)),
         _ => None,
     }
+}
+
+/// Which `configs` rule the API would refuse a toolset entry for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConfigsRule {
+    /// Every member disabled.
+    AllDisabled,
+    /// Enabled members disagree on `defer_loading`.
+    MixedDeferLoading,
+}
+
+/// The rules every toolset entry's `configs` follows: at least one member enabled, and one
+/// `defer_loading` value among the enabled ones.
+pub(crate) fn check_configs(
+    configs: impl Iterator<Item = MemberConfig>,
+) -> Result<(), ConfigsRule> {
+    let mut enabled = configs.filter(|c| c.enabled);
+    let first = enabled.next().ok_or(ConfigsRule::AllDisabled)?;
+    if enabled.any(|c| c.defer_loading != first.defer_loading) {
+        return Err(ConfigsRule::MixedDeferLoading);
+    }
+    Ok(())
+}
+
+/// The wire `configs` object: only the members whose settings differ from their default, with
+/// only the keys that differ (`defer_loading` defaults to false).
+pub(crate) fn configs_json<M: Copy>(
+    configs: impl Iterator<Item = (M, MemberConfig)>,
+    default: impl Fn(M) -> MemberConfig,
+    name: impl Fn(M) -> &'static str,
+) -> Map<String, Value> {
+    configs
+        .filter(|(m, c)| *c != default(*m))
+        .map(|(m, c)| {
+            let mut o = Map::new();
+            if c.enabled != default(m).enabled {
+                o.insert("enabled".into(), json!(c.enabled));
+            }
+            if c.defer_loading {
+                o.insert("defer_loading".into(), json!(true));
+            }
+            (name(m).to_owned(), Value::Object(o))
+        })
+        .collect()
+}
+
+/// Reads one member's `{"enabled"?, "defer_loading"?}` over its default; `Err` names the key
+/// that is not valid (`(not an object)` when the value is not an object).
+pub(crate) fn parse_member_config(
+    value: &Value,
+    default: MemberConfig,
+) -> Result<MemberConfig, String> {
+    let Value::Object(fields) = value else {
+        return Err("(not an object)".to_owned());
+    };
+    let mut config = default;
+    for (key, v) in fields {
+        let flag = v.as_bool().ok_or_else(|| key.clone())?;
+        match key.as_str() {
+            "enabled" => config.enabled = flag,
+            "defer_loading" => config.defer_loading = flag,
+            _ => return Err(key.clone()),
+        }
+    }
+    Ok(config)
 }
 
 fn legacy(field: &str, why: &'static str) -> DeclarationError {
