@@ -604,3 +604,24 @@ mod tests {
         assert!(!err.to_string().contains("sk-1"));
     }
 }
+
+/// A request body with `stream` set, without copying the request.
+#[derive(serde::Serialize)]
+pub(crate) struct Streaming<'a, T> {
+    #[serde(flatten)]
+    pub(crate) inner: &'a T,
+    pub(crate) stream: bool,
+}
+
+/// A request body as JSON bytes.
+pub(crate) fn encode(
+    provider: Provider,
+    value: &impl serde::Serialize,
+) -> Result<bytes::Bytes, Error> {
+    serde_json::to_vec(value)
+        .map(bytes::Bytes::from)
+        .map_err(|err| Error::InvalidRequest {
+            provider,
+            reason: format!("the request cannot be encoded as JSON: {err}"),
+        })
+}

@@ -5,9 +5,7 @@
 pub mod stream;
 pub mod types;
 
-use bytes::Bytes;
 use reqwest::header::HeaderMap;
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{ConfigError, Error, Provider, StreamError, StreamErrorKind};
@@ -156,7 +154,7 @@ impl AnthropicClient {
                 reason: "`stream` is true: use stream_message for a streamed answer".into(),
             });
         }
-        let body = encode(request)?;
+        let body = http::encode(Provider::Anthropic, request)?;
         let headers = self.headers_for(request)?;
         let policy = self.transport.config.retry;
         let (response, meta) = self
@@ -190,11 +188,14 @@ impl AnthropicClient {
         cancel: &CancellationToken,
     ) -> Result<MessageStream, Error> {
         let body = match request.stream {
-            Some(true) => encode(request)?,
-            None => encode(&Streaming {
-                inner: request,
-                stream: true,
-            })?,
+            Some(true) => http::encode(Provider::Anthropic, request)?,
+            None => http::encode(
+                Provider::Anthropic,
+                &http::Streaming {
+                    inner: request,
+                    stream: true,
+                },
+            )?,
             Some(false) => {
                 return Err(Error::InvalidRequest {
                     provider: Provider::Anthropic,
@@ -216,22 +217,6 @@ impl AnthropicClient {
             finished: false,
         })
     }
-}
-
-#[derive(Serialize)]
-struct Streaming<'a, T> {
-    #[serde(flatten)]
-    inner: &'a T,
-    stream: bool,
-}
-
-fn encode(value: &impl Serialize) -> Result<Bytes, Error> {
-    serde_json::to_vec(value)
-        .map(Bytes::from)
-        .map_err(|err| Error::InvalidRequest {
-            provider: Provider::Anthropic,
-            reason: format!("the request cannot be encoded as JSON: {err}"),
-        })
 }
 
 /// An open Messages stream. [`MessageStream::next`] yields each event after applying it to the

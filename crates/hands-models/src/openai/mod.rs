@@ -8,9 +8,7 @@ pub mod actions;
 pub mod stream;
 pub mod types;
 
-use bytes::Bytes;
 use reqwest::header::HeaderMap;
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{ConfigError, Error, Provider, StreamError, StreamErrorKind};
@@ -151,7 +149,7 @@ impl OpenAiClient {
                 reason: "`stream` is true: use stream_response for a streamed answer".into(),
             });
         }
-        let body = encode(request)?;
+        let body = http::encode(Provider::OpenAi, request)?;
         let policy = self.transport.config.retry;
         let (response, meta) = self
             .transport
@@ -181,11 +179,14 @@ impl OpenAiClient {
         cancel: &CancellationToken,
     ) -> Result<ResponseStream, Error> {
         let body = match request.stream {
-            Some(true) => encode(request)?,
-            None => encode(&Streaming {
-                inner: request,
-                stream: true,
-            })?,
+            Some(true) => http::encode(Provider::OpenAi, request)?,
+            None => http::encode(
+                Provider::OpenAi,
+                &http::Streaming {
+                    inner: request,
+                    stream: true,
+                },
+            )?,
             Some(false) => {
                 return Err(Error::InvalidRequest {
                     provider: Provider::OpenAi,
@@ -213,22 +214,6 @@ impl OpenAiClient {
             finished: false,
         })
     }
-}
-
-#[derive(Serialize)]
-struct Streaming<'a, T> {
-    #[serde(flatten)]
-    inner: &'a T,
-    stream: bool,
-}
-
-fn encode(value: &impl Serialize) -> Result<Bytes, Error> {
-    serde_json::to_vec(value)
-        .map(Bytes::from)
-        .map_err(|err| Error::InvalidRequest {
-            provider: Provider::OpenAi,
-            reason: format!("the request cannot be encoded as JSON: {err}"),
-        })
 }
 
 /// An open Responses stream. [`ResponseStream::next`] yields each event after applying it to
