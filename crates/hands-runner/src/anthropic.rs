@@ -176,11 +176,7 @@ impl AnthropicSession {
         if self.settings.history.mode == PruneMode::ServerClearing {
             request.context_management = Some(server_clearing_edit(self.settings.history.keep));
         }
-        if ctx.journal.is_some()
-            && let Ok(body) = serde_json::to_value(&request)
-        {
-            ctx.journal_request(&body);
-        }
+        ctx.journal_request(&request);
         let start = Instant::now();
         let sent = if self.settings.stream {
             match self.client.stream_message(&request, ctx.cancel).await {
@@ -203,20 +199,10 @@ impl AnthropicSession {
                     cache_creation_input_tokens: done.value.usage.cache_creation_input_tokens,
                 };
                 ctx.request_done(Api::Messages, duration, Some(usage), done.meta.attempts());
-                if ctx.journal.is_some()
-                    && let Ok(body) = serde_json::to_value(&done.value)
-                {
-                    ctx.journal_response(&body, duration, done.meta.attempts());
-                }
+                ctx.journal_response(&done.value, duration, done.meta.attempts());
                 Ok(done.value)
             }
-            Err(e) => {
-                ctx.request_failed(Api::Messages, duration);
-                if ctx.cancel.is_cancelled() {
-                    return Err(StopReason::Cancelled);
-                }
-                Err(StopReason::Api(e.to_string()))
-            }
+            Err(e) => Err(ctx.request_failed(Api::Messages, duration, &e)),
         }
     }
 

@@ -152,11 +152,7 @@ impl OpenAiSession {
         request.reasoning = self.settings.reasoning.clone();
         request.max_output_tokens = self.settings.max_output_tokens;
         request.truncation = self.settings.truncation;
-        if ctx.journal.is_some()
-            && let Ok(body) = serde_json::to_value(&request)
-        {
-            ctx.journal_request(&body);
-        }
+        ctx.journal_request(&request);
         let start = Instant::now();
         self.appended_early = 0;
         self.early_outputs.clear();
@@ -191,21 +187,11 @@ impl OpenAiSession {
                     cache_creation_input_tokens: None,
                 });
                 ctx.request_done(Api::Responses, duration, usage, done.meta.attempts());
-                if ctx.journal.is_some()
-                    && let Ok(body) = serde_json::to_value(&done.value)
-                {
-                    ctx.journal_response(&body, duration, done.meta.attempts());
-                }
+                ctx.journal_response(&done.value, duration, done.meta.attempts());
                 self.pending.clear();
                 Ok(done.value)
             }
-            Err(e) => {
-                ctx.request_failed(Api::Responses, duration);
-                if ctx.cancel.is_cancelled() {
-                    return Err(StopReason::Cancelled);
-                }
-                Err(StopReason::Api(e.to_string()))
-            }
+            Err(e) => Err(ctx.request_failed(Api::Responses, duration, &e)),
         }
     }
 

@@ -171,7 +171,13 @@ impl StepContext<'_> {
         );
     }
 
-    pub(crate) fn request_failed(&mut self, api: Api, duration: Duration) {
+    /// Records a failed request; the run stops with the API's error, or as cancelled.
+    pub(crate) fn request_failed(
+        &mut self,
+        api: Api,
+        duration: Duration,
+        error: &hands_models::Error,
+    ) -> StopReason {
         emit(
             self.observer,
             &Record {
@@ -189,6 +195,11 @@ impl StepContext<'_> {
                 attempts: 0,
             },
         );
+        if self.cancel.is_cancelled() {
+            StopReason::Cancelled
+        } else {
+            StopReason::Api(error.to_string())
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -228,19 +239,30 @@ impl StepContext<'_> {
         }
     }
 
-    pub(crate) fn journal_request(&mut self, body: &Value) {
+    /// Journals a request body (serialised only when a journal is kept).
+    pub(crate) fn journal_request(&mut self, request: &impl serde::Serialize) {
         let step = self.step;
-        if let Some(journal) = self.journal.as_mut() {
-            journal.record(Entry::Request { step, body });
+        if let Some(journal) = self.journal.as_mut()
+            && let Ok(body) = serde_json::to_value(request)
+        {
+            journal.record(Entry::Request { step, body: &body });
         }
     }
 
-    pub(crate) fn journal_response(&mut self, body: &Value, duration: Duration, attempts: u32) {
+    /// Journals a response body (serialised only when a journal is kept).
+    pub(crate) fn journal_response(
+        &mut self,
+        response: &impl serde::Serialize,
+        duration: Duration,
+        attempts: u32,
+    ) {
         let step = self.step;
-        if let Some(journal) = self.journal.as_mut() {
+        if let Some(journal) = self.journal.as_mut()
+            && let Ok(body) = serde_json::to_value(response)
+        {
             journal.record(Entry::Response {
                 step,
-                body,
+                body: &body,
                 duration,
                 attempts,
             });
