@@ -1,7 +1,6 @@
 //! `hands demo`: spawn a desktop with a window manager and a text editor, replay a sample Claude
 //! turn on it through the computer toolset, and show what came back.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -13,12 +12,13 @@ use hands_toolset::wire::{ResultBlock, ToolUse, user_message};
 use crate::cli::DemoArgs;
 use crate::environment::DesktopEnv;
 use crate::exec::save_images;
+use crate::rundir::RunDir;
 
 /// The sample turn: a batch a model could send to write a note in the editor.
 const SAMPLE_TURN: &str = include_str!("../assets/sample-turn.json");
 
 pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    let out = args.out.unwrap_or_else(default_run_dir);
+    let out = args.out.unwrap_or_else(|| RunDir::default_path("demo"));
     let started = Instant::now();
     let env = DesktopEnv::spawn(args.size, true).await?;
     let DesktopEnv {
@@ -92,12 +92,4 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         eprintln!("hands demo: {errors} block(s) failed");
         ExitCode::FAILURE
     })
-}
-
-fn default_run_dir() -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    PathBuf::from("runs").join(format!("demo-{secs}"))
 }

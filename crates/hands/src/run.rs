@@ -2,7 +2,6 @@
 //! approvals where the spec demands them, a run directory out. Exit status 0 only when the model
 //! finished.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,7 +66,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     let use_desktop = args.desktop || args.display.is_some() || args.browser.is_none();
-    let out = args.out.clone().unwrap_or_else(default_run_dir);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| RunDir::default_path("run"));
     let mut rundir = RunDir::create(&out)?;
     rundir.line(serde_json::json!({"kind": "start", "task": args.task, "resume": args.resume, "provider": format!("{:?}", args.provider),
         "model": model, "desktop": use_desktop, "browser": args.browser}));
@@ -299,12 +301,4 @@ fn progress_bar() -> ProgressBar {
     }
     bar.enable_steady_tick(Duration::from_millis(120));
     bar
-}
-
-fn default_run_dir() -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    PathBuf::from("runs").join(format!("run-{secs}"))
 }

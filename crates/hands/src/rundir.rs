@@ -21,6 +21,15 @@ pub struct RunDir {
 }
 
 impl RunDir {
+    /// The default place for a run directory when none is given: `runs/<kind>-<unix seconds>`.
+    pub fn default_path(kind: &str) -> PathBuf {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        PathBuf::from("runs").join(format!("{kind}-{secs}"))
+    }
+
     /// Creates `dir` (and `dir/images`) and opens its log.
     pub fn create(dir: &Path) -> anyhow::Result<RunDir> {
         std::fs::create_dir_all(dir.join("images"))
