@@ -13,7 +13,8 @@
 //! - [`openai`]: `ResponsesRequest`, `Item` (verbatim + typed view), computer actions,
 //!   `Response`, streaming events and the `ResponseAccumulator`, the `OpenAiClient`.
 //! - [`retry`]: the [`RetryPolicy`]; [`error`]: [`Error`], [`ApiError`] (raw body kept),
-//!   [`StreamError`]; [`http`]: [`HttpConfig`], [`CallMeta`]; [`sse`]: the event-stream parser.
+//!   [`StreamError`]; [`http`]: [`HttpConfig`], [`CallMeta`]; [`sse`]: the event-stream parser;
+//!   [`event_stream`]: the open stream both clients return.
 //!
 //! # Retries never repeat an action
 //! A request is retried (408, 409, 429, 5xx, 529, and connection errors before any response
@@ -56,6 +57,7 @@
 
 pub mod anthropic;
 pub mod error;
+pub mod event_stream;
 pub mod http;
 pub mod openai;
 pub mod retry;

@@ -8,10 +8,9 @@ pub mod types;
 use reqwest::header::HeaderMap;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{ConfigError, Error, Provider, StreamError, StreamErrorKind};
-use crate::http::{
-    self, ApiKey, CallMeta, Completed, HttpConfig, Mode, SseBody, SseStop, Transport,
-};
+use crate::error::{ConfigError, Error, Provider, StreamErrorKind};
+use crate::event_stream::{EventStream, Sealed, StreamProtocol};
+use crate::http::{self, ApiKey, Completed, HttpConfig, Mode, Transport};
 use crate::retry::RetryPolicy;
 
 pub use stream::{Delta, MessageAccumulator, StreamEvent};
@@ -209,107 +208,49 @@ impl AnthropicClient {
             .transport
             .send(&self.url, &headers, body, Mode::Stream, &policy, cancel)
             .await?;
-        Ok(MessageStream {
-            body: SseBody::new(response, cancel, self.transport.config.stream_idle_timeout),
-            accumulator: MessageAccumulator::new(),
+        Ok(MessageStream::open(
+            response,
+            cancel,
+            self.transport.config.stream_idle_timeout,
             meta,
-            n_delivered: 0,
-            finished: false,
-        })
+        ))
     }
 }
 
-/// An open Messages stream. [`MessageStream::next`] yields each event after applying it to the
-/// accumulator; [`MessageStream::finish`] drains the rest and returns the final message.
-///
-/// A failure after the stream started is returned as [`Error::Stream`] and never retried:
-/// the caller may have acted on delivered events, so only it can decide to send again.
+/// The Messages API as a stream protocol (see [`EventStream`]).
 #[derive(Debug)]
-pub struct MessageStream {
-    body: SseBody,
-    accumulator: MessageAccumulator,
-    meta: CallMeta,
-    n_delivered: usize,
-    finished: bool,
-}
+pub enum Messages {}
 
-impl MessageStream {
-    /// Request id and retries of the request that opened the stream.
-    pub fn meta(&self) -> &CallMeta {
-        &self.meta
+impl Sealed for Messages {}
+
+impl StreamProtocol for Messages {
+    const PROVIDER: Provider = Provider::Anthropic;
+    type Event = StreamEvent;
+    type Accumulator = MessageAccumulator;
+    type Final = Message;
+
+    fn accumulator() -> MessageAccumulator {
+        MessageAccumulator::new()
     }
-
-    /// The accumulator, with every event delivered so far applied.
-    pub fn accumulator(&self) -> &MessageAccumulator {
-        &self.accumulator
+    fn parse(sse_name: Option<&str>, data: &str) -> Result<Option<StreamEvent>, StreamErrorKind> {
+        stream::parse_event(sse_name, data).map(Some)
     }
-
-    /// How many events were delivered.
-    pub fn events_delivered(&self) -> usize {
-        self.n_delivered
+    fn apply(acc: &mut MessageAccumulator, event: &StreamEvent) -> Result<(), StreamErrorKind> {
+        acc.apply(event).map(drop)
     }
-
-    fn fail(&mut self, kind: StreamErrorKind) -> Error {
-        self.finished = true;
-        Error::Stream(Box::new(StreamError {
-            provider: Provider::Anthropic,
-            events_delivered: self.n_delivered,
-            kind,
-            request_id: self.meta.request_id.clone(),
-        }))
+    /// After `message_stop`.
+    fn is_complete(acc: &MessageAccumulator) -> bool {
+        acc.is_complete()
     }
-
-    /// The next event, or `None` after `message_stop` (or after an error was returned).
-    pub async fn next(&mut self) -> Option<Result<StreamEvent, Error>> {
-        if self.finished {
-            return None;
-        }
-        let sse = match self.body.next_event().await {
-            Ok(sse) => sse,
-            Err(SseStop::End) => return Some(Err(self.fail(StreamErrorKind::Ended))),
-            Err(SseStop::Failed(kind)) => return Some(Err(self.fail(kind))),
-            Err(SseStop::Cancelled) => {
-                self.finished = true;
-                return Some(Err(Error::Cancelled {
-                    provider: Provider::Anthropic,
-                }));
-            }
-        };
-        let event = match stream::parse_event(sse.event.as_deref(), &sse.data) {
-            Ok(event) => event,
-            Err(kind) => return Some(Err(self.fail(kind))),
-        };
-        if let Err(kind) = self.accumulator.apply(&event) {
-            return Some(Err(self.fail(kind)));
-        }
-        self.n_delivered += 1;
-        // Nothing is read after message_stop.
-        self.finished = self.accumulator.is_complete();
-        Some(Ok(event))
-    }
-
-    /// Reads the remaining events and returns the final message, equal to what
-    /// [`AnthropicClient::create_message`] would have returned.
-    pub async fn finish(mut self) -> Result<Completed<Message>, Error> {
-        while let Some(event) = self.next().await {
-            event?;
-        }
-        let n_delivered = self.n_delivered;
-        let request_id = self.meta.request_id.clone();
-        let message = self.accumulator.finish().map_err(|kind| {
-            Error::Stream(Box::new(StreamError {
-                provider: Provider::Anthropic,
-                events_delivered: n_delivered,
-                kind,
-                request_id,
-            }))
-        })?;
-        Ok(Completed {
-            value: message,
-            meta: self.meta,
-        })
+    fn finish(acc: MessageAccumulator) -> Result<Message, StreamErrorKind> {
+        acc.finish()
     }
 }
+
+/// An open Messages stream. [`EventStream::next`] yields each event after applying it to the
+/// accumulator; [`EventStream::finish`] drains the rest and returns the final message, equal to
+/// what [`AnthropicClient::create_message`] would have returned.
+pub type MessageStream = EventStream<Messages>;
 
 #[cfg(test)]
 mod tests {

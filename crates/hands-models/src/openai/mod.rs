@@ -11,10 +11,9 @@ pub mod types;
 use reqwest::header::HeaderMap;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{ConfigError, Error, Provider, StreamError, StreamErrorKind};
-use crate::http::{
-    self, ApiKey, CallMeta, Completed, HttpConfig, Mode, SseBody, SseStop, Transport,
-};
+use crate::error::{ConfigError, Error, Provider, StreamErrorKind};
+use crate::event_stream::{EventStream, Sealed, StreamProtocol};
+use crate::http::{self, ApiKey, Completed, HttpConfig, Mode, Transport};
 use crate::retry::RetryPolicy;
 
 pub use actions::{ComputerAction, MouseButton, PathPoint};
@@ -206,115 +205,58 @@ impl OpenAiClient {
                 cancel,
             )
             .await?;
-        Ok(ResponseStream {
-            body: SseBody::new(response, cancel, self.transport.config.stream_idle_timeout),
-            accumulator: ResponseAccumulator::new(),
+        Ok(ResponseStream::open(
+            response,
+            cancel,
+            self.transport.config.stream_idle_timeout,
             meta,
-            n_delivered: 0,
-            finished: false,
-        })
+        ))
     }
 }
 
-/// An open Responses stream. [`ResponseStream::next`] yields each event after applying it to
-/// the accumulator; completed items are available in order from
-/// [`ResponseStream::take_ready`] as soon as their `response.output_item.done` arrives;
-/// [`ResponseStream::finish`] drains the rest and returns the final response.
-///
-/// A failure after the stream started is returned as [`Error::Stream`] and never retried:
-/// the caller may already have executed delivered items, so only it can decide to send again.
+/// The Responses API as a stream protocol (see [`EventStream`]).
 #[derive(Debug)]
-pub struct ResponseStream {
-    body: SseBody,
-    accumulator: ResponseAccumulator,
-    meta: CallMeta,
-    n_delivered: usize,
-    finished: bool,
+pub enum Responses {}
+
+impl Sealed for Responses {}
+
+impl StreamProtocol for Responses {
+    const PROVIDER: Provider = Provider::OpenAi;
+    type Event = ResponseEvent;
+    type Accumulator = ResponseAccumulator;
+    type Final = Response;
+
+    fn accumulator() -> ResponseAccumulator {
+        ResponseAccumulator::new()
+    }
+    /// `Ok(None)` for `[DONE]`, which before the final event means the stream ended early.
+    fn parse(sse_name: Option<&str>, data: &str) -> Result<Option<ResponseEvent>, StreamErrorKind> {
+        stream::parse_event(sse_name, data)
+    }
+    fn apply(acc: &mut ResponseAccumulator, event: &ResponseEvent) -> Result<(), StreamErrorKind> {
+        acc.apply(event)
+    }
+    /// After the final response event.
+    fn is_complete(acc: &ResponseAccumulator) -> bool {
+        acc.is_complete()
+    }
+    fn finish(acc: ResponseAccumulator) -> Result<Response, StreamErrorKind> {
+        acc.finish()
+    }
 }
 
-impl ResponseStream {
-    /// Request id and retries of the request that opened the stream.
-    pub fn meta(&self) -> &CallMeta {
-        &self.meta
-    }
+/// An open Responses stream. [`EventStream::next`] yields each event after applying it to the
+/// accumulator; completed items are available in order from [`EventStream::take_ready`] as
+/// soon as their `response.output_item.done` arrives; [`EventStream::finish`] drains the rest
+/// and returns the final response, equal to what [`OpenAiClient::create_response`] would have
+/// returned.
+pub type ResponseStream = EventStream<Responses>;
 
-    /// The accumulator, with every event delivered so far applied.
-    pub fn accumulator(&self) -> &ResponseAccumulator {
-        &self.accumulator
-    }
-
+impl EventStream<Responses> {
     /// Completed items not yet taken, in output order (see
     /// [`ResponseAccumulator::take_ready`]).
     pub fn take_ready(&mut self) -> Vec<(usize, Item)> {
-        self.accumulator.take_ready()
-    }
-
-    /// How many events were delivered.
-    pub fn events_delivered(&self) -> usize {
-        self.n_delivered
-    }
-
-    fn fail(&mut self, kind: StreamErrorKind) -> Error {
-        self.finished = true;
-        Error::Stream(Box::new(StreamError {
-            provider: Provider::OpenAi,
-            events_delivered: self.n_delivered,
-            kind,
-            request_id: self.meta.request_id.clone(),
-        }))
-    }
-
-    /// The next event, or `None` after the final response event (or after an error).
-    pub async fn next(&mut self) -> Option<Result<ResponseEvent, Error>> {
-        if self.finished {
-            return None;
-        }
-        let sse = match self.body.next_event().await {
-            Ok(sse) => sse,
-            Err(SseStop::End) => return Some(Err(self.fail(StreamErrorKind::Ended))),
-            Err(SseStop::Failed(kind)) => return Some(Err(self.fail(kind))),
-            Err(SseStop::Cancelled) => {
-                self.finished = true;
-                return Some(Err(Error::Cancelled {
-                    provider: Provider::OpenAi,
-                }));
-            }
-        };
-        let event = match stream::parse_event(sse.event.as_deref(), &sse.data) {
-            Ok(Some(event)) => event,
-            // `[DONE]` before the final event: the stream ended early.
-            Ok(None) => return Some(Err(self.fail(StreamErrorKind::Ended))),
-            Err(kind) => return Some(Err(self.fail(kind))),
-        };
-        if let Err(kind) = self.accumulator.apply(&event) {
-            return Some(Err(self.fail(kind)));
-        }
-        self.n_delivered += 1;
-        // Nothing is read after the final event.
-        self.finished = self.accumulator.is_complete();
-        Some(Ok(event))
-    }
-
-    /// Reads the remaining events and returns the final response, equal to what
-    /// [`OpenAiClient::create_response`] would have returned.
-    pub async fn finish(mut self) -> Result<Completed<Response>, Error> {
-        while let Some(event) = self.next().await {
-            event?;
-        }
-        let n_delivered = self.n_delivered;
-        let request_id = self.meta.request_id.clone();
-        let value = self.accumulator.finish().map_err(|kind| {
-            Error::Stream(Box::new(StreamError {
-                provider: Provider::OpenAi,
-                events_delivered: n_delivered,
-                kind,
-                request_id,
-            }))
-        })?;
-        Ok(Completed {
-            value,
-            meta: self.meta,
-        })
+        self.accumulator_mut().take_ready()
     }
 }
 
