@@ -238,9 +238,7 @@ pub fn parse_call(item: &Value, frame: Frame) -> Result<ComputerCall, CallError>
 struct NotACall;
 impl NotACall {
     fn show(item: &Value) -> CallError {
-        let text = item.to_string();
-        let short: String = text.chars().take(120).collect();
-        CallError::NotACall(short)
+        CallError::NotACall(crate::errtext::show(item, 120))
     }
 }
 

@@ -16,6 +16,7 @@
 //!   (`Number.isSafeInteger(3.0)` is true); `3.5` is refused. Booleans are never numbers, and
 //!   strings are never numbers or booleans.
 
+use crate::errtext::{SHOWN_CHARS, show};
 use hands_core::browser::BrowserMember;
 use hands_core::browser::args::{
     ArgError, BrowserCall, CssPoint, CssRegion, DiagnosticsSource, GrantId, MAX_SAFE_INTEGER,
@@ -141,16 +142,6 @@ fn shape(fields: &[&str]) -> String {
     } else {
         let names: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
         format!("{{{}}}", names.join(", "))
-    }
-}
-
-/// A short rendering of a JSON value for error messages (at most 60 characters).
-fn show(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 60 {
-        format!("{}…", text.chars().take(60).collect::<String>())
-    } else {
-        text
     }
 }
 
@@ -356,7 +347,7 @@ impl<'a> Reader<'a> {
         let Value::Object(map) = value else {
             return Err(ArgumentError::NotAnObject {
                 member,
-                got: show(value),
+                got: show(value, SHOWN_CHARS),
             });
         };
         let allowed = fields(member);
@@ -391,7 +382,7 @@ impl<'a> Reader<'a> {
             member: self.member,
             field: field.into(),
             expected,
-            got: show(got),
+            got: show(got, SHOWN_CHARS),
         }
     }
 

@@ -41,6 +41,7 @@
 //! names (`["ctrl", "shift"]`, DOM names such as `"Control"` and `"Meta"` included). Numbers are
 //! non-negative safe integers, an integral float such as `3.0` counting as that integer.
 
+use crate::errtext::{SHOWN_CHARS, allowed_list, show};
 use std::time::Duration;
 
 use hands_core::browser::args::{
@@ -143,28 +144,6 @@ pub enum InputError {
         /// What cannot be done, and what to do instead.
         why: &'static str,
     },
-}
-
-fn allowed_list(allowed: &[&str]) -> String {
-    if allowed.is_empty() {
-        "no fields (send {})".to_owned()
-    } else {
-        allowed
-            .iter()
-            .map(|f| format!("`{f}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// A short rendering of a JSON value for error messages (at most 60 characters).
-fn show(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 60 {
-        format!("{}…", text.chars().take(60).collect::<String>())
-    } else {
-        text
-    }
 }
 
 /// Where a pointer member acts.
@@ -555,7 +534,7 @@ impl<'a> Reader<'a> {
         let Value::Object(map) = input else {
             return Err(InputError::NotAnObject {
                 member,
-                got: show(input),
+                got: show(input, SHOWN_CHARS),
             });
         };
         let allowed = member.fields();
@@ -608,7 +587,7 @@ impl<'a> Reader<'a> {
             member: self.member,
             field: field.into(),
             expected,
-            got: show(got),
+            got: show(got, SHOWN_CHARS),
         }
     }
 

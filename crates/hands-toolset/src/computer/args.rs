@@ -1,6 +1,7 @@
 //! Reading a member's `input` object field by field, with errors that name the member, the field,
 //! what was expected and what came.
 
+use crate::errtext::{SHOWN_CHARS, allowed_list, show};
 use std::time::Duration;
 
 use hands_core::geometry::{BoundsError, Frame, ShotPoint, ShotRegion};
@@ -71,28 +72,6 @@ pub enum InputError {
     },
 }
 
-fn allowed_list(allowed: &[&str]) -> String {
-    if allowed.is_empty() {
-        "no fields (send {})".to_owned()
-    } else {
-        allowed
-            .iter()
-            .map(|f| format!("`{f}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// A short rendering of a JSON value for error messages.
-fn show(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 60 {
-        format!("{}…", text.chars().take(60).collect::<String>())
-    } else {
-        text
-    }
-}
-
 /// A member's input object, read field by field. [`Args::finish`] refuses fields nobody read.
 pub(crate) struct Args<'a> {
     member: Member,
@@ -112,7 +91,7 @@ impl<'a> Args<'a> {
         let Value::Object(map) = input else {
             return Err(InputError::NotAnObject {
                 member,
-                got: show(input),
+                got: show(input, SHOWN_CHARS),
             });
         };
         let allowed = member.fields();
@@ -145,7 +124,7 @@ impl<'a> Args<'a> {
             member: self.member,
             field,
             expected,
-            got: show(got),
+            got: show(got, SHOWN_CHARS),
         }
     }
 
