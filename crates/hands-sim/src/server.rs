@@ -64,6 +64,38 @@ impl State {
         });
     }
 
+    /// Applies the next queued fault for `api` to a checked request. A fault that answers with
+    /// an HTTP error answers now, recording what the request broke, if anything. A fault that
+    /// cuts a stream is handed back for the answer, unless the request is refused anyway: the
+    /// real API refuses before it streams, so the fault waits for the next request.
+    pub(crate) fn fault_or_refusal<C>(
+        &mut self,
+        api: Api,
+        streaming: bool,
+        checked: Result<C, ApiError>,
+        request_id: &str,
+    ) -> Result<(C, Option<Fault>), Box<Outcome>> {
+        let mut stream_fault = None;
+        if let Some(fault) = self.take_fault(api) {
+            if let Some(error) = fault.http_error(api, streaming) {
+                let verdict = Verdict::Faulted {
+                    fault,
+                    violation: checked.err(),
+                };
+                return Err(Box::new(Outcome::error(api, error, request_id, verdict)));
+            }
+            if checked.is_err() {
+                self.return_fault(fault, api);
+            } else {
+                stream_fault = Some(fault);
+            }
+        }
+        match checked {
+            Ok(checked) => Ok((checked, stream_fault)),
+            Err(error) => Err(Box::new(Outcome::rejected(api, error, request_id))),
+        }
+    }
+
     /// The next turn for this request: the stashed one when this is the retry of a cut-short
     /// answer, else the turn source's. A panicking policy is reported, not propagated.
     pub(crate) fn next_turn(&mut self, body_hash: u64, request: &Value) -> Result<Turn, String> {

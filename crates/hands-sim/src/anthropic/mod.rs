@@ -77,26 +77,11 @@ pub(crate) fn handle(
         &mut state.images,
     );
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
-    let mut stream_fault = None;
-    if let Some(fault) = state.take_fault(Api::Anthropic) {
-        if let Some(error) = fault.http_error(Api::Anthropic, streaming) {
-            let verdict = Verdict::Faulted {
-                fault,
-                violation: checked.err(),
-            };
-            return Outcome::error(Api::Anthropic, error, &request_id, verdict);
-        }
-        if checked.is_err() {
-            // The real API refuses before it streams: the fault waits for the next request.
-            state.return_fault(fault, Api::Anthropic);
-        } else {
-            stream_fault = Some(fault);
-        }
-    }
-    let checked = match checked {
-        Ok(checked) => checked,
-        Err(error) => return reject(error),
-    };
+    let (checked, stream_fault) =
+        match state.fault_or_refusal(Api::Anthropic, streaming, checked, &request_id) {
+            Ok(checked) => checked,
+            Err(outcome) => return *outcome,
+        };
 
     let turn = match state.next_turn(body_hash, body) {
         Ok(turn) => turn,

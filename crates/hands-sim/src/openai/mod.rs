@@ -80,25 +80,11 @@ pub(crate) fn handle(
         &mut state.images,
     );
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
-    let mut stream_fault = None;
-    if let Some(fault) = state.take_fault(Api::OpenAi) {
-        if let Some(error) = fault.http_error(Api::OpenAi, streaming) {
-            let verdict = Verdict::Faulted {
-                fault,
-                violation: checked.err(),
-            };
-            return Outcome::error(Api::OpenAi, error, &request_id, verdict);
-        }
-        if checked.is_err() {
-            state.return_fault(fault, Api::OpenAi);
-        } else {
-            stream_fault = Some(fault);
-        }
-    }
-    let checked = match checked {
-        Ok(checked) => checked,
-        Err(error) => return reject(error),
-    };
+    let (checked, stream_fault) =
+        match state.fault_or_refusal(Api::OpenAi, streaming, checked, &request_id) {
+            Ok(checked) => checked,
+            Err(outcome) => return *outcome,
+        };
     let turn = match state.next_turn(body_hash, body) {
         Ok(turn) => turn,
         Err(message) => return Outcome::policy_failed(Api::OpenAi, message, &request_id),
