@@ -102,14 +102,7 @@ impl CdpBrowser {
                 "A radio button cannot be unchecked directly; check another option of its group.",
             ));
         }
-        let opts = ResolveOpts {
-            point: true,
-            ..ResolveOpts::default()
-        };
-        let at = self.resolve_ref(&page, target, opts, cancel).await?;
-        let (Some(x), Some(y)) = (at.x, at.y) else {
-            return Err(DriverError::Failed("resolve gave no point".into()));
-        };
+        let (x, y) = self.ref_point(&page, target, cancel).await?;
         self.click_point(&page, x, y, PointerButton::Left, 1, ModifierSet::NONE)
             .await?;
         self.settle(&page, started, cancel).await?;

@@ -105,6 +105,26 @@ impl CdpBrowser {
         Ok(resolved)
     }
 
+    /// Re-checks a ref (see [`CdpBrowser::resolve_ref`]) and returns the viewport point to act
+    /// on: scrolled into view, the first of a few points across the element (centre first) where
+    /// a hit test lands on it.
+    pub(crate) async fn ref_point(
+        &mut self,
+        page: &Page,
+        reference: &Ref,
+        cancel: &CancellationToken,
+    ) -> Result<(f64, f64), DriverError> {
+        let opts = ResolveOpts {
+            point: true,
+            ..ResolveOpts::default()
+        };
+        let at = self.resolve_ref(page, reference, opts, cancel).await?;
+        match (at.x, at.y) {
+            (Some(x), Some(y)) => Ok((x, y)),
+            _ => Err(DriverError::Failed("resolve gave no point".into())),
+        }
+    }
+
     /// One `Input.dispatchMouseEvent`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn mouse(
@@ -189,14 +209,7 @@ impl CdpBrowser {
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
         let started = Instant::now();
-        let opts = ResolveOpts {
-            point: true,
-            ..ResolveOpts::default()
-        };
-        let at = self.resolve_ref(&page, target, opts, cancel).await?;
-        let (Some(x), Some(y)) = (at.x, at.y) else {
-            return Err(DriverError::Failed("resolve gave no point".into()));
-        };
+        let (x, y) = self.ref_point(&page, target, cancel).await?;
         self.click_point(&page, x, y, PointerButton::Left, 1, ModifierSet::NONE)
             .await?;
         self.settle(&page, started, cancel).await?;
@@ -212,14 +225,7 @@ impl CdpBrowser {
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
         let started = Instant::now();
-        let opts = ResolveOpts {
-            point: true,
-            ..ResolveOpts::default()
-        };
-        let at = self.resolve_ref(&page, target, opts, cancel).await?;
-        let (Some(x), Some(y)) = (at.x, at.y) else {
-            return Err(DriverError::Failed("resolve gave no point".into()));
-        };
+        let (x, y) = self.ref_point(&page, target, cancel).await?;
         self.mouse(&page, "mouseMoved", x, y, None, 0, 0, ModifierSet::NONE)
             .await?;
         self.settle(&page, started, cancel).await?;
