@@ -63,17 +63,7 @@ impl Xvfb {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // SAFETY: the closure runs in the child between fork and exec and only calls prctl, which
-        // is async-signal-safe; it touches no memory of the parent.
-        #[allow(unsafe_code)]
-        unsafe {
-            command.pre_exec(|| {
-                rustix::process::set_parent_process_death_signal(Some(
-                    rustix::process::Signal::TERM,
-                ))
-                .map_err(std::io::Error::from)
-            });
-        }
+        die_with_parent(&mut command);
         let mut child = command.spawn().map_err(|source| X11Error::Spawn {
             program: config.program.display().to_string(),
             source,
@@ -167,16 +157,7 @@ impl XClient {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        // SAFETY: as in `Xvfb::spawn`: only prctl runs between fork and exec.
-        #[allow(unsafe_code)]
-        unsafe {
-            command.pre_exec(|| {
-                rustix::process::set_parent_process_death_signal(Some(
-                    rustix::process::Signal::TERM,
-                ))
-                .map_err(std::io::Error::from)
-            });
-        }
+        die_with_parent(&mut command);
         let child = command.spawn().map_err(|source| X11Error::Spawn {
             program: program.to_owned(),
             source,
@@ -202,5 +183,18 @@ impl Drop for XClient {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Has the child get SIGTERM when this process dies, so no X server or client outlives it.
+fn die_with_parent(command: &mut Command) {
+    // SAFETY: the closure runs in the child between fork and exec and only calls prctl, which
+    // is async-signal-safe; it touches no memory of the parent.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))
+                .map_err(std::io::Error::from)
+        });
     }
 }
