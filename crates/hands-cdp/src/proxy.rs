@@ -164,26 +164,50 @@ pub fn verdict(
     }
 }
 
+/// What reading an HTTP head gave.
+enum Head {
+    /// The peer closed before a whole head came.
+    Closed,
+    /// More than [`MAX_HEAD_BYTES`] without a blank line.
+    TooLong,
+    /// `buf[..end]` is the head (blank line included); what follows is body already read.
+    Complete { buf: Vec<u8>, end: usize },
+}
+
+/// Reads up to the end of an HTTP head (`\r\n\r\n`).
+async fn read_head<R: tokio::io::AsyncRead + Unpin>(reader: &mut R) -> std::io::Result<Head> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = reader.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(Head::Closed);
+        }
+        // Search only where the new bytes could complete the blank line.
+        let from = buf.len().saturating_sub(3);
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf[from..].windows(4).position(|w| w == b"\r\n\r\n") {
+            return Ok(Head::Complete {
+                end: from + i + 4,
+                buf,
+            });
+        }
+        if buf.len() > MAX_HEAD_BYTES {
+            return Ok(Head::TooLong);
+        }
+    }
+}
+
 async fn serve(
     mut client: TcpStream,
     policy: &SharedPolicy,
     record: &Mutex<VecDeque<BlockedRequest>>,
     capacity: usize,
 ) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(4096);
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        let n = client.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        if buf.len() > MAX_HEAD_BYTES {
-            return client.write_all(DENIED_RESPONSE).await;
-        }
+    let (buf, head_end) = match read_head(&mut client).await? {
+        Head::Complete { buf, end } => (buf, end),
+        Head::Closed => return Ok(()),
+        Head::TooLong => return client.write_all(DENIED_RESPONSE).await,
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
     let rest = buf[head_end..].to_vec();
@@ -254,20 +278,8 @@ async fn forward_one(mut client: TcpStream, mut upstream: TcpStream) -> std::io:
         std::future::pending::<()>().await;
     };
     let down = async {
-        let mut buf = Vec::with_capacity(4096);
-        let mut chunk = [0u8; 4096];
-        let head_end = loop {
-            let n = upstream_read.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok(());
-            }
-            buf.extend_from_slice(&chunk[..n]);
-            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                break i + 4;
-            }
-            if buf.len() > MAX_HEAD_BYTES {
-                return Ok(());
-            }
+        let Head::Complete { buf, end: head_end } = read_head(&mut upstream_read).await? else {
+            return Ok(());
         };
         let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
         client_write

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use hands_core::browser::DriverError;
 
 use crate::driver::{AgentError, CdpBrowser, Page};
+use crate::events::Tab;
 
 /// What a settle wait saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,18 +101,24 @@ impl CdpBrowser {
         })
     }
 
+    /// Whether a tab's document is loading or has a request in flight. A request older than the
+    /// settle cap (a long poll, a stream) no longer counts: it would hold every settle to the cap.
+    fn tab_busy(&self, tab: &Tab, now: Instant) -> bool {
+        let stale_after = self.config.settle.cap;
+        tab.doc.loading
+            || tab
+                .inflight
+                .values()
+                .any(|started| now.duration_since(*started) < stale_after)
+    }
+
     fn network_quiet_now(&self, page: &Page, since: Instant, quiet: Duration) -> bool {
         let state = self.shared.lock();
         let Some(tab) = state.tab(&page.id) else {
             return true;
         };
         let now = Instant::now();
-        let stale_after = self.config.settle.cap;
-        let busy = tab
-            .inflight
-            .values()
-            .any(|started| now.duration_since(*started) < stale_after);
-        !busy && !tab.doc.loading && now.duration_since(tab.last_network.max(since)) >= quiet
+        !self.tab_busy(tab, now) && now.duration_since(tab.last_network.max(since)) >= quiet
     }
 
     /// Waits for network idle; false when the deadline passed or the call was cancelled.
@@ -134,12 +141,7 @@ impl CdpBrowser {
                     return true;
                 };
                 let now = Instant::now();
-                let stale_after = self.config.settle.cap;
-                let busy = tab
-                    .inflight
-                    .values()
-                    .any(|started| now.duration_since(*started) < stale_after);
-                if busy || tab.doc.loading {
+                if self.tab_busy(tab, now) {
                     deadline
                 } else {
                     let quiet_from = tab.last_network.max(since);
