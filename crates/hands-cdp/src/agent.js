@@ -651,6 +651,45 @@ function install(docId) {
     return !!(lab && lab.control === el);
   }
 
+  // A guard on the next press. The point was found on the element, but the page may move
+  // before the press arrives (a late banner, an animation): a press that lands on anything
+  // else is stopped, with its release and click, before the page's own listeners see it, and
+  // `guardResult` says 'missed' so the driver can find the point again. Listeners sit on the
+  // element's window and the top window, in the capture phase; a page listener registered on
+  // the window before them still sees a stopped event.
+  let guard = null;
+  const PRESSES = ['pointerdown', 'mousedown'];
+  const FOLLOWERS = ['pointerup', 'mouseup', 'click', 'auxclick', 'dblclick', 'contextmenu'];
+
+  function disarmGuard() {
+    if (!guard) return 'none';
+    const g = guard;
+    guard = null;
+    for (const w of g.wins) {
+      for (const t of PRESSES) w.removeEventListener(t, g.onPress, true);
+      for (const t of FOLLOWERS) w.removeEventListener(t, g.onFollower, true);
+    }
+    return g.state;
+  }
+
+  function armGuard(el) {
+    disarmGuard();
+    const g = { state: 'none', wins: [] };
+    const stop = (e) => { e.preventDefault(); e.stopImmediatePropagation(); };
+    g.onPress = (e) => {
+      if (g.state === 'none') g.state = hits(el, e.composedPath()[0]) ? 'hit' : 'missed';
+      if (g.state === 'missed') stop(e);
+    };
+    g.onFollower = (e) => { if (g.state === 'missed') stop(e); };
+    for (const w of new Set([window, el.ownerDocument.defaultView])) {
+      if (!w) continue;
+      g.wins.push(w);
+      for (const t of PRESSES) w.addEventListener(t, g.onPress, true);
+      for (const t of FOLLOWERS) w.addEventListener(t, g.onFollower, true);
+    }
+    guard = g;
+  }
+
   // Scrolls the element into view when it is not, then finds a point of it that is on top.
   function target(el) {
     if (!inView(el)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
@@ -677,6 +716,7 @@ function install(docId) {
       if (t.error) return t;
       out.x = t.x;
       out.y = t.y;
+      if (a.guard) armGuard(el);
     } else if (a.scroll) {
       if (!inView(el)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     }
@@ -872,6 +912,8 @@ function install(docId) {
     selectOption,
     setValue,
     quiet,
+    // Removes the press guard; 'hit', 'missed', or 'none' when no press reached a guarded window.
+    guardResult: () => ({ state: disarmGuard() }),
     waitText,
     viewport: () => ({ w: window.innerWidth, h: window.innerHeight }),
     focused: () => {

@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 use hands_core::browser::args::{PointerButton, WaitText};
 use hands_core::browser::read::Ref;
 use hands_core::browser::{DriverError, TabId};
-use hands_core::input::ModifierSet;
 
 use crate::driver::{AgentError, CdpBrowser};
 use crate::pointer::ResolveOpts;
@@ -102,8 +101,7 @@ impl CdpBrowser {
                 "A radio button cannot be unchecked directly; check another option of its group.",
             ));
         }
-        let (x, y) = self.ref_point(&page, target, cancel).await?;
-        self.click_point(&page, x, y, PointerButton::Left, 1, ModifierSet::NONE)
+        self.click_ref(&page, target, PointerButton::Left, cancel)
             .await?;
         self.settle(&page, started, cancel).await?;
         let opts = ResolveOpts {

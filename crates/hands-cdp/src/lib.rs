@@ -57,6 +57,11 @@
 //!   target it types at the focused element's caret. Links are reported as `button` (the spec has
 //!   seven roles and no link). A file input is a `button`: a click opens a chooser that
 //!   `upload_file` fills.
+//! - **Clicks on refs** are real mouse input at a hit-tested point of the element, and the
+//!   press is guarded: if the page moved between finding the point and the press (a late
+//!   banner, an animation), the stray press, its release and its click are stopped in the
+//!   capture phase before the page sees them, and the point is found again (three attempts,
+//!   then [`CLICK_KEPT_MISSING`]). A click never lands on what the model did not name.
 //! - **Dialogs** (`alert`, `confirm`, …) would block every read: alerts and `beforeunload` are
 //!   accepted, `confirm` and `prompt` dismissed, and each is logged in the console history.
 //! - **Drags** that start a native drag-and-drop (a selection, a draggable element) continue as
@@ -97,6 +102,7 @@ pub use files::{DownloadGrant, FileGrants, MemoryGrants, UploadGrant};
 pub use images::{image_size, zoom_scale};
 pub use keyboard::{TypedPiece, pieces};
 pub use launch::{Chromium, LaunchConfig, LaunchError};
+pub use pointer::CLICK_KEPT_MISSING;
 pub use policy::{AllowAll, BlockedRequest, RequestInfo, RequestPolicy, Verdict};
 pub use scripts::script_text;
 pub use settle::Settled;

@@ -32,6 +32,23 @@ pub(crate) struct ResolveOpts {
     pub select_all: bool,
     /// Report its checked state.
     pub checked: bool,
+    /// With `point`: guard the next press (see [`CdpBrowser::click_ref`]).
+    pub guard: bool,
+}
+
+/// How many times a click whose press missed its element (the page moved between finding the
+/// point and pressing) is aimed again.
+pub(crate) const CLICK_ATTEMPTS: usize = 3;
+
+/// The refusal when every attempt missed.
+pub const CLICK_KEPT_MISSING: &str = "The element kept moving or was covered when clicked, so \
+nothing was clicked; wait for the page to settle, read it again, and retry.";
+
+/// What the press guard saw.
+#[derive(Debug, Deserialize)]
+struct GuardResult {
+    /// `hit`, `missed`, or `none` (no press reached a guarded window).
+    state: String,
 }
 
 /// A ref's element, checked at the moment of acting.
@@ -87,6 +104,7 @@ impl CdpBrowser {
             "focus": opts.focus,
             "selectAll": opts.select_all,
             "checked": opts.checked,
+            "guard": opts.guard,
         });
         let timeout = self.config.call_timeout;
         let resolved: Resolved = match self.agent(page, "resolve", args, timeout, cancel).await {
@@ -107,15 +125,17 @@ impl CdpBrowser {
 
     /// Re-checks a ref (see [`CdpBrowser::resolve_ref`]) and returns the viewport point to act
     /// on: scrolled into view, the first of a few points across the element (centre first) where
-    /// a hit test lands on it.
+    /// a hit test lands on it. With `guard`, the next press is guarded.
     pub(crate) async fn ref_point(
         &mut self,
         page: &Page,
         reference: &Ref,
+        guard: bool,
         cancel: &CancellationToken,
     ) -> Result<(f64, f64), DriverError> {
         let opts = ResolveOpts {
             point: true,
+            guard,
             ..ResolveOpts::default()
         };
         let at = self.resolve_ref(page, reference, opts, cancel).await?;
@@ -123,6 +143,41 @@ impl CdpBrowser {
             (Some(x), Some(y)) => Ok((x, y)),
             _ => Err(DriverError::Failed("resolve gave no point".into())),
         }
+    }
+
+    /// Clicks a ref's element with real mouse input. The point is found on the element, but
+    /// the page can move before the press arrives (a late banner, an animation), so the press is
+    /// guarded: one that lands on anything else is stopped before the page sees it, and the
+    /// point is found again, at most [`CLICK_ATTEMPTS`] times. A click never lands on what the
+    /// model did not name.
+    pub(crate) async fn click_ref(
+        &mut self,
+        page: &Page,
+        reference: &Ref,
+        button: PointerButton,
+        cancel: &CancellationToken,
+    ) -> Result<(), DriverError> {
+        for _ in 0..CLICK_ATTEMPTS {
+            let (x, y) = self.ref_point(page, reference, true, cancel).await?;
+            self.click_point(page, x, y, button, 1, ModifierSet::NONE)
+                .await?;
+            let timeout = self.config.call_timeout;
+            match self
+                .agent::<GuardResult>(page, "guardResult", json!({}), timeout, cancel)
+                .await
+            {
+                Ok(guard) if guard.state == "missed" => {
+                    tracing::debug!(
+                        reference = reference.as_str(),
+                        "a press missed its element; aiming again"
+                    );
+                }
+                // A click that navigated took its document (and the guard) with it.
+                Ok(_) | Err(AgentError::ContextGone) => return Ok(()),
+                Err(e) => return Err(self.agent_error(e)),
+            }
+        }
+        Err(DriverError::refused(CLICK_KEPT_MISSING))
     }
 
     /// One `Input.dispatchMouseEvent`.
@@ -209,8 +264,7 @@ impl CdpBrowser {
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
         let started = Instant::now();
-        let (x, y) = self.ref_point(&page, target, cancel).await?;
-        self.click_point(&page, x, y, PointerButton::Left, 1, ModifierSet::NONE)
+        self.click_ref(&page, target, PointerButton::Left, cancel)
             .await?;
         self.settle(&page, started, cancel).await?;
         Ok(Some("Clicked.".to_owned()))
@@ -225,7 +279,7 @@ impl CdpBrowser {
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
         let started = Instant::now();
-        let (x, y) = self.ref_point(&page, target, cancel).await?;
+        let (x, y) = self.ref_point(&page, target, false, cancel).await?;
         self.mouse(&page, "mouseMoved", x, y, None, 0, 0, ModifierSet::NONE)
             .await?;
         self.settle(&page, started, cancel).await?;

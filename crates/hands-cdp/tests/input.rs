@@ -645,3 +645,62 @@ async fn typing_into_date_time_and_range_inputs_sets_their_value() {
         "3"
     );
 }
+
+/// Two buttons of one size, stacked; the target's `mousemove` (the move that precedes every
+/// press) swaps them, so the press would land on the decoy. `swaps` is how many moves swap.
+fn moving_page(swaps: u32) -> String {
+    format!(
+        r#"<!doctype html><title>Moving</title>
+<style>body {{ margin: 0; }} button {{ display: block; width: 200px; height: 60px; }}</style>
+<div id=box><button id=target>Target</button><button id=decoy>Decoy</button></div>
+<script>
+  window.log = [];
+  let swaps = {swaps};
+  const box = document.getElementById('box');
+  const target = document.getElementById('target');
+  const decoy = document.getElementById('decoy');
+  target.addEventListener('mousemove', () => {{
+    if (swaps > 0) {{ swaps--; box.prepend(box.lastElementChild); }}
+  }});
+  for (const t of ['mousedown', 'mouseup', 'click']) {{
+    target.addEventListener(t, () => log.push('target-' + t));
+    decoy.addEventListener(t, () => log.push('decoy-' + t));
+  }}
+</script>"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_never_lands_on_what_moved_under_the_pointer() {
+    let a = Server::start().await;
+    a.html("/once", &moving_page(1));
+    a.html("/always", &moving_page(1000));
+    let mut browser = launch(config()).await;
+    let c = cancel();
+
+    // The page moves once between finding the point and the press: the stray press reaches
+    // nothing, and the second aim clicks the target.
+    browser
+        .navigate(&a.page_url("/once"), None, &c)
+        .await
+        .unwrap();
+    let r = refs(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    browser.click(&r["Target"], None, &c).await.unwrap();
+    assert_eq!(
+        take(&browser, "log").await,
+        json!(["target-mousedown", "target-mouseup", "target-click"])
+    );
+
+    // The page moves before every press: after the attempts, a refusal, and the decoy never
+    // saw a press, a release or a click.
+    browser
+        .navigate(&a.page_url("/always"), None, &c)
+        .await
+        .unwrap();
+    let r = refs(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    assert_eq!(
+        refused(browser.click(&r["Target"], None, &c).await),
+        hands_cdp::CLICK_KEPT_MISSING
+    );
+    assert_eq!(take(&browser, "log").await, json!([]));
+}
