@@ -31,6 +31,7 @@ pub mod approval;
 pub mod context;
 pub mod diagnostics;
 pub mod functions;
+mod items;
 pub mod journal;
 pub mod ledger;
 pub mod openai;
@@ -41,7 +42,7 @@ pub mod tools;
 
 pub use anthropic::AnthropicSettings;
 pub use openai::OpenAiSettings;
-pub use outcome::{RunError, RunOutcome, RunStatus, StopReason};
+pub use outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason};
 pub use runner::{DEFAULT_MAX_STEPS, RunConfig, Runner};
-pub use session::NOT_EXECUTED_RUN_STOPPED;
+pub use session::{NOT_EXECUTED_RUN_STOPPED, NOT_EXECUTED_STEP_LIMIT, not_executed_turn_ended};
 pub use tools::{BrowserCallOutcome, BrowserStop, BrowserTools, ClaudeBrowserTools, Toolbox};

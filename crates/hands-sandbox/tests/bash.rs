@@ -439,10 +439,21 @@ async fn the_shell_inherits_only_the_allow_list() {
         );
     }
     // What a model would try: the shell's own /proc entry and a child process see the same.
-    let proc_environ = ok(&mut bash, "tr '\\0' '\\n' < /proc/self/environ | cut -d= -f1").await;
-    let child = ok(&mut bash, "sh -c 'cat /proc/$$/environ' | tr '\\0' '\\n' | cut -d= -f1").await;
+    let proc_environ = ok(
+        &mut bash,
+        "tr '\\0' '\\n' < /proc/self/environ | cut -d= -f1",
+    )
+    .await;
+    let child = ok(
+        &mut bash,
+        "sh -c 'cat /proc/$$/environ' | tr '\\0' '\\n' | cut -d= -f1",
+    )
+    .await;
     for text in [proc_environ.stdout.text, child.stdout.text] {
-        for name in text.lines().filter(|n| !["PWD", "OLDPWD", "SHLVL", "_"].contains(n)) {
+        for name in text
+            .lines()
+            .filter(|n| !["PWD", "OLDPWD", "SHLVL", "_"].contains(n))
+        {
             assert!(
                 hands_sandbox::bash::env::SAFE_VARIABLES.contains(&name),
                 "{name} in /proc environ"
