@@ -4,8 +4,11 @@
 //! and the text editor, ordinary functions — answers them all, and repeats until the model stops
 //! calling tools or the step limit is reached.
 //!
-//! What it owns: the step limit (the last allowed request cannot start new effects), approvals
-//! of computer actions ([`approval`]), diagnostics records and usage totals ([`diagnostics`]),
+//! What it owns: the validation of every answer before any of it runs (Claude's client tools
+//! run only on `stop_reason: "tool_use"`; an OpenAI response and its calls must be `completed`
+//! and declared), the step limit (the last allowed request cannot start new effects),
+//! approvals of every effect — computer actions, bash, the text editor, ordinary functions
+//! ([`approval`]), diagnostics records and usage totals ([`diagnostics`]),
 //! cancellation between actions and into driver calls, screenshot history and cache breakpoints
 //! ([`context`]), typed functions ([`functions`]), a journal for run directories ([`journal`]).
 //! What it does not know: how a driver acts, or the wire JSON beyond what the model clients and

@@ -322,6 +322,10 @@ async fn an_incomplete_openai_response_runs_none_of_its_calls() {
     assert_eq!(outcome.api_stop, Some(stop));
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     assert!(outcome.executed_call_ids.is_empty());
+    // Its call is unanswered: this runner sends no request that would leave it so.
+    let again = runner.run("Go on.", &CancellationToken::new()).await;
+    assert!(matches!(again, Err(RunError::Config(_))), "{again:?}");
+    assert_eq!(sim.requests().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -292,13 +292,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     println!("{}", outcome.final_text);
     eprintln!(
-        "hands run: {} after {} request(s); {} input + {} cached + {} output tokens{}; run directory {} (resume with --resume {}/checkpoint.json)",
+        "hands run: {} after {} request(s){}; {} input + {} cached + {} output tokens{}; run directory {} (resume with --resume {}/checkpoint.json)",
         match &outcome.status {
             RunStatus::Finished => "finished".to_owned(),
             RunStatus::StepLimit => format!("hit the step limit ({})", args.max_steps),
             RunStatus::Stopped(why) => format!("stopped: {why}"),
         },
         outcome.steps,
+        match &outcome.api_stop {
+            Some(stop) => format!(" (the last answer ended with {stop})"),
+            None => String::new(),
+        },
         outcome.usage.input_tokens,
         outcome.usage.cache_read_input_tokens,
         outcome.usage.output_tokens,
