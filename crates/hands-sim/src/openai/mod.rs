@@ -171,6 +171,15 @@ fn cut(mut events: Vec<Event>, fault: &Fault) -> (Vec<Event>, Ending) {
     }
 }
 
+/// A call's `call_id`, filled in when the turn left it out.
+fn fill_call_id(state: &mut State, obj: &mut serde_json::Map<String, Value>) -> String {
+    obj.entry("call_id")
+        .or_insert_with(|| json!(state.ids.next("call_")))
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
 /// A call's `status`: `completed` unless the turn set another (`in_progress`, `incomplete`),
 /// which is remembered: such a call cannot be answered.
 fn note_status(state: &mut State, obj: &mut serde_json::Map<String, Value>, call_id: &str) {
@@ -261,12 +270,7 @@ fn finalize(
                 }
                 obj.entry("id")
                     .or_insert_with(|| json!(state.ids.next("cu_")));
-                let call_id = obj
-                    .entry("call_id")
-                    .or_insert_with(|| json!(state.ids.next("call_")))
-                    .as_str()
-                    .unwrap_or("")
-                    .to_owned();
+                let call_id = fill_call_id(state, obj);
                 let checks = obj
                     .entry("pending_safety_checks")
                     .or_insert_with(|| json!([]));
@@ -296,12 +300,7 @@ fn finalize(
                 }
                 obj.entry("id")
                     .or_insert_with(|| json!(state.ids.next("fc_")));
-                let call_id = obj
-                    .entry("call_id")
-                    .or_insert_with(|| json!(state.ids.next("call_")))
-                    .as_str()
-                    .unwrap_or("")
-                    .to_owned();
+                let call_id = fill_call_id(state, obj);
                 note_status(state, obj, &call_id);
                 let arguments = obj.entry("arguments").or_insert_with(|| json!("{}"));
                 if !arguments.is_string() {
