@@ -7,6 +7,8 @@
 //! the `openai` SDK's `responses_tool_runner.py` (`validate`, `preflight`, `finish`) and
 //! `computer.py` (`_calls`), which hands follows; where hands differs, the item's doc says so.
 
+use std::collections::HashSet;
+
 use hands_models::openai::{Item, ItemView, Response, ResponseStatus};
 use serde_json::Value;
 
@@ -90,7 +92,7 @@ pub(crate) fn check_item(item: &Item, declared: &Declared) -> Result<ItemKind, S
     match item.view() {
         ItemView::FunctionCall(call) => match call.status.as_deref() {
             None | Some(COMPLETED) => Ok(ItemKind::Call),
-            other => Err(StopReason::call_not_completed(
+            other => Err(StopReason::item_not_completed(
                 item.item_type(),
                 &call.call_id,
                 other,
@@ -102,23 +104,32 @@ pub(crate) fn check_item(item: &Item, declared: &Declared) -> Result<ItemKind, S
             }
             match call.status.as_deref() {
                 Some(COMPLETED) => Ok(ItemKind::Call),
-                other => Err(StopReason::call_not_completed(
+                other => Err(StopReason::item_not_completed(
                     item.item_type(),
                     &call.call_id,
                     other,
                 )),
             }
         }
-        ItemView::Message(message) => {
-            let final_answer = message.role == "assistant"
-                && message.status.as_deref() == Some(COMPLETED)
-                && item.to_value().get("phase").and_then(Value::as_str) != Some(COMMENTARY);
-            Ok(if final_answer {
-                ItemKind::FinalMessage
-            } else {
+        // An assistant message still being written makes the whole answer unfinished (the
+        // SDK: "Response message did not complete").
+        ItemView::Message(message) if message.role == "assistant" => {
+            if message.status.as_deref() != Some(COMPLETED) {
+                return Err(StopReason::item_not_completed(
+                    item.item_type(),
+                    message.id.as_deref().unwrap_or(""),
+                    message.status.as_deref(),
+                ));
+            }
+            let commentary =
+                item.to_value().get("phase").and_then(Value::as_str) == Some(COMMENTARY);
+            Ok(if commentary {
                 ItemKind::Passive
+            } else {
+                ItemKind::FinalMessage
             })
         }
+        ItemView::Message(_) => Ok(ItemKind::Passive),
         ItemView::Reasoning(_) => Ok(ItemKind::Passive),
         _ => {
             let item_type = item.item_type();
@@ -135,20 +146,45 @@ pub(crate) fn check_item(item: &Item, declared: &Declared) -> Result<ItemKind, S
     }
 }
 
+/// The `call_id` of a call item.
+pub(crate) fn call_id(item: &Item) -> Option<&str> {
+    match item.view() {
+        ItemView::FunctionCall(call) => Some(&call.call_id),
+        ItemView::ComputerCall(call) => Some(&call.call_id),
+        _ => None,
+    }
+}
+
+/// Records a call's `call_id` in `seen`, refusing one already there: two calls with one id
+/// could not be answered apart (the SDK: "Tool call ID is missing or duplicate").
+pub(crate) fn note_call_id(item: &Item, seen: &mut HashSet<String>) -> Result<(), StopReason> {
+    match call_id(item) {
+        Some(id) if !seen.insert(id.to_owned()) => Err(StopReason::duplicate_call_id(id)),
+        _ => Ok(()),
+    }
+}
+
 /// Checks a whole response before anything of it runs: `status` must be `completed`, every item
-/// must pass [`check_item`], and there must be a final message, a call or a server tool's item.
+/// must pass [`check_item`], no `call_id` may repeat one of the response or of `earlier` calls,
+/// and there must be a final message, a call or a server tool's item.
 pub(crate) fn check_response(
     response: &Response,
     declared: &Declared,
+    earlier: &HashSet<String>,
 ) -> Result<Vec<ItemKind>, StopReason> {
     if response.status != Some(ResponseStatus::Completed) {
         return Err(StopReason::ModelStopped(api_stop(response)));
     }
+    let mut seen = earlier.clone();
     let kinds = response
         .output
         .iter()
-        .map(|item| check_item(item, declared))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|item| {
+            let kind = check_item(item, declared)?;
+            note_call_id(item, &mut seen)?;
+            Ok(kind)
+        })
+        .collect::<Result<Vec<_>, StopReason>>()?;
     if !kinds.iter().any(|k| *k != ItemKind::Passive) {
         return Err(StopReason::EmptyResponse);
     }
@@ -201,9 +237,9 @@ mod tests {
             m
         };
         let not_completed = |ty: &str, id: &str, status: &str| {
-            Err(StopReason::CallNotCompleted {
+            Err(StopReason::ItemNotCompleted {
                 item_type: ty.into(),
-                call_id: id.into(),
+                id: id.into(),
                 status: status.into(),
             })
         };
@@ -250,7 +286,11 @@ mod tests {
                 &none,
                 Ok(ItemKind::Passive),
             ),
-            (message("incomplete", None), &none, Ok(ItemKind::Passive)),
+            (
+                message("incomplete", None),
+                &none,
+                not_completed("message", "", "incomplete"),
+            ),
             (
                 json!({"type": "reasoning", "id": "rs_1", "summary": []}),
                 &none,
@@ -315,7 +355,7 @@ mod tests {
         let incomplete = response(json!({"id": "resp_1", "status": "incomplete",
             "incomplete_details": {"reason": "max_output_tokens"}, "output": [message]}));
         assert_eq!(
-            check_response(&incomplete, &none),
+            check_response(&incomplete, &none, &HashSet::new()),
             Err(StopReason::ModelStopped(ApiStop::Responses {
                 status: "incomplete".into(),
                 reason: Some("max_output_tokens".into())
@@ -324,13 +364,30 @@ mod tests {
         let empty = response(json!({"id": "resp_2", "status": "completed",
             "output": [{"type": "reasoning", "id": "rs_1", "summary": []}]}));
         assert_eq!(
-            check_response(&empty, &none),
+            check_response(&empty, &none, &HashSet::new()),
             Err(StopReason::EmptyResponse)
         );
         let done = response(json!({"id": "resp_3", "status": "completed", "output": [message]}));
         assert_eq!(
-            check_response(&done, &none),
+            check_response(&done, &none, &HashSet::new()),
             Ok(vec![ItemKind::FinalMessage])
+        );
+        let call = |id: &str| {
+            json!({"type": "function_call", "call_id": id, "name": "f", "arguments": "{}",
+                "status": "completed"})
+        };
+        let twice = response(json!({"id": "resp_4", "status": "completed",
+            "output": [call("call_1"), call("call_1")]}));
+        assert_eq!(
+            check_response(&twice, &none, &HashSet::new()),
+            Err(StopReason::duplicate_call_id("call_1"))
+        );
+        let again = response(json!({"id": "resp_5", "status": "completed",
+            "output": [call("call_1")]}));
+        let earlier = HashSet::from(["call_1".to_owned()]);
+        assert_eq!(
+            check_response(&again, &none, &earlier),
+            Err(StopReason::duplicate_call_id("call_1"))
         );
     }
 }

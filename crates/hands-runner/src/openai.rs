@@ -7,6 +7,7 @@
 //! acciones y administrar la sesión", "Combinar acciones del navegador con otras herramientas";
 //! api-contracts B.
 
+use std::collections::HashSet;
 use std::time::Instant;
 
 use async_trait::async_trait;
@@ -22,7 +23,7 @@ use crate::approval::{
     ActionContext, CheckView, Decision, Effect, FunctionEffect, SafetyChecksContext, refused_text,
 };
 use crate::diagnostics::{Api, Reason, Usage};
-use crate::items::{Declared, ItemKind, api_stop, check_item, check_response};
+use crate::items::{Declared, ItemKind, api_stop, check_item, check_response, note_call_id};
 use crate::outcome::{RunError, StopReason};
 use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
 use crate::tools::{Toolbox, is_server_tool};
@@ -88,6 +89,8 @@ pub(crate) struct OpenAiSession {
     tools: Vec<Value>,
     /// What the request's tools let a response hold.
     declared: Declared,
+    /// The `call_id` of every call of earlier responses: none may come again.
+    call_ids: HashSet<String>,
     /// Every item of the conversation (inputs and outputs), for stateless requests.
     items: Vec<Item>,
     /// Items not yet sent, for chained requests.
@@ -114,6 +117,7 @@ impl OpenAiSession {
             computer,
             tools: Vec::new(),
             declared: Declared::default(),
+            call_ids: HashSet::new(),
             items: Vec::new(),
             pending: Vec::new(),
             previous_response_id: None,
@@ -211,6 +215,7 @@ impl OpenAiSession {
     ) -> Result<hands_models::Completed<Response>, hands_models::Error> {
         let mut browser_failed = false;
         let mut failed = false;
+        let mut seen = self.call_ids.clone();
         while let Some(event) = stream.next().await {
             event?;
             for (_, item) in stream.take_ready() {
@@ -222,7 +227,9 @@ impl OpenAiSession {
                 // Each item is checked as it completes, as the whole response is otherwise: a
                 // call that is not `completed`, or an item the request did not declare, runs
                 // nothing and nothing after it runs.
-                match check_item(&item, &self.declared) {
+                let checked = check_item(&item, &self.declared)
+                    .and_then(|kind| note_call_id(&item, &mut seen).map(|()| kind));
+                match checked {
                     Ok(ItemKind::Call) => {}
                     Ok(_) => continue,
                     Err(reason) => {
@@ -521,11 +528,7 @@ impl OpenAiSession {
 
 /// The `call_id` of a computer or function call item.
 fn call_id_of(item: &Item) -> Option<String> {
-    match item.view() {
-        ItemView::ComputerCall(c) => Some(c.call_id.clone()),
-        ItemView::FunctionCall(c) => Some(c.call_id.clone()),
-        _ => None,
-    }
+    crate::items::call_id(item).map(str::to_owned)
 }
 
 fn desktop_stop(call_id: &str, e: DesktopError) -> StopReason {
@@ -678,7 +681,9 @@ impl Session for OpenAiSession {
         }
         // Nothing runs before the whole response is checked (an eager stream checked each
         // item before running it).
-        let kinds = check_response(&response, &self.declared)?;
+        let kinds = check_response(&response, &self.declared, &self.call_ids)?;
+        self.call_ids
+            .extend(response.calls().filter_map(call_id_of));
         if !kinds.contains(&ItemKind::Call) {
             return Ok(StepResult::Finished(text));
         }

@@ -141,18 +141,26 @@ pub enum StopReason {
     /// Responses `status` other than `completed`): no call of that answer was run.
     #[error("the model's answer ended with {0}: none of its calls was run")]
     ModelStopped(ApiStop),
-    /// A call item whose `status` is not `completed` (still `in_progress`, or `incomplete`):
-    /// no call of that response was run.
+    /// An output item whose `status` is not `completed`: a call (`function_call`,
+    /// `computer_call`) or an assistant message still `in_progress` or `incomplete`. No call of
+    /// that response was run.
     #[error(
-        "{item_type} {call_id} has status `{status}`, not `completed`: no call of this response was run"
+        "{item_type} {id} has status `{status}`, not `completed`: no call of this response was run"
     )]
-    CallNotCompleted {
-        /// `function_call`, `computer_call`, ….
+    ItemNotCompleted {
+        /// `function_call`, `computer_call`, `message`.
         item_type: String,
-        /// Its `call_id`.
-        call_id: String,
+        /// Its `call_id` (a call) or `id` (a message).
+        id: String,
         /// Its status (empty when absent).
         status: String,
+    },
+    /// Two calls with one `call_id` (in one response, or across the run): no call of that
+    /// response was run, since their answers could not be told apart.
+    #[error("two calls have the call_id `{call_id}`: no call of this response was run")]
+    DuplicateCallId {
+        /// The `call_id`.
+        call_id: String,
     },
     /// An output item of a kind the request did not declare (an `mcp_approval_request` without
     /// an MCP tool, a server tool's item without that tool, a type this runner does not know):
@@ -178,12 +186,19 @@ impl StopReason {
         }
     }
 
-    /// A [`StopReason::CallNotCompleted`] (the values are kept printable and bounded).
-    pub fn call_not_completed(item_type: &str, call_id: &str, status: Option<&str>) -> StopReason {
-        StopReason::CallNotCompleted {
+    /// A [`StopReason::ItemNotCompleted`] (the values are kept printable and bounded).
+    pub fn item_not_completed(item_type: &str, id: &str, status: Option<&str>) -> StopReason {
+        StopReason::ItemNotCompleted {
             item_type: api_value(item_type),
-            call_id: api_value(call_id),
+            id: api_value(id),
             status: api_value(status.unwrap_or("")),
+        }
+    }
+
+    /// A [`StopReason::DuplicateCallId`] (the value is kept printable and bounded).
+    pub fn duplicate_call_id(call_id: &str) -> StopReason {
+        StopReason::DuplicateCallId {
+            call_id: api_value(call_id),
         }
     }
 }

@@ -341,7 +341,7 @@ async fn an_openai_call_that_did_not_complete_stops_the_response_before_any_call
             .unwrap();
             let runner = openai_with_functions(&sim, &ran, stream);
             let outcome = run(&runner, "Go.").await;
-            let RunStatus::Stopped(StopReason::CallNotCompleted {
+            let RunStatus::Stopped(StopReason::ItemNotCompleted {
                 item_type,
                 status: seen,
                 ..
@@ -374,7 +374,7 @@ async fn a_completed_call_before_a_cut_one_runs_only_when_streamed_eagerly() {
         assert!(
             matches!(
                 outcome.status,
-                RunStatus::Stopped(StopReason::CallNotCompleted { .. })
+                RunStatus::Stopped(StopReason::ItemNotCompleted { .. })
             ),
             "{outcome:?}"
         );
@@ -599,7 +599,7 @@ async fn an_openai_computer_call_that_did_not_complete_never_reaches_the_desktop
         assert!(
             matches!(
                 &outcome.status,
-                RunStatus::Stopped(StopReason::CallNotCompleted { item_type, .. })
+                RunStatus::Stopped(StopReason::ItemNotCompleted { item_type, .. })
                     if item_type == "computer_call"
             ),
             "{outcome:?}"
@@ -612,5 +612,32 @@ async fn an_openai_computer_call_that_did_not_complete_never_reaches_the_desktop
             .count();
         assert_eq!(clicks, 0, "stream {stream}");
         assert_eq!(hands_testkit::typed_text(&recorder.sync().unwrap()), "");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_id_that_comes_again_runs_nothing() {
+    for stream in [false, true] {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let with_id = |name: &str| {
+            let mut call = function_call(name, json!({}));
+            call["call_id"] = json!("call_same");
+            call
+        };
+        let sim = SimServer::start(SimConfig::scripted(vec![
+            Turn::Items(vec![with_id("f")]),
+            Turn::Items(vec![with_id("g")]),
+        ]))
+        .unwrap();
+        let runner = openai_with_functions(&sim, &ran, stream);
+        let outcome = run(&runner, "Go.").await;
+        assert_eq!(
+            outcome.status,
+            RunStatus::Stopped(StopReason::DuplicateCallId {
+                call_id: "call_same".into()
+            }),
+            "stream {stream}"
+        );
+        assert_eq!(ran.load(Ordering::SeqCst), 1, "only the first call ran");
     }
 }
