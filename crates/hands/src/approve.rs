@@ -36,13 +36,14 @@ impl TerminalApprover {
     /// An approver asking on the terminal; `ask` without a terminal on stdin refuses (nobody can
     /// answer).
     pub fn new(mode: ApproveArg) -> TerminalApprover {
-        let mode = if mode == ApproveArg::Ask && !std::io::stdin().is_terminal() {
-            eprintln!("hands: stdin is not a terminal, so nobody can approve: --approve none");
-            ApproveArg::None
-        } else {
-            mode
-        };
-        TerminalApprover::with_ask(mode, Arc::new(ask_on_terminal))
+        TerminalApprover::with_ask(terminal_mode(mode), Arc::new(ask_on_terminal))
+    }
+
+    /// Like [`TerminalApprover::new`], with `bar` hidden while a question waits for its answer
+    /// (its ticks would otherwise clear the prompt's line).
+    pub fn with_progress(mode: ApproveArg, bar: indicatif::ProgressBar) -> TerminalApprover {
+        let ask: Ask = Arc::new(move |question: &str| bar.suspend(|| ask_on_terminal(question)));
+        TerminalApprover::with_ask(terminal_mode(mode), ask)
     }
 
     /// An approver whose questions go to `ask`.
@@ -69,6 +70,16 @@ impl TerminalApprover {
                 }
             }
         }
+    }
+}
+
+/// `ask` without a terminal on stdin becomes `none`: nobody can answer.
+fn terminal_mode(mode: ApproveArg) -> ApproveArg {
+    if mode == ApproveArg::Ask && !std::io::stdin().is_terminal() {
+        eprintln!("hands: stdin is not a terminal, so nobody can approve: --approve none");
+        ApproveArg::None
+    } else {
+        mode
     }
 }
 

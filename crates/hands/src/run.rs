@@ -82,7 +82,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut rundir = RunDir::create(&out)?;
     rundir.line(serde_json::json!({"kind": "start", "task": args.task, "resume": args.resume, "provider": format!("{:?}", args.provider),
         "model": model, "desktop": use_desktop, "browser": args.browser}));
-    let approver = TerminalApprover::new(args.approve);
+    let bar = progress_bar();
+    let approver = TerminalApprover::with_progress(args.approve, bar.clone());
 
     // The desktop: a display of our own (with a window manager) unless one is named.
     let mut _env_clients = Vec::new();
@@ -236,7 +237,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     runner.set_approver(Box::new(approver));
-    let bar = progress_bar();
+    bar.enable_steady_tick(Duration::from_millis(120));
     {
         let bar = bar.clone();
         let mut n_requests = 0u32;
@@ -321,11 +322,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The progress line, ticking once the run starts.
 fn progress_bar() -> ProgressBar {
     let bar = ProgressBar::new_spinner();
     if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
         bar.set_style(style);
     }
-    bar.enable_steady_tick(Duration::from_millis(120));
     bar
 }
