@@ -327,9 +327,9 @@ impl BrowserSurface {
             | BrowserMember::NewTab
             | BrowserMember::SwitchTab
             | BrowserMember::CloseTab => state_line.clone(),
-            m if browser_is_action(m) => Some(changed.unwrap_or_else(|| {
-                "Done; the tabs' titles and origins did not change.".to_owned()
-            })),
+            m if browser_is_action(m) => Some(
+                changed.unwrap_or_else(|| "Done; no tab changed its title or origin.".to_owned()),
+            ),
             _ => None,
         };
         let header_tokens = header.as_deref().map(text_tokens).unwrap_or(0) + 2;
