@@ -18,6 +18,7 @@ use hands_runner::diagnostics::{Record, Stage};
 use hands_runner::ledger::FileLedger;
 use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
 use hands_sandbox::{BashConfig, BashTool, EditorConfig, EditorTool};
+use hands_toolset::browser::consent::Confirm;
 use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
 use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
@@ -27,7 +28,7 @@ use hands_x11::X11Desktop;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::approve::Approver;
-use crate::cli::{ProviderArg, RunArgs};
+use crate::cli::{ApproveArg, ProviderArg, RunArgs};
 use crate::environment::DesktopEnv;
 use crate::policy::RequestAllowList;
 use crate::rundir::RunDir;
@@ -73,7 +74,21 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut rundir = RunDir::create(&out)?;
     rundir.line(serde_json::json!({"kind": "start", "task": args.task, "resume": args.resume, "provider": format!("{:?}", args.provider),
         "model": model, "desktop": use_desktop, "browser": args.browser}));
-    let approver = Approver::new(args.approve);
+    // With --view (and --approve ask), the person approves on the page instead of the terminal.
+    let live = if args.view {
+        Some(crate::view::LiveView::start(&out).await?)
+    } else {
+        None
+    };
+    let on_page = live.as_ref().filter(|_| args.approve == ApproveArg::Ask);
+    let approver = Approver::new(match on_page {
+        Some(_) => ApproveArg::None,
+        None => args.approve,
+    });
+    let confirm: Arc<dyn Confirm> = match on_page {
+        Some(view) => Arc::new(view.approver()),
+        None => Arc::new(approver.clone()),
+    };
 
     // The desktop: a display of our own (with a window manager) unless one is named.
     let mut _env_clients = Vec::new();
@@ -127,7 +142,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 toolbox.claude_browser = Some(Box::new(ClaudeBrowserToolset::new(
                     browser,
                     ClaudeBrowserConfig {
-                        confirm: Some(Arc::new(approver.clone())),
+                        confirm: Some(Arc::clone(&confirm)),
                         url_policy: Some(Arc::new(allow)),
                         ..ClaudeBrowserConfig::default()
                     },
@@ -137,7 +152,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 toolbox.browser = Some(Box::new(BrowserToolset::new(
                     browser,
                     BrowserToolsetConfig {
-                        confirm: Some(Arc::new(approver.clone())),
+                        confirm: Some(Arc::clone(&confirm)),
                         url_policy: Some(Arc::new(allow)),
                         ..BrowserToolsetConfig::default()
                     },
@@ -212,7 +227,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             Runner::openai(client, settings, computer, toolbox, config)
         }
     };
-    runner.set_approver(Box::new(approver));
+    match on_page {
+        Some(view) => runner.set_approver(Box::new(view.approver())),
+        None => runner.set_approver(Box::new(approver)),
+    }
     let bar = progress_bar();
     {
         let bar = bar.clone();
@@ -246,7 +264,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }));
     }
     let out_path = rundir.path().to_owned();
-    runner.set_journal(Box::new(rundir));
+    match &live {
+        Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
+        None => runner.set_journal(Box::new(rundir)),
+    }
     // Every step is checkpointed in the run directory: `--resume` continues from it.
     let checkpoint_path = out_path.join("checkpoint.json");
     let resume_from = match &args.resume {
