@@ -356,7 +356,8 @@ impl Rounds {
             .codec
             .open_json(sealed)
             .map_err(|_| RoundError::Forged)?;
-        if state.tool != tool || state.arguments != arguments.to_string() {
+        let sealed_arguments = serde_json::from_str::<Value>(&state.arguments).ok();
+        if state.tool != tool || sealed_arguments.as_ref() != Some(arguments) {
             return Err(RoundError::OtherCall);
         }
         if state.expires_unix < now_unix() {

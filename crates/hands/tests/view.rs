@@ -98,6 +98,9 @@ async fn an_approve_click_on_the_page_reaches_the_runner_and_the_action_runs() {
         sim.requests().len() == 2,
         "the run must wait for the approval"
     );
+    let pending = browser.screenshot(None, &cancel).await.unwrap();
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("hands-view-pending.png");
+    std::fs::write(&path, pending.bytes()).unwrap();
     let approve = button(&mut browser, "Approve").await;
     browser.click(&approve, None, &cancel).await.unwrap();
     wait_text(&mut browser, "approved (person)").await;
