@@ -338,11 +338,8 @@ fn ref_of(read: &str, role: &str, label: &str) -> String {
         .to_owned()
 }
 
-#[test]
-fn inspector_cli_lists_and_calls_every_tool_in_both_protocol_eras() {
-    let base = serve_pages();
-    let url = format!("{base}/small.html");
-    let server = http_server(&["--browser", &url, "--desktop", "--approve", "all"]);
+/// Both eras list the tools with schemas and annotations.
+fn inspector_lists(server: &HttpServer, n_tools: usize) {
     for era in ["legacy", "modern"] {
         let listed = inspector_call(&server.url, era, "tools/list", None);
         let names: Vec<&str> = listed["tools"]
@@ -351,7 +348,7 @@ fn inspector_cli_lists_and_calls_every_tool_in_both_protocol_eras() {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names.len(), 36, "{era}: {names:?}");
+        assert_eq!(names.len(), n_tools, "{era}: {names:?}");
         for tool in listed["tools"].as_array().unwrap() {
             let annotations = &tool["annotations"];
             assert!(annotations["readOnlyHint"].is_boolean(), "{tool}");
@@ -360,100 +357,162 @@ fn inspector_cli_lists_and_calls_every_tool_in_both_protocol_eras() {
             assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
         }
     }
-    // Every tool, on the current revision; refs come from a read.
-    let call = |name: &str, args: Value| -> Value {
-        let result = inspector_call(&server.url, "modern", "tools/call", Some((name, args)));
-        assert!(
-            tokens(&result) <= 25_000,
-            "{name}: {} tokens",
-            tokens(&result)
-        );
-        result
-    };
-    let read = text(&call("browser_read_page", json!({})));
-    let name = ref_of(&read, "textbox", "Name");
-    let go = ref_of(&read, "button", "Go");
-    let pick = ref_of(&read, "combobox", "Pick");
-    let agree = ref_of(&read, "checkbox", "Agree");
+}
+
+/// Calls a tool on `era`, checks its size and that it did not fail, and returns it.
+fn inspector_tool(server: &HttpServer, era: &str, name: &str, args: Value) -> Value {
+    let result = inspector_call(&server.url, era, "tools/call", Some((name, args)));
+    assert!(
+        tokens(&result) <= 25_000,
+        "{name}: {} tokens",
+        tokens(&result)
+    );
+    result
+}
+
+#[test]
+fn inspector_cli_calls_every_desktop_tool() {
+    let server = http_server(&["--desktop", "--approve", "all"]);
+    inspector_lists(&server, 15);
+    let largest = inspector_calls(
+        &server,
+        vec![
+            ("computer_screenshot", json!({})),
+            ("computer_zoom", json!({"region": [0, 0, 200, 200]})),
+            ("computer_cursor_position", json!({})),
+            ("computer_wait", json!({"duration": 0.1})),
+            ("computer_mouse_move", json!({"coordinate": [100, 100]})),
+            ("computer_left_click", json!({"coordinate": [50, 50]})),
+            ("computer_right_click", json!({"coordinate": [50, 50]})),
+            ("computer_middle_click", json!({"coordinate": [50, 50]})),
+            ("computer_double_click", json!({"coordinate": [50, 50]})),
+            ("computer_triple_click", json!({"coordinate": [50, 50]})),
+            (
+                "computer_left_click_drag",
+                json!({"start_coordinate": [10, 10], "coordinate": [40, 40]}),
+            ),
+            (
+                "computer_scroll",
+                json!({"scroll_direction": "down", "scroll_amount": 1}),
+            ),
+            ("computer_type", json!({"text": "hi"})),
+            ("computer_key", json!({"text": "Escape"})),
+            (
+                "computer_hold_key",
+                json!({"text": "shift", "duration": 0.1}),
+            ),
+        ],
+    );
+    eprintln!("inspector, desktop: largest response {largest} tokens");
+}
+
+/// Calls `calls` in order, alternating the two revisions; returns the largest size seen.
+fn inspector_calls(server: &HttpServer, calls: Vec<(&str, Value)>) -> u64 {
     let mut largest = 0;
-    let calls: Vec<(&str, Value)> = vec![
-        ("browser_get_page_text", json!({})),
-        ("browser_find", json!({"query": "Go"})),
-        ("browser_read_page_scoped", json!({"depth": 3})),
-        ("browser_screenshot", json!({})),
-        ("browser_zoom", json!({"region": [0, 0, 300, 200]})),
-        ("browser_list_tabs", json!({})),
-        (
-            "browser_wait_for",
-            json!({"text": "Hello", "timeout_ms": 2000}),
-        ),
-        ("browser_type", json!({"target": name, "text": "Ada"})),
-        ("browser_click", json!({"target": go})),
-        (
-            "browser_select_option",
-            json!({"target": pick, "values": ["Two"]}),
-        ),
-        (
-            "browser_set_checked",
-            json!({"target": agree, "checked": true}),
-        ),
-        ("browser_hover", json!({"target": go})),
-        ("browser_key", json!({"keys": ["Tab"]})),
-        ("browser_scroll", json!({"direction": "down", "amount": 50})),
-        ("browser_scroll_to", json!({"target": go})),
-        (
-            "browser_read_diagnostics",
-            json!({"source": "console", "limit": 5}),
-        ),
-        ("browser_navigate", json!({"url": url})),
-        ("browser_new_tab", json!({"url": url})),
-        ("computer_screenshot", json!({})),
-        ("computer_zoom", json!({"region": [0, 0, 200, 200]})),
-        ("computer_cursor_position", json!({})),
-        ("computer_wait", json!({"duration": 0.1})),
-        ("computer_mouse_move", json!({"coordinate": [100, 100]})),
-        ("computer_left_click", json!({"coordinate": [50, 50]})),
-        ("computer_right_click", json!({"coordinate": [50, 50]})),
-        ("computer_middle_click", json!({"coordinate": [50, 50]})),
-        ("computer_double_click", json!({"coordinate": [50, 50]})),
-        ("computer_triple_click", json!({"coordinate": [50, 50]})),
-        (
-            "computer_left_click_drag",
-            json!({"start_coordinate": [10, 10], "coordinate": [40, 40]}),
-        ),
-        (
-            "computer_scroll",
-            json!({"scroll_direction": "down", "scroll_amount": 1}),
-        ),
-        ("computer_type", json!({"text": "hi"})),
-        ("computer_key", json!({"text": "Escape"})),
-        (
-            "computer_hold_key",
-            json!({"text": "shift", "duration": 0.1}),
-        ),
-    ];
-    for (tool, args) in calls {
-        let result = call(tool, args);
-        assert_ne!(result["isError"], json!(true), "{tool}: {result}");
+    for (i, (tool, args)) in calls.into_iter().enumerate() {
+        let era = if i % 2 == 0 { "modern" } else { "legacy" };
+        let result = inspector_tool(server, era, tool, args);
+        assert_ne!(result["isError"], json!(true), "{tool} ({era}): {result}");
         largest = largest.max(tokens(&result));
         if tool.ends_with("screenshot") || tool.ends_with("zoom") {
             assert_eq!(result["content"][0]["type"], "image", "{tool}");
         }
     }
+    largest
+}
+
+#[test]
+fn inspector_cli_calls_every_browser_read_in_both_protocol_eras() {
+    let base = serve_pages();
+    let url = format!("{base}/small.html");
+    let server = http_server(&["--browser", &url, "--approve", "all"]);
+    inspector_lists(&server, 21);
+    let largest = inspector_calls(
+        &server,
+        vec![
+            ("browser_read_page", json!({})),
+            ("browser_get_page_text", json!({})),
+            ("browser_find", json!({"query": "Go"})),
+            ("browser_read_page_scoped", json!({"depth": 3})),
+            ("browser_screenshot", json!({})),
+            ("browser_zoom", json!({"region": [0, 0, 300, 200]})),
+            ("browser_list_tabs", json!({})),
+            (
+                "browser_wait_for",
+                json!({"text": "Hello", "timeout_ms": 2000}),
+            ),
+            (
+                "browser_read_diagnostics",
+                json!({"source": "console", "limit": 5}),
+            ),
+        ],
+    );
     // Outside the allow-list: refused, whatever --approve says.
-    let denied = call("browser_navigate", json!({"url": "https://example.com/"}));
+    let denied = inspector_tool(
+        &server,
+        "modern",
+        "browser_navigate",
+        json!({"url": "https://example.com/"}),
+    );
     assert_eq!(denied["isError"], json!(true));
+    eprintln!("inspector, browser reads: largest response {largest} tokens");
+}
+
+#[test]
+fn inspector_cli_calls_every_browser_action_in_both_protocol_eras() {
+    let base = serve_pages();
+    let url = format!("{base}/small.html");
+    let server = http_server(&["--browser", &url, "--approve", "all"]);
+    let read = text(&inspector_tool(
+        &server,
+        "legacy",
+        "browser_read_page",
+        json!({}),
+    ));
+    let name = ref_of(&read, "textbox", "Name");
+    let go = ref_of(&read, "button", "Go");
+    let pick = ref_of(&read, "combobox", "Pick");
+    let agree = ref_of(&read, "checkbox", "Agree");
+    let largest = inspector_calls(
+        &server,
+        vec![
+            ("browser_type", json!({"target": name, "text": "Ada"})),
+            ("browser_click", json!({"target": go})),
+            (
+                "browser_select_option",
+                json!({"target": pick, "values": ["Two"]}),
+            ),
+            (
+                "browser_set_checked",
+                json!({"target": agree, "checked": true}),
+            ),
+            ("browser_hover", json!({"target": go})),
+            ("browser_key", json!({"keys": ["Tab"]})),
+            ("browser_scroll", json!({"direction": "down", "amount": 50})),
+            ("browser_scroll_to", json!({"target": go})),
+            ("browser_navigate", json!({"url": url})),
+            ("browser_new_tab", json!({"url": url})),
+        ],
+    );
     // The tabs, then the two tab tools that need an id.
-    let tabs = text(&call("browser_list_tabs", json!({})));
+    let tabs = text(&inspector_tool(
+        &server,
+        "modern",
+        "browser_list_tabs",
+        json!({}),
+    ));
     let ids: Vec<&str> = tabs
         .trim_start_matches("tabs: ")
         .split(" | ")
         .map(|t| t.split(' ').next().unwrap().trim_end_matches('*'))
         .collect();
     assert_eq!(ids.len(), 2, "{tabs}");
-    let switched = call("browser_switch_tab", json!({"tab_id": ids[0]}));
-    assert_ne!(switched["isError"], json!(true), "{switched}");
-    let closed = call("browser_close_tab", json!({"tab_id": ids[1]}));
-    assert_ne!(closed["isError"], json!(true), "{closed}");
-    eprintln!("inspector: largest response {largest} tokens");
+    inspector_calls(
+        &server,
+        vec![
+            ("browser_switch_tab", json!({"tab_id": ids[0]})),
+            ("browser_close_tab", json!({"tab_id": ids[1]})),
+        ],
+    );
+    eprintln!("inspector, browser actions: largest response {largest} tokens");
 }
