@@ -3,6 +3,8 @@
 //! Serde lives here, at the boundary; the validated actions behind it are not `Serialize`.
 
 use hands_core::image::EncodedImage;
+
+use crate::errtext;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -114,13 +116,13 @@ impl ToolResult {
         }
     }
 
-    /// A failure with a text.
+    /// A failure with a text, bounded and never empty ([`errtext::error_text`]).
     pub fn error(tool_use: &ToolUse, text: impl Into<String>) -> ToolResult {
         ToolResult {
             tool_use_id: tool_use.id.clone(),
             toolset_name: tool_use.toolset_name.clone(),
             is_error: true,
-            content: vec![ResultBlock::Text(text.into())],
+            content: vec![ResultBlock::Text(errtext::error_text(&text.into()))],
         }
     }
 
@@ -140,7 +142,10 @@ impl ToolResult {
         })
     }
 
-    /// The wire form.
+    /// The wire form. An `is_error` result is written with its text alone: the Messages API
+    /// accepts only text there ("all content must be type 'text' if 'is_error' is true") and
+    /// no empty content, so an image put on one by mistake is dropped (with a warning) rather
+    /// than ending the run with a 400, and an empty one says so.
     pub fn to_json(&self) -> Value {
         let mut block = json!({
             "type": "tool_result",
@@ -151,11 +156,29 @@ impl ToolResult {
         }
         if self.is_error {
             block["is_error"] = json!(true);
+            let texts: Vec<&str> = self
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ResultBlock::Text(t) if !t.is_empty() => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if texts.len() != self.content.len() {
+                tracing::warn!(id = %self.tool_use_id, "an error result held more than text: sent its text alone");
+            }
+            block["content"] = match texts.as_slice() {
+                [] => json!(errtext::EMPTY_ERROR),
+                [text] => json!(text),
+                more => Value::Array(
+                    more.iter()
+                        .map(|t| json!({"type": "text", "text": t}))
+                        .collect(),
+                ),
+            };
+            return block;
         }
-        block["content"] = match self.content.as_slice() {
-            [ResultBlock::Text(text)] if self.is_error => json!(text),
-            blocks => Value::Array(blocks.iter().map(ResultBlock::to_json).collect()),
-        };
+        block["content"] = Value::Array(self.content.iter().map(ResultBlock::to_json).collect());
         block
     }
 }
@@ -206,6 +229,38 @@ mod tests {
             ToolResult::ok(&tu, vec![ResultBlock::Text("OK".into())]).to_json(),
             json!({"type": "tool_result", "tool_use_id": "toolu_9", "toolset_name": "computer",
                    "content": [{"type": "text", "text": "OK"}]})
+        );
+    }
+
+    #[test]
+    fn an_error_result_is_sent_as_text_alone_and_never_empty() {
+        let tu = ToolUse {
+            id: "toolu_8".into(),
+            name: "left_click".into(),
+            toolset_name: Some("computer".into()),
+            input: json!({}),
+        };
+        let image = EncodedImage {
+            size: hands_core::geometry::Size::new(1, 1).unwrap(),
+            media_type: hands_core::image::MediaType::Png,
+            base64: "iVBORw0KGgo=".into(),
+        };
+        let mut failed = ToolResult::error(&tu, "Error: no");
+        failed.content.push(ResultBlock::Image(image.clone()));
+        assert_eq!(failed.to_json()["content"], json!("Error: no"));
+        failed.content.push(ResultBlock::Text("more".into()));
+        assert_eq!(
+            failed.to_json()["content"],
+            json!([{"type": "text", "text": "Error: no"}, {"type": "text", "text": "more"}])
+        );
+        let mut empty = ToolResult::error(&tu, "");
+        assert_eq!(empty.to_json()["content"], json!(errtext::EMPTY_ERROR));
+        empty.content = vec![ResultBlock::Image(image)];
+        assert_eq!(empty.to_json()["content"], json!(errtext::EMPTY_ERROR));
+        let long = ToolResult::error(&tu, "x".repeat(9000));
+        assert_eq!(
+            long.text().map(|t| t.chars().count()),
+            Some(errtext::MAX_ERROR_CHARS)
         );
     }
 }

@@ -26,6 +26,7 @@ use crate::strings::{
     COMPUTER_TOOLSET_NAME, LEGACY_20250124_BETA, LEGACY_20250124_TYPE, LEGACY_20251124_BETA,
     LEGACY_20251124_TYPE, LEGACY_TOOL_NAME, NOT_EXECUTED, OK, cursor_position_text,
 };
+use crate::errtext::error_line;
 use crate::wire::{ResultBlock, ToolResult, ToolUse};
 use args::InputError;
 use declaration::{DeclarationError, ToolsetDeclaration};
@@ -101,9 +102,14 @@ pub struct TurnOutcome {
 #[derive(Debug, Default)]
 pub struct Batch {
     failed: bool,
-    /// Where the caller keeps the result that gets the closing screenshot.
+    /// Where the caller keeps the last successful result: the one that gets the closing
+    /// screenshot (an `is_error` result may hold only text).
     target: Option<usize>,
+    /// Whether the last successful block was a `screenshot`.
     ended_with_screenshot: bool,
+    /// Whether the failed block may have acted on the screen (a driver error mid-action), so
+    /// a screenshot taken before it is stale.
+    failure_acted: bool,
     fault: Option<DesktopError>,
 }
 
@@ -256,22 +262,22 @@ impl<D: Desktop> ComputerToolset<D> {
             return ToolResult::error(tool_use, NOT_EXECUTED);
         }
         let member = self.resolve(tool_use);
-        batch.target = Some(index);
         match self.execute_block(tool_use, cancel).await {
             Ok(content) => {
+                batch.target = Some(index);
                 batch.ended_with_screenshot = matches!(member, Ok(Member::Screenshot));
                 ToolResult::ok(tool_use, content)
             }
             Err(err) => {
                 tracing::info!(target: "hands::action", id = %tool_use.id, error = %err, "action failed");
-                let result = ToolResult::error(tool_use, format!("Error: {err}"));
-                if let BlockError::Desktop(e) = err
-                    && (e.is_fault() || matches!(e, DesktopError::Cancelled))
-                {
-                    batch.fault = Some(e);
+                let result = ToolResult::error(tool_use, error_line(&format!("Error: {err}")));
+                if let BlockError::Desktop(e) = err {
+                    batch.failure_acted = true;
+                    if e.is_fault() || matches!(e, DesktopError::Cancelled) {
+                        batch.fault = Some(e);
+                    }
                 }
                 batch.failed = true;
-                batch.ended_with_screenshot = false;
                 result
             }
         }
@@ -279,6 +285,8 @@ impl<D: Desktop> ComputerToolset<D> {
 
     /// Answers a block that a person (or a policy) refused before it ran: an error with
     /// `reason`, and the batch stops there as after any failure.
+    /// `index` is where the caller keeps the result; unused now that a refused block's
+    /// `is_error` result never gets the closing screenshot, and kept so callers need not change.
     pub fn refuse_block(
         &mut self,
         batch: &mut Batch,
@@ -286,18 +294,20 @@ impl<D: Desktop> ComputerToolset<D> {
         index: usize,
         reason: &str,
     ) -> ToolResult {
+        let _ = index;
         if batch.failed {
             return ToolResult::error(tool_use, NOT_EXECUTED);
         }
         batch.failed = true;
-        batch.target = Some(index);
-        batch.ended_with_screenshot = false;
-        ToolResult::error(tool_use, reason)
+        ToolResult::error(tool_use, error_line(reason))
     }
 
-    /// Ends a batch: when it did not end with a screenshot (and the option is on), a fresh one is
-    /// appended to its last result — to the failed block's result after a failure, leaving the
-    /// later stop texts exactly as specified. Returns the driver fault, if the run must stop.
+    /// Ends a batch: when it did not end with a screenshot (and the option is on, and the
+    /// `screenshot` member is enabled), a fresh one is appended to its last successful result.
+    /// After a failure that is the result before the failed block — an `is_error` result may
+    /// hold only text, and the later stop texts stay exactly as specified — and nothing is
+    /// taken when the first block failed, or when the last success was a screenshot the
+    /// failure cannot have made stale. Returns the driver fault, if the run must stop.
     pub async fn finish_batch(
         &mut self,
         batch: Batch,
@@ -305,10 +315,13 @@ impl<D: Desktop> ComputerToolset<D> {
         cancel: &CancellationToken,
     ) -> Option<DesktopError> {
         let mut fault = batch.fault;
+        let current = batch.ended_with_screenshot && !(batch.failed && batch.failure_acted);
         if self.config.append_screenshot
-            && !batch.ended_with_screenshot
+            && self.screenshot_enabled()
+            && !current
             && fault.is_none()
             && let Some(result) = batch.target.and_then(|i| results.get_mut(i))
+            && !result.is_error
         {
             match self.capture_screenshot(cancel).await {
                 Ok(image) => result.content.push(ResultBlock::Image(image)),
@@ -323,6 +336,15 @@ impl<D: Desktop> ComputerToolset<D> {
         fault
     }
 
+    /// Whether the model was given `screenshot`: a disabled member means no screenshot is
+    /// ever attached, the batch's closing one included.
+    fn screenshot_enabled(&self) -> bool {
+        match &self.config.shape {
+            Shape::Toolset(decl) => decl.is_enabled(Member::Screenshot),
+            Shape::Legacy20251124 { .. } | Shape::Legacy20250124 => true,
+        }
+    }
+
     /// The member a block names, by shape.
     fn resolve(&self, tool_use: &ToolUse) -> Result<Member, BlockError> {
         let name = match self.config.shape {
@@ -334,7 +356,7 @@ impl<D: Desktop> ComputerToolset<D> {
                 .ok_or(BlockError::NoAction)?,
         };
         let member = Member::from_name(name).ok_or_else(|| BlockError::UnknownMember {
-            name: name.to_owned(),
+            name: crate::errtext::name(name),
         })?;
         let enabled = match &self.config.shape {
             Shape::Toolset(decl) => decl.is_enabled(member),
