@@ -126,7 +126,11 @@ fn cap_quoted(text: &str, max: usize) -> String {
         }
         let mut j = i + 1;
         while j < chars.len() && chars[j] != quote {
-            j += if quote == '"' && chars[j] == '\\' { 2 } else { 1 };
+            j += if quote == '"' && chars[j] == '\\' {
+                2
+            } else {
+                1
+            };
         }
         if j >= chars.len() {
             // No closing quote after this one: nothing later can be a quoted part either.
@@ -146,6 +150,20 @@ fn cap_quoted(text: &str, max: usize) -> String {
 /// with `…` when cut (inside the closing quote when a string was cut), and every line-unsafe
 /// character escaped (`\u202e`), including those JSON leaves as they are.
 pub(crate) fn show(value: &Value, max_chars: usize) -> String {
+    let text = json_line(value);
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => {
+            let close = if value.is_string() { "\"" } else { "" };
+            format!("{}…{close}", &text[..end])
+        }
+        None => text,
+    }
+}
+
+/// A JSON value as one line of JSON text with every line-unsafe character escaped (`\u202e`),
+/// including those JSON allows raw (DEL, C1, the separators and bidi marks): the same value to
+/// a parser, and nothing in it can break or reorder the line a model reads.
+pub fn json_line(value: &Value) -> String {
     let mut text = String::new();
     for c in value.to_string().chars() {
         if is_line_unsafe(c) {
@@ -154,13 +172,7 @@ pub(crate) fn show(value: &Value, max_chars: usize) -> String {
             text.push(c);
         }
     }
-    match text.char_indices().nth(max_chars) {
-        Some((end, _)) => {
-            let close = if value.is_string() { "\"" } else { "" };
-            format!("{}…{close}", &text[..end])
-        }
-        None => text,
-    }
+    text
 }
 
 /// The fields a member takes, as an error lists them: `` `x`, `y` `` or `no fields (send {})`.
@@ -269,6 +281,15 @@ mod tests {
             show(&json!("a\u{202e}b\u{85}\n"), SHOWN_CHARS),
             "\"a\\u202eb\\u0085\\n\""
         );
+    }
+
+    #[test]
+    fn json_lines_parse_back_to_the_same_value() {
+        let value = json!({"title": "a\u{202e}b\u{7f}\u{2028}c\n", "n": 1});
+        let line = json_line(&value);
+        assert!(!line.chars().any(is_line_unsafe), "{line}");
+        assert!(line.contains("\\u202e") && line.contains("\\u007f"));
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), value);
     }
 
     #[test]

@@ -127,9 +127,11 @@ impl CallOutput {
         &self.body
     }
 
-    /// The text part, as sent.
+    /// The text part, as sent: the JSON body on one line, page text included, with line-breaking
+    /// and bidi characters escaped ([`crate::errtext::json_line`]; the SDK escapes every
+    /// non-ASCII character, `ensure_ascii=True`).
     pub fn text(&self) -> String {
-        self.body.to_string()
+        crate::errtext::json_line(&self.body)
     }
 
     /// The error text, on a failure.

@@ -22,11 +22,11 @@ use hands_core::image::{EncodedImage, ImageFormat, MAX_IMAGE_BASE64_BYTES};
 use hands_core::input::Button;
 use serde_json::{Value, json};
 
+use crate::errtext::error_line;
 use crate::strings::{
     COMPUTER_TOOLSET_NAME, LEGACY_20250124_BETA, LEGACY_20250124_TYPE, LEGACY_20251124_BETA,
     LEGACY_20251124_TYPE, LEGACY_TOOL_NAME, NOT_EXECUTED, OK, cursor_position_text,
 };
-use crate::errtext::error_line;
 use crate::wire::{ResultBlock, ToolResult, ToolUse};
 use args::InputError;
 use declaration::{DeclarationError, ToolsetDeclaration};

@@ -376,7 +376,11 @@ async fn the_closing_screenshot_never_goes_on_an_error_result() {
         rig.call("type", json!({"text": "never"})),
     ];
     let answers = rig.turn(blocks).await;
-    assert!(answers.iter().all(|a| a.is_error() && a.images().is_empty()));
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.is_error() && a.images().is_empty())
+    );
     assert!(answers.iter().all(|a| a.json["content"].is_string()));
     // A batch that succeeds ends with it on its last result.
     let blocks = vec![
