@@ -89,6 +89,32 @@ impl Function {
     }
 }
 
+/// Reads a function call's `arguments` text (an OpenAI `function_call` sends JSON text): text
+/// that is not JSON is "not valid JSON", JSON that is not an object "not a JSON object" — the
+/// OpenAI SDK's two refusals ("Registered function arguments require valid JSON.",
+/// "Registered functions require a JSON object."), with where the text broke.
+pub fn parse_arguments(text: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "the arguments are not a JSON object (got {})",
+            json_kind(&other)
+        )),
+        Err(why) => Err(format!("the arguments are not valid JSON ({why})")),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The functions of a run, by name.
 #[derive(Debug, Default)]
 pub struct Functions {
@@ -173,5 +199,30 @@ mod tests {
         let mut fs = Functions::new();
         fs.add(lookup()).unwrap();
         assert!(fs.add(lookup()).is_err());
+    }
+
+    #[test]
+    fn arguments_that_are_not_json_are_said_to_be_so() {
+        assert_eq!(
+            parse_arguments(r#"{"reference": "R1"}"#),
+            Ok(json!({"reference": "R1"}))
+        );
+        for text in ["", "{", "reference=R1", "{\"n\": 1e999}", "{\"n\": NaN}"] {
+            let why = parse_arguments(text).unwrap_err();
+            assert!(
+                why.starts_with("the arguments are not valid JSON ("),
+                "{text}: {why}"
+            );
+        }
+        for (text, kind) in [
+            ("\"R1\"", "a string"),
+            ("[1]", "an array"),
+            ("null", "null"),
+        ] {
+            assert_eq!(
+                parse_arguments(text),
+                Err(format!("the arguments are not a JSON object (got {kind})"))
+            );
+        }
     }
 }
