@@ -27,7 +27,7 @@ use crate::strings::{
     COMPUTER_TOOLSET_NAME, LEGACY_20250124_BETA, LEGACY_20250124_TYPE, LEGACY_20251124_BETA,
     LEGACY_20251124_TYPE, LEGACY_TOOL_NAME, NOT_EXECUTED, OK, cursor_position_text,
 };
-use crate::wire::{ResultBlock, ToolResult, ToolUse};
+use crate::wire::{ResultBlock, ToolResult, ToolUse, TurnBlock};
 use args::InputError;
 use declaration::{DeclarationError, ToolsetDeclaration};
 use members::{Action, Member};
@@ -241,6 +241,39 @@ impl<D: Desktop> ComputerToolset<D> {
         for tool_use in mine {
             let index = results.len();
             let result = self.run_block(&mut batch, tool_use, index, cancel).await;
+            results.push(result);
+        }
+        let fault = self.finish_batch(batch, &mut results, cancel).await;
+        TurnOutcome { results, fault }
+    }
+
+    /// Whether a turn block is this toolset's, readable or not ([`ComputerToolset::owns`] on
+    /// what could be read of it).
+    pub fn owns_block(&self, block: &TurnBlock) -> bool {
+        self.owns(block.tool_use())
+    }
+
+    /// [`ComputerToolset::run_turn`] for blocks read one at a time
+    /// ([`ToolUse::blocks_from_text`]): an unreadable block of this toolset is answered with
+    /// what was wrong and stops the batch like any failed block; the others run as usual.
+    pub async fn run_turn_blocks(
+        &mut self,
+        blocks: &[TurnBlock],
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        let mut batch = Batch::default();
+        let mut results = Vec::with_capacity(blocks.len());
+        let mine: Vec<&TurnBlock> = blocks.iter().filter(|b| self.owns_block(b)).collect();
+        for block in mine {
+            let index = results.len();
+            let result = match block {
+                TurnBlock::Use(tool_use) => {
+                    self.run_block(&mut batch, tool_use, index, cancel).await
+                }
+                TurnBlock::Unreadable { tool_use, why } => {
+                    self.refuse_block(&mut batch, tool_use, index, &format!("Error: {why}"))
+                }
+            };
             results.push(result);
         }
         let fault = self.finish_batch(batch, &mut results, cancel).await;
