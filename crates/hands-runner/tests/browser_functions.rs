@@ -68,7 +68,7 @@ async fn function_tool_answers_are_what_the_sdk_sends() {
     .unwrap();
     let mut config = OpenAiConfig::new("sk-test");
     config.base_url = sim.openai_base_url();
-    let mut runner = Runner::openai(
+    let runner = Runner::openai(
         OpenAiClient::new(config).unwrap(),
         OpenAiSettings::new("gpt-browser"),
         None,

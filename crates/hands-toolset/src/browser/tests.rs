@@ -874,8 +874,11 @@ async fn navigate_asks_the_url_policy_then_confirm_then_acts_then_reads_state() 
 async fn a_denied_url_is_never_confirmed_or_opened() {
     let log = Log::default();
     let toolset = everything(&log, Fake::new(&log, MemberSet::all()));
-    let mut n_refused = 0;
-    for url in ["https://shop.example.evil.test/", "https://broken.test/"] {
+    for (n_refused, url) in ["https://shop.example.evil.test/", "https://broken.test/"]
+        .into_iter()
+        .enumerate()
+    {
+        let n_refused = n_refused as u64;
         let (out, fault) = one(
             &toolset,
             "browser_navigate",
@@ -889,7 +892,6 @@ async fn a_denied_url_is_never_confirmed_or_opened() {
             "dropped_changes": n_refused, "title_truncated": false, "changes": [
                 {"type": "navigation_refused", "sequence": n_refused + 1, "tab_id": "t1",
                  "reason": "policy"}]});
-        n_refused += 1;
         assert_eq!(
             out.body(),
             &json!({"ok": false, "error": BROWSER_URL_DENIED, "state": state})
