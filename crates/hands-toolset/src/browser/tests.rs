@@ -1887,3 +1887,23 @@ async fn results_carry_the_changes_since_the_last_result() {
     let (out, _) = one(&toolset, "browser_list_tabs", json!({})).await;
     assert_eq!(out.state().unwrap()["observation"], no_changes(5));
 }
+
+/// A field name the model invents comes back one line and cut short.
+#[tokio::test]
+async fn hostile_field_names_are_echoed_one_line_and_bounded() {
+    let log = Log::default();
+    let toolset = everything(&log, Fake::new(&log, MemberSet::all()));
+    let hostile = format!("f\n\u{202e}{}", "q".repeat(5000));
+    for args in [
+        json!({"target": "e1", "tab_id": null, hostile.clone(): 1}),
+        json!({"tab_id": null, "path": [{"x": 1, "y": 1, hostile.clone(): 1}, {"x": 2, "y": 2}],
+               "keys": []}),
+    ] {
+        let tool = if args.get("path").is_some() { "browser_drag_path" } else { "browser_click" };
+        let (out, _) = one(&toolset, tool, args).await;
+        let error = out.error().unwrap();
+        assert!(!error.chars().any(crate::errtext::is_line_unsafe), "{error}");
+        assert!(!error.contains(&"q".repeat(201)), "{error}");
+        assert!(!out.text().chars().any(crate::errtext::is_line_unsafe));
+    }
+}
