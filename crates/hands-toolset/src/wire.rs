@@ -305,13 +305,22 @@ impl ToolResult {
         }
     }
 
-    /// A failure with a text, bounded and never empty ([`errtext::error_text`]).
+    /// A failure with a text, bounded and never empty ([`errtext::error_text`]); for a toolset
+    /// member, also on one line ([`errtext::error_line`]), whoever wrote it (a toolset, or the
+    /// runner answering a block it stopped at). A plain tool's text keeps its lines (a shell's
+    /// error output).
     pub fn error(tool_use: &ToolUse, text: impl Into<String>) -> ToolResult {
+        let text = text.into();
+        let text = if tool_use.toolset_name.is_some() {
+            errtext::error_line(&text)
+        } else {
+            errtext::error_text(&text)
+        };
         ToolResult {
             tool_use_id: tool_use.id.clone(),
             toolset_name: tool_use.toolset_name.clone(),
             is_error: true,
-            content: vec![ResultBlock::Text(errtext::error_text(&text.into()))],
+            content: vec![ResultBlock::Text(text)],
         }
     }
 
@@ -515,6 +524,19 @@ mod tests {
         assert_eq!(empty.to_json()["content"], json!(errtext::EMPTY_ERROR));
         empty.content = vec![ResultBlock::Image(image)];
         assert_eq!(empty.to_json()["content"], json!(errtext::EMPTY_ERROR));
+        // A toolset member's error is one line; a plain tool's keeps its lines.
+        assert_eq!(
+            ToolResult::error(&tu, "Error: a\n\u{202e}b").text(),
+            Some("Error: a b")
+        );
+        let plain = ToolUse {
+            toolset_name: None,
+            ..tu.clone()
+        };
+        assert_eq!(
+            ToolResult::error(&plain, "line 1\nline 2").text(),
+            Some("line 1\nline 2")
+        );
         let long = ToolResult::error(&tu, "x".repeat(9000));
         assert_eq!(
             long.text().map(|t| t.chars().count()),

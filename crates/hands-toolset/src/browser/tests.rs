@@ -1899,10 +1899,17 @@ async fn hostile_field_names_are_echoed_one_line_and_bounded() {
         json!({"tab_id": null, "path": [{"x": 1, "y": 1, hostile.clone(): 1}, {"x": 2, "y": 2}],
                "keys": []}),
     ] {
-        let tool = if args.get("path").is_some() { "browser_drag_path" } else { "browser_click" };
+        let tool = if args.get("path").is_some() {
+            "browser_drag_path"
+        } else {
+            "browser_click"
+        };
         let (out, _) = one(&toolset, tool, args).await;
         let error = out.error().unwrap();
-        assert!(!error.chars().any(crate::errtext::is_line_unsafe), "{error}");
+        assert!(
+            !error.chars().any(crate::errtext::is_line_unsafe),
+            "{error}"
+        );
         assert!(!error.contains(&"q".repeat(201)), "{error}");
         assert!(!out.text().chars().any(crate::errtext::is_line_unsafe));
     }

@@ -1201,7 +1201,11 @@ async fn hostile_names_are_echoed_one_line_and_bounded() {
     let blocks = [
         block("toolu_1", &hostile, json!({})),
         block("toolu_2", "left_click", json!({ hostile.clone(): 1 })),
-        block("toolu_3", "left_click", json!({"target": {"type": "ref", "ref": "e1", hostile.clone(): 1}})),
+        block(
+            "toolu_3",
+            "left_click",
+            json!({"target": {"type": "ref", "ref": "e1", hostile.clone(): 1}}),
+        ),
         block("toolu_4", "key", json!({"text": hostile.clone()})),
     ];
     for b in blocks {
