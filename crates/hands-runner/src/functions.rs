@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 
+use hands_toolset::errtext;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -98,20 +99,9 @@ pub fn parse_arguments(text: &str) -> Result<Value, String> {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(other) => Err(format!(
             "the arguments are not a JSON object (got {})",
-            json_kind(&other)
+            errtext::show(&other, errtext::SHOWN_CHARS)
         )),
         Err(why) => Err(format!("the arguments are not valid JSON ({why})")),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -214,14 +204,10 @@ mod tests {
                 "{text}: {why}"
             );
         }
-        for (text, kind) in [
-            ("\"R1\"", "a string"),
-            ("[1]", "an array"),
-            ("null", "null"),
-        ] {
+        for text in ["\"R1\"", "[1]", "null"] {
             assert_eq!(
                 parse_arguments(text),
-                Err(format!("the arguments are not a JSON object (got {kind})"))
+                Err(format!("the arguments are not a JSON object (got {text})"))
             );
         }
     }

@@ -28,7 +28,7 @@ pub const MAX_ERROR_CHARS: usize = 4096;
 pub const EMPTY_ERROR: &str = "The tool call failed with an empty error message.";
 
 /// How much of an offending value an error quotes.
-pub(crate) const SHOWN_CHARS: usize = 60;
+pub const SHOWN_CHARS: usize = 60;
 
 /// Whether a character would break or reorder the one line it is written on: C0 and C1
 /// controls, DEL, the line and paragraph separators, and the bidi marks, embeddings, overrides
@@ -149,7 +149,7 @@ fn cap_quoted(text: &str, max: usize) -> String {
 /// A short rendering of a JSON value for an error message: at most `max_chars` characters,
 /// with `…` when cut (inside the closing quote when a string was cut), and every line-unsafe
 /// character escaped (`\u202e`), including those JSON leaves as they are.
-pub(crate) fn show(value: &Value, max_chars: usize) -> String {
+pub fn show(value: &Value, max_chars: usize) -> String {
     let text = json_line(value);
     match text.char_indices().nth(max_chars) {
         Some((end, _)) => {

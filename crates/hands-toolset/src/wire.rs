@@ -28,15 +28,7 @@ impl ToolUse {
     /// Reads the `tool_use` blocks of an assistant message, given as the message object or its
     /// `content` array; other blocks (text, thinking) are skipped.
     pub fn from_message(message: &Value) -> Result<Vec<ToolUse>, WireError> {
-        let content = match message {
-            Value::Array(_) => message,
-            Value::Object(map) => map.get("content").ok_or(WireError::NoContent)?,
-            _ => return Err(WireError::NoContent),
-        };
-        let Value::Array(blocks) = content else {
-            return Err(WireError::NoContent);
-        };
-        blocks
+        content_of(message)?
             .iter()
             .enumerate()
             .filter(|(_, b)| b.get("type").and_then(Value::as_str) == Some("tool_use"))
@@ -47,6 +39,19 @@ impl ToolUse {
                 })
             })
             .collect()
+    }
+}
+
+/// The content blocks of an assistant message given as the message object or its `content`.
+fn content_of(message: &Value) -> Result<&Vec<Value>, WireError> {
+    let content = match message {
+        Value::Array(_) => message,
+        Value::Object(map) => map.get("content").ok_or(WireError::NoContent)?,
+        _ => return Err(WireError::NoContent),
+    };
+    match content {
+        Value::Array(blocks) => Ok(blocks),
+        _ => Err(WireError::NoContent),
     }
 }
 
@@ -138,15 +143,7 @@ impl ToolUse {
     /// [`ToolUse::blocks_from_text`] for a message already parsed: a block whose `name` or
     /// `toolset_name` is not a string is a [`TurnBlock::Unreadable`], not a failed turn.
     pub fn blocks_of(message: &Value) -> Result<Vec<TurnBlock>, WireError> {
-        let content = match message {
-            Value::Array(_) => message,
-            Value::Object(map) => map.get("content").ok_or(WireError::NoContent)?,
-            _ => return Err(WireError::NoContent),
-        };
-        let Value::Array(blocks) = content else {
-            return Err(WireError::NoContent);
-        };
-        blocks
+        content_of(message)?
             .iter()
             .enumerate()
             .filter(|(_, b)| b.get("type").and_then(Value::as_str) == Some("tool_use"))
