@@ -444,15 +444,14 @@ impl OpenAiSession {
         let start = Instant::now();
         ctx.executed.push(call_id.to_owned());
         // Arguments arrive as JSON text; text that is not JSON is invalid arguments.
-        let parsed: Result<Value, String> =
-            serde_json::from_str(arguments).map_err(|e| e.to_string());
+        let parsed = crate::functions::parse_arguments(arguments);
         let (output, reason) =
             if let Some(browser) = ctx.toolbox.browser.as_mut()
                 && browser.owns(name)
             {
-                let args = parsed.unwrap_or_else(|_| Value::String(arguments.to_owned()));
+                // The text as sent: arguments that are not JSON are answered "not valid JSON".
                 let outcome = browser
-                    .call(call_id, name, &args, *browser_failed, ctx.cancel)
+                    .call_text(call_id, name, arguments, *browser_failed, ctx.cancel)
                     .await
                     .map_err(|e| match e {
                         crate::tools::BrowserStop::Cancelled => StopReason::Cancelled,
@@ -471,7 +470,7 @@ impl OpenAiSession {
                             FunctionOutputPart::InputImage {
                                 image_url: Some(i.data_url()),
                                 file_id: None,
-                                detail: None,
+                                detail: outcome.detail.map(|d| d.name().to_owned()),
                             }
                         }));
                         FunctionOutput::Parts(parts)

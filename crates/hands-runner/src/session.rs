@@ -309,7 +309,11 @@ pub(crate) fn cancelled_text() -> &'static str {
 
 /// The answer to a call of a tool this run does not have.
 pub(crate) fn unknown_tool_text(name: &str) -> String {
-    format!("Error: this run has no tool named `{name}`; use one of the declared tools.")
+    // The name is the model's: echoed on one line and cut short.
+    format!(
+        "Error: this run has no tool named `{}`; use one of the declared tools.",
+        hands_toolset::errtext::name(name)
+    )
 }
 
 /// Runs an ordinary function: invalid arguments stop the run before it runs; a failure stops the

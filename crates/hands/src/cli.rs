@@ -150,6 +150,31 @@ pub struct RunArgs {
     /// the origin of `--browser`.
     #[arg(long, value_name = "ORIGIN")]
     pub allow_origin: Vec<String>,
+    /// Exactly these browser members (comma-separated; `''` for none): members of Claude's
+    /// browser toolset (`navigate,read_page,left_click`), or with `--provider openai` the
+    /// function tools without `browser_` (`read_page,click`).
+    #[arg(
+        long,
+        value_name = "MEMBERS",
+        value_delimiter = ',',
+        requires = "browser",
+        conflicts_with = "browser_extra_members"
+    )]
+    pub browser_members: Option<Vec<String>>,
+    /// Members added to the defaults, for the opt-in ones: Claude's `javascript_exec`,
+    /// `read_console`, `read_network`, `file_upload`; OpenAI's `read_page_scoped`, `click_at`,
+    /// `drag_path`, `hold_keys`, `hover_at`, `set_checked`, `read_diagnostics`, `run_script`,
+    /// `upload_file`, `download_file`.
+    #[arg(
+        long,
+        value_name = "MEMBERS",
+        value_delimiter = ',',
+        requires = "browser"
+    )]
+    pub browser_extra_members: Option<Vec<String>>,
+    /// `detail` of the browser's screenshots and zooms (OpenAI function tools).
+    #[arg(long, value_enum, value_name = "DETAIL", requires = "browser")]
+    pub image_detail: Option<ImageDetailArg>,
     /// Who approves consequential actions: a person on the terminal (`ask`), everything the
     /// policies allow (`all`, for scripts), or nothing (`none`).
     #[arg(long, value_enum, default_value_t = ApproveArg::Ask)]
@@ -169,6 +194,43 @@ pub struct RunArgs {
     /// Watch the run in a local web page as it happens, and approve or deny its actions there.
     #[arg(long)]
     pub view: bool,
+}
+
+/// `detail` of an OpenAI `input_image`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImageDetailArg {
+    /// `auto`.
+    Auto,
+    /// `low`.
+    Low,
+    /// `high`.
+    High,
+    /// `original`.
+    Original,
+}
+
+impl ImageDetailArg {
+    /// The toolset's value.
+    pub fn detail(self) -> hands_toolset::browser::ImageDetail {
+        use hands_toolset::browser::ImageDetail;
+        match self {
+            ImageDetailArg::Auto => ImageDetail::Auto,
+            ImageDetailArg::Low => ImageDetail::Low,
+            ImageDetailArg::High => ImageDetail::High,
+            ImageDetailArg::Original => ImageDetail::Original,
+        }
+    }
+}
+
+/// A member list as given: empty names (from `''` or a stray comma) dropped.
+pub fn member_names(list: Option<&Vec<String>>) -> Option<Vec<String>> {
+    list.map(|names| {
+        names
+            .iter()
+            .map(|n| n.trim().to_owned())
+            .filter(|n| !n.is_empty())
+            .collect()
+    })
 }
 
 /// Who approves.

@@ -21,6 +21,7 @@ use hands_sandbox::{BashConfig, BashTool, EditorConfig, EditorTool};
 use hands_toolset::browser::consent::Confirm;
 use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
+use hands_toolset::claude_browser::declaration::BrowserToolsetDeclaration;
 use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
 use hands_toolset::computer::members::Member;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
@@ -29,7 +30,7 @@ use hands_x11::X11Desktop;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::approve::TerminalApprover;
-use crate::cli::{ApproveArg, ProviderArg, RunArgs};
+use crate::cli::{ApproveArg, ImageDetailArg, ProviderArg, RunArgs, member_names};
 use crate::environment::DesktopEnv;
 use crate::policy::RequestAllowList;
 use crate::rundir::RunDir;
@@ -145,9 +146,21 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         // function tools. Both sit on the same driver, under the same policies.
         match args.provider {
             ProviderArg::Anthropic => {
+                let mut declaration = BrowserToolsetDeclaration::new();
+                if let Some(names) = member_names(args.browser_members.as_ref()) {
+                    declaration = declaration
+                        .with_members(&names)
+                        .context("--browser-members")?;
+                }
+                if let Some(names) = member_names(args.browser_extra_members.as_ref()) {
+                    declaration = declaration
+                        .with_extra_members(&names)
+                        .context("--browser-extra-members")?;
+                }
                 toolbox.claude_browser = Some(Box::new(ClaudeBrowserToolset::new(
                     browser,
                     ClaudeBrowserConfig {
+                        declaration,
                         confirm: Some(Arc::clone(&confirm)),
                         url_policy: Some(Arc::new(allow)),
                         ..ClaudeBrowserConfig::default()
@@ -158,6 +171,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 toolbox.browser = Some(Box::new(BrowserToolset::new(
                     browser,
                     BrowserToolsetConfig {
+                        members: member_names(args.browser_members.as_ref()),
+                        additional_members: member_names(args.browser_extra_members.as_ref()),
+                        image_detail: args.image_detail.map(ImageDetailArg::detail),
                         confirm: Some(Arc::clone(&confirm)),
                         url_policy: Some(Arc::new(allow)),
                         ..BrowserToolsetConfig::default()
