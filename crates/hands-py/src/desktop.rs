@@ -28,6 +28,9 @@ use crate::run::{Out, parse_json, run};
 /// The member whose answer is a point, not content: answered from the frame here.
 const CURSOR_POSITION: &str = "cursor_position";
 
+/// How hands-toolset starts the text of a failed member's result.
+const ERROR_PREFIX: &str = "Error: ";
+
 /// The id of the synthetic `tool_use` a member call is run as (never sent anywhere).
 const LOCAL_TOOL_USE_ID: &str = "toolu_hands_py_local";
 
@@ -170,8 +173,12 @@ impl Core {
         let mut content = result.content.into_iter();
         match (result.is_error, content.next(), content.next()) {
             (true, text, _) => {
+                // The toolset writes "Error: <why>" for the model; the exception carries <why>.
                 let text = match text {
-                    Some(ResultBlock::Text(text)) => text,
+                    Some(ResultBlock::Text(text)) => match text.strip_prefix(ERROR_PREFIX) {
+                        Some(why) => why.to_owned(),
+                        None => text,
+                    },
                     _ => "the action failed".into(),
                 };
                 Err(if cancel.is_cancelled() {

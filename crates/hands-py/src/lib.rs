@@ -36,6 +36,9 @@ fn _hands(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<browser::Browser>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("HAS_TESTING", cfg!(feature = "testing"))?;
+    // The text a model reads for a browser failure whose details it must not see (one constant,
+    // hands-toolset's, for hands' own toolsets and the SDK adapters alike).
+    m.add("BROWSER_FAILED", hands_toolset::strings::BROWSER_FAILED)?;
     #[cfg(feature = "testing")]
     testing::register(m)?;
     Ok(())
