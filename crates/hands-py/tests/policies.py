@@ -227,7 +227,7 @@ def booking(task: BookingTask) -> Policy:
                     return toolset_use("browser", member, input)
 
                 def field(ref: str, value: Any) -> Dict[str, Any]:
-                    return b("form_input", {"ref": ref, "value": value})
+                    return b("form_input", {"target": {"type": "ref", "ref": ref}, "value": value})
 
                 return {"blocks": [text("Filling in the booking form."),
                                    field(refs[0], task.name), field(refs[1], task.email),

@@ -76,8 +76,25 @@ class DriverFault(ToolsetUsageError, RuntimeError):
     stops, as hands' own runner stops on a driver fault. The original error is the cause."""
 
 
+def _input_data(input: Any) -> Dict[str, Any]:
+    return input.to_dict(mode="json") if hasattr(input, "to_dict") else dict(input)
+
+
 def _input(input: Any) -> str:
-    data = input.to_dict(mode="json") if hasattr(input, "to_dict") else dict(input)
+    return json.dumps(_input_data(input))
+
+
+#: Members whose element target the SDK (2.10) sends as ``target: {"type": "ref", "ref": …}``
+#: and hands' parser reads as ``ref``.
+_REF_TARGETS = frozenset({"form_input", "scroll_to"})
+
+
+def _browser_input(name: str, input: Any) -> str:
+    data = _input_data(input)
+    target = data.get("target")
+    if name in _REF_TARGETS and isinstance(target, dict) and target.get("type") == "ref":
+        del data["target"]
+        data["ref"] = target.get("ref")
     return json.dumps(data)
 
 
@@ -236,7 +253,7 @@ def _sync_browser_member(name: str) -> Callable[..., Any]:
                 self._tabs.seed(self._native.state(False, None, True))
             result = None
             if name != "list_tabs":
-                result = self._native.claude_member(name, _input(input), None, True)
+                result = self._native.claude_member(name, _browser_input(name, input), None, True)
             state = self._native.state(False, None, True) if name in _NEEDS_STATE else None
         except errors.HandsError as e:
             raise _browser_error(e) from e
@@ -253,7 +270,7 @@ def _async_browser_member(name: str) -> Callable[..., Any]:
                 self._tabs.seed(await self._native.state(False, None, False))
             result = None
             if name != "list_tabs":
-                result = await self._native.claude_member(name, _input(input), None, False)
+                result = await self._native.claude_member(name, _browser_input(name, input), None, False)
             state = await self._native.state(False, None, False) if name in _NEEDS_STATE else None
         except errors.HandsError as e:
             raise _browser_error(e) from e
