@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 from anthropic import Anthropic, AsyncAnthropic
 from conftest import API_KEY, BOOKING, assert_booked, assert_clean, saved_note
-from policies import booking, note_anthropic
+from policies import booking, note_anthropic, text, toolset_use
 
 import hands
 from hands.anthropic import AsyncBrowserToolset, BrowserToolset, ComputerToolset
@@ -103,3 +103,32 @@ def test_async_tool_runner_books_the_room_with_the_async_browser_toolset(booking
     message, sim = asyncio.run(run())
     assert final_text(message) == "The booking is confirmed."
     assert_booked(booking_app, sim)
+
+
+def test_pointer_members_arrive_in_the_sdks_shapes(booking_app, booking_browser):
+    """anthropic 2.10's coordinate targets (``{"type": "coordinate", "x", "y"}``, ``from`` of a
+    drag, the ``target`` of ``mouse_move`` and ``scroll``) reach hands' parser and run."""
+    at = {"type": "coordinate", "x": 900, "y": 700}
+    turns = iter([
+        {"blocks": [text("Pointer work."),
+                    toolset_use("browser", "mouse_move", {"target": at}),
+                    toolset_use("browser", "hover", {"target": at}),
+                    toolset_use("browser", "left_click", {"target": at}),
+                    toolset_use("browser", "double_click", {"target": at, "modifiers": "shift"}),
+                    toolset_use("browser", "scroll", {"scroll_direction": "down", "target": at}),
+                    toolset_use("browser", "left_click_drag",
+                                {"from": at, "target": {"type": "coordinate", "x": 950, "y": 700}})]},
+        {"text": "Done."}])
+    with Sim(lambda request: next(turns)) as sim:
+        client = Anthropic(**client_options(sim))
+        runner = client.beta.messages.tool_runner(
+            model="claude-opus-5", max_tokens=1024, max_iterations=3, thread=False,
+            tools=[BrowserToolset(booking_browser, confirm=lambda context: True)],
+            messages=[{"role": "user", "content": "Move around."}])
+        runner.until_done()
+        assert_clean(sim)
+        results = tool_results(sim)
+    assert len(results) == 6
+    assert not any(r.get("is_error") for r in results), [r for r in results if r.get("is_error")]
+    texts = [c["text"] for r in results for c in r["content"] if c["type"] == "text"]
+    assert "Scrolled down." in texts and "Dragged." in texts

@@ -84,17 +84,48 @@ def _input(input: Any) -> str:
     return json.dumps(_input_data(input))
 
 
-#: Members whose element target the SDK (2.10) sends as ``target: {"type": "ref", "ref": …}``
-#: and hands' parser reads as ``ref``.
-_REF_TARGETS = frozenset({"form_input", "scroll_to"})
+#: The clicks and ``hover``: a coordinate or a ref target.
+_POINTER_TARGETS = frozenset({"left_click", "right_click", "middle_click", "double_click", "triple_click", "hover"})
+
+#: Wheel clicks of a ``scroll`` that names none (the SDK's input leaves ``scroll_amount`` optional;
+#: hands' parser needs it).
+DEFAULT_SCROLL_CLICKS = 3
+
+
+def _xy(target: Any) -> Any:
+    """``[x, y]`` of the SDK's coordinate target ``{"type": "coordinate", "x", "y"}``; anything
+    else as it came, for hands' parser to refuse with its own text."""
+    if isinstance(target, dict) and target.get("type") == "coordinate":
+        return [target.get("x"), target.get("y")]
+    return target
 
 
 def _browser_input(name: str, input: Any) -> str:
+    """The member's input as hands' parser (hands-toolset ``claude_browser``) reads it, from the
+    shapes anthropic 2.10's generated inputs carry: a ref target ``{"type": "ref", "ref"}`` of
+    ``form_input`` / ``scroll_to`` becomes ``ref``; a coordinate target ``{"type": "coordinate",
+    "x", "y"}`` becomes ``coordinate: [x, y]`` (in ``target`` for clicks and ``hover``; as
+    ``start_coordinate`` / ``coordinate`` for ``left_click_drag``, ``coordinate`` for
+    ``mouse_move``). ``scroll`` scrolls the page (the driver contract has no wheel position), so
+    its target is not used."""
     data = _input_data(input)
     target = data.get("target")
-    if name in _REF_TARGETS and isinstance(target, dict) and target.get("type") == "ref":
+    if name in ("form_input", "scroll_to") and isinstance(target, dict) and target.get("type") == "ref":
         del data["target"]
         data["ref"] = target.get("ref")
+    elif name in _POINTER_TARGETS and isinstance(target, dict) and target.get("type") == "coordinate":
+        data["target"] = {"type": "coordinate", "coordinate": _xy(target)}
+    elif name == "left_click_drag":
+        data["start_coordinate"] = _xy(data.pop("from", None))
+        data["coordinate"] = _xy(data.pop("target", None))
+    elif name == "mouse_move":
+        data["coordinate"] = _xy(data.pop("target", None))
+    elif name == "scroll":
+        data.pop("target", None)
+        data.setdefault("scroll_amount", DEFAULT_SCROLL_CLICKS)
+    elif name in ("left_mouse_down", "left_mouse_up", "wait"):
+        data.pop("target", None)
+        data.pop("tab_id", None)
     return json.dumps(data)
 
 
