@@ -296,49 +296,87 @@ fn form_call(
     }
 }
 
-/// The launch and attach settings.
-fn config(
-    allow: Option<&OriginAllowList>,
-    grants: &Arc<MemoryGrants>,
+/// How a session starts: the origin allow-list, the viewport, image encoding, which field values
+/// reads report, and (when launching) the browser program.
+#[pyclass(frozen, module = "hands._hands", name = "BrowserSettings")]
+pub struct Settings {
+    allow: Option<OriginAllowList>,
     viewport: (u32, u32),
-    image_format: &str,
-    jpeg_quality: u8,
-    values: &str,
+    image_format: ImageFormat,
+    values: ValuePolicy,
     executable: Option<PathBuf>,
-) -> Result<DriverConfig, Error> {
-    let mut config = DriverConfig {
-        viewport,
-        grants: Some(Arc::clone(grants) as _),
-        ..DriverConfig::default()
-    };
-    config.launch.viewport = viewport;
-    if let Some(program) = executable {
-        config.launch.program = program;
+}
+
+#[pymethods]
+impl Settings {
+    /// `allow`: origin patterns every request must match (`None`: any); `values`:
+    /// `"non_private"` (all but passwords, one-time codes and card numbers) or `"never"`.
+    #[new]
+    #[pyo3(signature = (*, allow=None, viewport=(1280, 800), image_format="jpeg", jpeg_quality=80,
+        values="non_private", executable=None))]
+    fn new(
+        allow: Option<Vec<String>>,
+        viewport: (u32, u32),
+        image_format: &str,
+        jpeg_quality: u8,
+        values: &str,
+        executable: Option<PathBuf>,
+    ) -> PyResult<Settings> {
+        let allow = allow
+            .map(OriginAllowList::new)
+            .transpose()
+            .map_err(|e| Error::Argument(format!("allow: {e}")))?;
+        let image_format = match image_format {
+            "png" => ImageFormat::Png,
+            "jpeg" if (1..=100).contains(&jpeg_quality) => ImageFormat::Jpeg {
+                quality: jpeg_quality,
+            },
+            _ => {
+                return Err(Error::Argument(
+                    "image_format must be \"png\" or \"jpeg\" (jpeg_quality 1 to 100)".into(),
+                )
+                .into());
+            }
+        };
+        let values = match values {
+            "non_private" => ValuePolicy::NonPrivate,
+            "never" => ValuePolicy::Never,
+            other => {
+                return Err(Error::Argument(format!(
+                    "values must be \"non_private\" or \"never\", not {other:?}"
+                ))
+                .into());
+            }
+        };
+        Ok(Settings {
+            allow,
+            viewport,
+            image_format,
+            values,
+            executable,
+        })
     }
-    if let Some(list) = allow {
-        config.policy = Arc::new(AllowListPolicy(list.clone()));
+}
+
+impl Settings {
+    /// The driver's configuration, with the grants store it redeems from.
+    fn config(&self, grants: &Arc<MemoryGrants>) -> DriverConfig {
+        let mut config = DriverConfig {
+            viewport: self.viewport,
+            image_format: self.image_format,
+            values: self.values,
+            grants: Some(Arc::clone(grants) as _),
+            ..DriverConfig::default()
+        };
+        config.launch.viewport = self.viewport;
+        if let Some(program) = &self.executable {
+            config.launch.program = program.clone();
+        }
+        if let Some(list) = &self.allow {
+            config.policy = Arc::new(AllowListPolicy(list.clone()));
+        }
+        config
     }
-    config.image_format = match image_format {
-        "png" => ImageFormat::Png,
-        "jpeg" if (1..=100).contains(&jpeg_quality) => ImageFormat::Jpeg {
-            quality: jpeg_quality,
-        },
-        _ => {
-            return Err(Error::Argument(
-                "image_format must be \"png\" or \"jpeg\" (jpeg_quality 1 to 100)".into(),
-            ));
-        }
-    };
-    config.values = match values {
-        "non_private" => ValuePolicy::NonPrivate,
-        "never" => ValuePolicy::Never,
-        other => {
-            return Err(Error::Argument(format!(
-                "values must be \"non_private\" or \"never\", not {other:?}"
-            )));
-        }
-    };
-    Ok(config)
 }
 
 /// A Chromium session. Built by `launch` or `attach`; see the Python class `hands.Browser`.
@@ -348,32 +386,15 @@ pub struct Browser {
 }
 
 /// Starts a session: launches or attaches, on the runtime.
-#[allow(clippy::too_many_arguments, reason = "the Python keyword arguments")]
 fn start(
     py: Python<'_>,
     ws_url: Option<String>,
-    allow: Option<Vec<String>>,
-    viewport: (u32, u32),
-    image_format: &str,
-    jpeg_quality: u8,
-    values: &str,
-    executable: Option<PathBuf>,
+    settings: &Settings,
     blocking: bool,
 ) -> PyResult<Py<PyAny>> {
-    let allow = allow
-        .map(OriginAllowList::new)
-        .transpose()
-        .map_err(|e| Error::Argument(format!("allow: {e}")))?;
     let grants = Arc::new(MemoryGrants::new());
-    let config = config(
-        allow.as_ref(),
-        &grants,
-        viewport,
-        image_format,
-        jpeg_quality,
-        values,
-        executable,
-    )?;
+    let config = settings.config(&grants);
+    let allow = settings.allow.clone();
     run(py, blocking, None, move |_cancel| async move {
         let driver = match ws_url {
             Some(ws) => CdpBrowser::attach(&ws, config).await,
@@ -396,58 +417,21 @@ fn start(
 impl Browser {
     /// Launches Chromium on a fresh profile (an awaitable, or the browser when `blocking`).
     #[staticmethod]
-    #[pyo3(signature = (*, allow=None, viewport=(1280, 800), image_format="jpeg",
-        jpeg_quality=80, values="non_private", executable=None, blocking=false))]
-    #[allow(clippy::too_many_arguments, reason = "the Python keyword arguments")]
-    fn launch(
-        py: Python<'_>,
-        allow: Option<Vec<String>>,
-        viewport: (u32, u32),
-        image_format: &str,
-        jpeg_quality: u8,
-        values: &str,
-        executable: Option<PathBuf>,
-        blocking: bool,
-    ) -> PyResult<Py<PyAny>> {
-        start(
-            py,
-            None,
-            allow,
-            viewport,
-            image_format,
-            jpeg_quality,
-            values,
-            executable,
-            blocking,
-        )
+    #[pyo3(signature = (settings, blocking=false))]
+    fn launch(py: Python<'_>, settings: &Settings, blocking: bool) -> PyResult<Py<PyAny>> {
+        start(py, None, settings, blocking)
     }
 
     /// Attaches to a running browser's `ws://` DevTools endpoint, which it then leaves alone.
     #[staticmethod]
-    #[pyo3(signature = (ws_url, *, allow=None, viewport=(1280, 800), image_format="jpeg",
-        jpeg_quality=80, values="non_private", blocking=false))]
-    #[allow(clippy::too_many_arguments, reason = "the Python keyword arguments")]
+    #[pyo3(signature = (ws_url, settings, blocking=false))]
     fn attach(
         py: Python<'_>,
         ws_url: String,
-        allow: Option<Vec<String>>,
-        viewport: (u32, u32),
-        image_format: &str,
-        jpeg_quality: u8,
-        values: &str,
+        settings: &Settings,
         blocking: bool,
     ) -> PyResult<Py<PyAny>> {
-        start(
-            py,
-            Some(ws_url),
-            allow,
-            viewport,
-            image_format,
-            jpeg_quality,
-            values,
-            None,
-            blocking,
-        )
+        start(py, Some(ws_url), settings, blocking)
     }
 
     /// Calls one of the driver contract's members with its arguments object (JSON text, every

@@ -253,68 +253,80 @@ impl Core {
     }
 }
 
-/// Settings shared by both surfaces.
-struct Settings {
+/// How screenshots are sized, encoded and settled; shared by both surfaces of a desktop.
+#[pyclass(frozen, module = "hands._hands", name = "DesktopSettings")]
+pub struct Settings {
     sizing: ScreenshotSizing,
     image_format: ImageFormat,
     settle: SettleBudget,
     device_pixel_ratio: Option<f64>,
 }
 
-fn settings(
-    tier: &str,
-    max_long_edge: Option<u32>,
-    image_format: &str,
-    jpeg_quality: u8,
-    settle_quiet_ms: u64,
-    settle_cap_ms: u64,
-    device_pixel_ratio: Option<f64>,
-) -> Result<Settings, Error> {
-    let tier = match tier {
-        "high" => ImageTier::HighRes,
-        "standard" => ImageTier::Standard,
-        other => {
-            return Err(Error::Argument(format!(
-                "tier must be \"high\" or \"standard\", not {other:?}"
-            )));
+#[pymethods]
+impl Settings {
+    /// `tier`: the model's image tier (`"high"` or `"standard"`); `max_long_edge`: an extra cap
+    /// on screenshots; `image_format`: `"png"` or `"jpeg"`; `settle_*`: the quiet period and the
+    /// cap of the wait for the screen to stop changing before a capture.
+    #[new]
+    #[pyo3(signature = (*, tier="high", max_long_edge=None, image_format="png", jpeg_quality=80,
+        settle_quiet_ms=40, settle_cap_ms=1500, device_pixel_ratio=None))]
+    fn new(
+        tier: &str,
+        max_long_edge: Option<u32>,
+        image_format: &str,
+        jpeg_quality: u8,
+        settle_quiet_ms: u64,
+        settle_cap_ms: u64,
+        device_pixel_ratio: Option<f64>,
+    ) -> PyResult<Settings> {
+        let tier = match tier {
+            "high" => ImageTier::HighRes,
+            "standard" => ImageTier::Standard,
+            other => {
+                return Err(Error::Argument(format!(
+                    "tier must be \"high\" or \"standard\", not {other:?}"
+                ))
+                .into());
+            }
+        };
+        let image_format = match image_format {
+            "png" => ImageFormat::Png,
+            "jpeg" if (1..=100).contains(&jpeg_quality) => ImageFormat::Jpeg {
+                quality: jpeg_quality,
+            },
+            _ => {
+                return Err(Error::Argument(
+                    "image_format must be \"png\" or \"jpeg\" (jpeg_quality 1 to 100)".into(),
+                )
+                .into());
+            }
+        };
+        if settle_quiet_ms == 0 || settle_cap_ms < settle_quiet_ms {
+            return Err(Error::Argument(
+                "settle_quiet_ms must be positive and at most settle_cap_ms".into(),
+            )
+            .into());
         }
-    };
-    let image_format = match image_format {
-        "png" => ImageFormat::Png,
-        "jpeg" if (1..=100).contains(&jpeg_quality) => ImageFormat::Jpeg {
-            quality: jpeg_quality,
-        },
-        "jpeg" => return Err(Error::Argument("jpeg_quality must be 1 to 100".into())),
-        other => {
-            return Err(Error::Argument(format!(
-                "image_format must be \"png\" or \"jpeg\", not {other:?}"
-            )));
+        if let Some(ratio) = device_pixel_ratio
+            && !(ratio.is_finite() && ratio > 0.0)
+        {
+            return Err(
+                Error::Argument("device_pixel_ratio must be a positive number".into()).into(),
+            );
         }
-    };
-    if settle_quiet_ms == 0 || settle_cap_ms < settle_quiet_ms {
-        return Err(Error::Argument(
-            "settle_quiet_ms must be positive and at most settle_cap_ms".into(),
-        ));
+        Ok(Settings {
+            sizing: ScreenshotSizing {
+                tier,
+                max_long_edge,
+            },
+            image_format,
+            settle: SettleBudget {
+                quiet: Duration::from_millis(settle_quiet_ms),
+                cap: Duration::from_millis(settle_cap_ms),
+            },
+            device_pixel_ratio,
+        })
     }
-    if let Some(ratio) = device_pixel_ratio
-        && !(ratio.is_finite() && ratio > 0.0)
-    {
-        return Err(Error::Argument(
-            "device_pixel_ratio must be a positive number".into(),
-        ));
-    }
-    Ok(Settings {
-        sizing: ScreenshotSizing {
-            tier,
-            max_long_edge,
-        },
-        image_format,
-        settle: SettleBudget {
-            quiet: Duration::from_millis(settle_quiet_ms),
-            cap: Duration::from_millis(settle_cap_ms),
-        },
-        device_pixel_ratio,
-    })
 }
 
 /// An X11 desktop. Built by `spawn` or `attach`; see the Python class `hands.Desktop`.
@@ -368,67 +380,22 @@ impl Desktop {
 impl Desktop {
     /// Spawns a private Xvfb of `width` x `height` and attaches to it.
     #[staticmethod]
-    #[pyo3(signature = (width, height, *, tier="high", max_long_edge=None, image_format="png",
-        jpeg_quality=80, settle_quiet_ms=40, settle_cap_ms=1500, device_pixel_ratio=None))]
-    #[allow(clippy::too_many_arguments, reason = "the Python keyword arguments")]
-    fn spawn(
-        py: Python<'_>,
-        width: u32,
-        height: u32,
-        tier: &str,
-        max_long_edge: Option<u32>,
-        image_format: &str,
-        jpeg_quality: u8,
-        settle_quiet_ms: u64,
-        settle_cap_ms: u64,
-        device_pixel_ratio: Option<f64>,
-    ) -> PyResult<Desktop> {
-        let settings = settings(
-            tier,
-            max_long_edge,
-            image_format,
-            jpeg_quality,
-            settle_quiet_ms,
-            settle_cap_ms,
-            device_pixel_ratio,
-        )?;
+    fn spawn(py: Python<'_>, width: u32, height: u32, settings: &Settings) -> PyResult<Desktop> {
         let size = Size::new(width, height)
             .ok_or_else(|| Error::Argument("a screen size must not be zero".into()))?;
         let desktop = py
             .detach(|| X11Desktop::spawn(&XvfbConfig::new(size)))
             .map_err(|e| Error::Start(e.to_string()))?;
-        Ok(Desktop::new(desktop, &settings)?)
+        Ok(Desktop::new(desktop, settings)?)
     }
 
     /// Attaches to `display` (or `$DISPLAY`), which it then leaves running.
     #[staticmethod]
-    #[pyo3(signature = (display=None, *, tier="high", max_long_edge=None, image_format="png",
-        jpeg_quality=80, settle_quiet_ms=40, settle_cap_ms=1500, device_pixel_ratio=None))]
-    #[allow(clippy::too_many_arguments, reason = "the Python keyword arguments")]
-    fn attach(
-        py: Python<'_>,
-        display: Option<String>,
-        tier: &str,
-        max_long_edge: Option<u32>,
-        image_format: &str,
-        jpeg_quality: u8,
-        settle_quiet_ms: u64,
-        settle_cap_ms: u64,
-        device_pixel_ratio: Option<f64>,
-    ) -> PyResult<Desktop> {
-        let settings = settings(
-            tier,
-            max_long_edge,
-            image_format,
-            jpeg_quality,
-            settle_quiet_ms,
-            settle_cap_ms,
-            device_pixel_ratio,
-        )?;
+    fn attach(py: Python<'_>, display: Option<String>, settings: &Settings) -> PyResult<Desktop> {
         let desktop = py
             .detach(|| X11Desktop::connect(display.as_deref()))
             .map_err(|e| Error::Start(e.to_string()))?;
-        Ok(Desktop::new(desktop, &settings)?)
+        Ok(Desktop::new(desktop, settings)?)
     }
 
     /// The display name, e.g. `:93`.

@@ -32,8 +32,10 @@ fn _hands(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pyo3_async_runtimes::tokio::init(builder);
     m.add_class::<run::Image>()?;
     m.add_class::<desktop::Desktop>()?;
+    m.add_class::<desktop::Settings>()?;
     m.add_class::<desktop::Client>()?;
     m.add_class::<browser::Browser>()?;
+    m.add_class::<browser::Settings>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("HAS_TESTING", cfg!(feature = "testing"))?;
     // The text a model reads for a browser failure whose details it must not see (one constant,

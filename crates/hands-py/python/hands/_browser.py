@@ -49,6 +49,13 @@ class _BrowserBase:
         self._native.close()
 
 
+def _settings(settings: Dict[str, Any]) -> _hands.BrowserSettings:
+    allow = settings.get("allow")
+    if allow is not None:
+        settings = {**settings, "allow": list(allow)}
+    return _hands.BrowserSettings(**settings)
+
+
 def _tab(tab_id: Optional[str]) -> Dict[str, Any]:
     return {"tab_id": tab_id}
 
@@ -61,28 +68,22 @@ class Browser(_BrowserBase):
     """
 
     @classmethod
-    async def launch(cls, *, allow: Optional[Sequence[str]] = None, viewport: Tuple[int, int] = (1280, 800),
-                     image_format: str = "jpeg", jpeg_quality: int = 80, values: str = "non_private",
-                     executable: Optional[str] = None) -> "Browser":
+    async def launch(cls, **settings: Any) -> "Browser":
         """Launches Chromium (``/usr/bin/chromium`` unless ``executable``) on a fresh profile.
 
-        ``allow``: origin patterns (``https://example.com``, ``https://*.example.com``,
-        ``http://127.0.0.1:8000``); every request elsewhere is blocked. ``values``: whether reads
-        report field values (``"non_private"``: all but passwords and card numbers; ``"never"``)."""
-        native = await _hands.Browser.launch(
-            allow=None if allow is None else list(allow), viewport=viewport, image_format=image_format,
-            jpeg_quality=jpeg_quality, values=values, executable=executable)
-        return cls(native)
+        Settings (keywords): ``allow``, origin patterns (``https://example.com``,
+        ``https://*.example.com``, ``http://127.0.0.1:8000``) every request must match — anything
+        else is blocked inside the browser; ``viewport`` ``(width, height)``; ``image_format``
+        ``"jpeg"`` (default, ``jpeg_quality``) or ``"png"``; ``values``, whether reads report
+        field values (``"non_private"``: all but passwords, one-time codes and card numbers;
+        ``"never"``); ``executable``."""
+        return cls(await _hands.Browser.launch(_settings(settings)))
 
     @classmethod
-    async def attach(cls, ws_url: str, *, allow: Optional[Sequence[str]] = None,
-                     viewport: Tuple[int, int] = (1280, 800), image_format: str = "jpeg",
-                     jpeg_quality: int = 80, values: str = "non_private") -> "Browser":
-        """Attaches to a running Chromium's ``ws://`` DevTools endpoint."""
-        native = await _hands.Browser.attach(
-            ws_url, allow=None if allow is None else list(allow), viewport=viewport,
-            image_format=image_format, jpeg_quality=jpeg_quality, values=values)
-        return cls(native)
+    async def attach(cls, ws_url: str, **settings: Any) -> "Browser":
+        """Attaches to a running Chromium's ``ws://`` DevTools endpoint (settings as for
+        :meth:`launch`, without ``executable``); :meth:`close` leaves it running."""
+        return cls(await _hands.Browser.attach(ws_url, _settings(settings)))
 
     async def call(self, member: str, arguments: Dict[str, Any], *, cancelled: Cancelled = None) -> Any:
         """Calls a member with its full arguments object (every field, ``None`` where allowed)."""
@@ -175,20 +176,14 @@ class SyncBrowser(_BrowserBase):
     """:class:`Browser` with blocking methods. Exported as ``hands.sync.Browser``."""
 
     @classmethod
-    def launch(cls, *, allow: Optional[Sequence[str]] = None, viewport: Tuple[int, int] = (1280, 800),
-               image_format: str = "jpeg", jpeg_quality: int = 80, values: str = "non_private",
-               executable: Optional[str] = None) -> "SyncBrowser":
-        return cls(_hands.Browser.launch(
-            allow=None if allow is None else list(allow), viewport=viewport, image_format=image_format,
-            jpeg_quality=jpeg_quality, values=values, executable=executable, blocking=True))
+    def launch(cls, **settings: Any) -> "SyncBrowser":
+        """See :meth:`Browser.launch`."""
+        return cls(_hands.Browser.launch(_settings(settings), blocking=True))
 
     @classmethod
-    def attach(cls, ws_url: str, *, allow: Optional[Sequence[str]] = None,
-               viewport: Tuple[int, int] = (1280, 800), image_format: str = "jpeg",
-               jpeg_quality: int = 80, values: str = "non_private") -> "SyncBrowser":
-        return cls(_hands.Browser.attach(
-            ws_url, allow=None if allow is None else list(allow), viewport=viewport,
-            image_format=image_format, jpeg_quality=jpeg_quality, values=values, blocking=True))
+    def attach(cls, ws_url: str, **settings: Any) -> "SyncBrowser":
+        """See :meth:`Browser.attach`."""
+        return cls(_hands.Browser.attach(ws_url, _settings(settings), blocking=True))
 
     def call(self, member: str, arguments: Dict[str, Any], *, cancelled: Cancelled = None) -> Any:
         return self._native.call(member, json.dumps(arguments), cancelled, True)

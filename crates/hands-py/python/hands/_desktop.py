@@ -69,30 +69,22 @@ class _DesktopBase:
         self._native = native
 
     @classmethod
-    def spawn(cls, width: int = 1280, height: int = 800, *, tier: str = "high",
-              max_long_edge: Optional[int] = None, image_format: str = "png", jpeg_quality: int = 80,
-              settle_quiet_ms: int = 40, settle_cap_ms: int = 1500,
-              device_pixel_ratio: Optional[float] = None) -> Any:
+    def spawn(cls, width: int = 1280, height: int = 800, **settings: Any) -> Any:
         """Spawns a private Xvfb of ``width`` x ``height`` (stopped by :meth:`close`).
 
-        ``tier`` is the model's image tier (``"high"``: long edge up to 2576 px; ``"standard"``:
-        1568 px and 1.15 MP), ``max_long_edge`` an extra cap on screenshots; ``settle_*`` bound
-        the wait for the screen to stop changing before a screenshot."""
-        return cls(_hands.Desktop.spawn(
-            width, height, tier=tier, max_long_edge=max_long_edge, image_format=image_format,
-            jpeg_quality=jpeg_quality, settle_quiet_ms=settle_quiet_ms, settle_cap_ms=settle_cap_ms,
-            device_pixel_ratio=device_pixel_ratio))
+        Settings (keywords): ``tier`` is the model's image tier (``"high"``: long edge up to
+        2576 px; ``"standard"``: 1568 px and 1.15 MP), ``max_long_edge`` an extra cap on
+        screenshots, ``image_format`` ``"png"`` or ``"jpeg"`` (``jpeg_quality``),
+        ``settle_quiet_ms`` / ``settle_cap_ms`` the quiet period and the cap of the wait for the
+        screen to stop changing before a screenshot, ``device_pixel_ratio`` capture pixels per
+        screen pixel."""
+        return cls(_hands.Desktop.spawn(width, height, _hands.DesktopSettings(**settings)))
 
     @classmethod
-    def attach(cls, display: Optional[str] = None, *, tier: str = "high",
-               max_long_edge: Optional[int] = None, image_format: str = "png", jpeg_quality: int = 80,
-               settle_quiet_ms: int = 40, settle_cap_ms: int = 1500,
-               device_pixel_ratio: Optional[float] = None) -> Any:
-        """Attaches to ``display`` (``$DISPLAY`` when ``None``); :meth:`close` leaves it running."""
-        return cls(_hands.Desktop.attach(
-            display, tier=tier, max_long_edge=max_long_edge, image_format=image_format,
-            jpeg_quality=jpeg_quality, settle_quiet_ms=settle_quiet_ms, settle_cap_ms=settle_cap_ms,
-            device_pixel_ratio=device_pixel_ratio))
+    def attach(cls, display: Optional[str] = None, **settings: Any) -> Any:
+        """Attaches to ``display`` (``$DISPLAY`` when ``None``); :meth:`close` leaves it running.
+        Settings as for :meth:`spawn`."""
+        return cls(_hands.Desktop.attach(display, _hands.DesktopSettings(**settings)))
 
     @property
     def native(self) -> _hands.Desktop:
