@@ -139,3 +139,33 @@ def test_a_broken_desktop_stops_the_anthropic_runner(desktop):
             runner.until_done()
     assert isinstance(raised.value, DriverFault)
     assert isinstance(raised.value.__cause__, hands.DesktopGone)
+
+
+def test_file_grants_are_single_use_through_the_sdk(tmp_path):
+    """``upload_file`` redeems a caller-issued grant once; an unknown or used grant is refused
+    before any effect, with the outcome the SDK validates (``ok`` only when completed)."""
+    attachment = tmp_path / "grant.txt"
+    attachment.write_text("hello grant")
+    page = ("data:text/html,<input type=file id=f aria-label='Attachment'><p id=o></p>"
+            "<script>f.onchange=()=>o.textContent=f.files[0].name+':'+f.files[0].size</script>")
+    browser = hands.sync.Browser.launch()
+    try:
+        browser.navigate(page)
+        [field] = browser.read_page("interactive")["elements"]
+        browser.grant_upload("g1", str(attachment))
+        toolset = BrowserToolset(BrowserDriver(browser), confirm=lambda context: True,
+                                 url_policy=lambda context, url: True, additional_members=["upload_file"])
+
+        def upload(grant: str) -> Dict[str, Any]:
+            return output_payload(toolset.execute(function_call("browser_upload_file", {"grant_id": grant})))
+
+        refused = upload("not-issued")
+        assert refused["ok"] is False and refused["result"]["status"] == "refused"
+        assert output_payload(toolset.execute(function_call("browser_click", {"target": field["ref"], "tab_id": None})))["ok"]
+        done = upload("g1")
+        assert done["ok"] and done["result"] == {"version": 1, "status": "completed", "effect": "completed",
+                                                 "cleanup": "completed"}
+        assert upload("g1")["result"]["status"] == "refused"
+        assert browser.get_page_text()["text"].endswith("grant.txt:11")
+    finally:
+        browser.close()
