@@ -140,6 +140,9 @@ function install(docId) {
   }
 
   function roleOf(el) {
+    // A private field is a text field whatever role it claims: `<input type=password
+    // role=button>` must not have its value read as a button's label or as page text.
+    if (isPrivate(el)) return 'textbox';
     const attr = el.getAttribute('role');
     if (attr) {
       const r = ARIA_ROLES[attr.trim().split(/\s+/)[0].toLowerCase()];
@@ -265,8 +268,8 @@ function install(docId) {
   }
 
   function isPrivate(el) {
-    if (el.tagName !== 'INPUT') return false;
-    if ((el.getAttribute('type') || '').toLowerCase() === 'password') return true;
+    if (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA') return false;
+    if (el.tagName === 'INPUT' && (el.getAttribute('type') || '').toLowerCase() === 'password') return true;
     const ac = (el.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
     return ac.some((t) => PRIVATE_AUTOCOMPLETE.has(t));
   }

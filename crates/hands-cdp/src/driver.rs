@@ -158,6 +158,8 @@ impl CdpBrowser {
             Arc::clone(&config.policy),
             config.viewport,
             config.diagnostics_capacity,
+            // A launched browser is fenced by its own settings and flags (see `launch`).
+            config.page_fence && chromium.is_none(),
         );
         // Subscribe before anything is attached, so no event is missed.
         let events = conn.subscribe(|_| true);
@@ -184,10 +186,20 @@ impl CdpBrowser {
                 None => Ok(Value::Null),
             }
         };
+        // Browser-wide interception, before anything is attached: it sees requests that a
+        // target's own interception misses (a sandboxed `srcdoc` frame in a process of its own
+        // fetches past its frame's interception on Chromium 156, measured).
+        let intercept = conn.call(
+            None,
+            "Fetch.enable",
+            json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}),
+        );
         let attach = conn.run(None, &SetAutoAttach::ALL_PAUSED);
-        let (discover, downloads, attach) = tokio::join!(discover, downloads, attach);
+        let (discover, downloads, intercept, attach) =
+            tokio::join!(discover, downloads, intercept, attach);
         discover?;
         downloads?;
+        intercept?;
         attach?;
         let browser = CdpBrowser {
             shared,

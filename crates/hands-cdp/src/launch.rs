@@ -100,7 +100,9 @@ pub enum LaunchError {
 /// The flags every launch uses: headless, quiet (as little traffic of the browser's own as flags
 /// allow: no component or safe-browsing updates, no sync, no network-time queries, no QUIC —
 /// Chromium 156 still checks `update.googleapis.com` and `accounts.google.com`, which the policy
-/// proxy answers), deterministic (no GPU, scale factor 1,
+/// proxy answers), without the two APIs whose requests the browser makes itself where request
+/// interception cannot see them (`FedCm`: identity-provider look-ups; `WebPayments`: payment
+/// method manifests), deterministic (no GPU, scale factor 1,
 /// no throttling of background tabs, no back/forward cache so a navigation always makes a new
 /// document), and the DevTools endpoint on a port the OS picks.
 pub fn base_args(profile: &Path, viewport: (u32, u32)) -> Vec<String> {
@@ -137,7 +139,7 @@ pub fn base_args(profile: &Path, viewport: (u32, u32)) -> Vec<String> {
          AutofillServerCommunication,CertificateTransparencyComponentUpdater,\
          InterestFeedContentSuggestions,PrivacySandboxSettings4,HttpsUpgrades,\
          HttpsFirstBalancedModeAutoEnable,LensOverlay,GlobalMediaControls,\
-         NetworkTimeServiceQuerying",
+         NetworkTimeServiceQuerying,FedCm,WebPayments",
     ]
     .into_iter()
     .map(str::to_owned)
@@ -181,6 +183,28 @@ impl Profile {
             parent: parent.display().to_string(),
             source: last_error.unwrap_or_else(|| std::io::Error::other("no attempt made")),
         })
+    }
+}
+
+/// The settings a fresh profile starts with (`Default/Preferences`), for what no flag sets:
+/// - `webrtc.ip_handling_policy: disable_non_proxied_udp` (with UDP off and one route): WebRTC
+///   gathers no UDP candidate and sends no UDP at all, so it can only go through the proxy as TCP.
+///   The `--force-webrtc-ip-handling-policy` flag alone left host candidates sending STUN to a
+///   page-chosen address on Chromium 156 (measured), the preference does not;
+/// - `net.network_prediction_options: 2` (no predictions): no DNS prefetch, no preconnect, no
+///   speculation-rules prefetch or prerender — each a request the browser makes on a page's
+///   behalf that request interception never sees.
+pub const PROFILE_PREFERENCES: &str = r#"{"webrtc":{"ip_handling_policy":"disable_non_proxied_udp","multiple_routes_enabled":false,"nonproxied_udp_enabled":false},"net":{"network_prediction_options":2}}"#;
+
+impl Profile {
+    fn write_preferences(&self) -> Result<(), LaunchError> {
+        let dir = self.path.join("Default");
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(dir.join("Preferences"), PROFILE_PREFERENCES))
+            .map_err(|source| LaunchError::Profile {
+                parent: dir.display().to_string(),
+                source,
+            })
     }
 }
 
@@ -249,6 +273,7 @@ impl Chromium {
             return Err(LaunchError::Missing { program });
         }
         let profile = Profile::create(config.profile_parent.as_deref())?;
+        profile.write_preferences()?;
         let mut args = base_args(&profile.path, config.viewport);
         args.extend(config.extra_args.iter().cloned());
         args.push("about:blank".to_owned());

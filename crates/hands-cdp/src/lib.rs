@@ -98,6 +98,7 @@ mod transfers;
 pub use config::{DriverConfig, ReadLimits, SettleConfig, ValuePolicy};
 pub use connection::{CdpError, Connection, Event, SessionId};
 pub use driver::{AGENT_JS, CdpBrowser, StartError};
+pub use events::PAGE_FENCE_JS;
 pub use files::{DownloadGrant, FileGrants, MemoryGrants, UploadGrant};
 pub use images::{image_size, zoom_scale};
 pub use keyboard::{TypedPiece, pieces};

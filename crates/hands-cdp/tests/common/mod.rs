@@ -103,6 +103,10 @@ impl Server {
         self.hits.lock().unwrap().clone()
     }
 
+    pub fn hits_clear(&self) {
+        self.hits.lock().unwrap().clear();
+    }
+
     pub fn paths(&self) -> Vec<String> {
         self.hits().into_iter().map(|h| h.path).collect()
     }
