@@ -112,6 +112,115 @@ impl fmt::Display for Role {
     }
 }
 
+/// What an element is, in more detail than the spec's seven roles: what the compact form and
+/// Claude's browser toolset show. Each kind maps onto one [`Role`] for `BrowserReadV1`
+/// ([`Kind::role`]), so a read with any kind still passes the SDK's validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A button.
+    Button,
+    /// A link (`<a href>`, `role=link`, or an `<a>` without `href` that has a click handler).
+    Link,
+    /// A tab of a tab list.
+    Tab,
+    /// An item of a menu.
+    Menuitem,
+    /// An on/off switch.
+    Switch,
+    /// A checkbox.
+    Checkbox,
+    /// A radio button.
+    Radio,
+    /// A text field.
+    Textbox,
+    /// A drop-down or editable combo box.
+    Combobox,
+    /// A list of selectable options.
+    Listbox,
+    /// A range control (native or custom).
+    Slider,
+    /// Anything else a person can operate: an element with its own or a delegated click, pointer
+    /// or key handler, a focusable element, a pointer-cursor target.
+    Clickable,
+}
+
+impl Kind {
+    /// All twelve.
+    pub const ALL: [Kind; 12] = [
+        Kind::Button,
+        Kind::Link,
+        Kind::Tab,
+        Kind::Menuitem,
+        Kind::Switch,
+        Kind::Checkbox,
+        Kind::Radio,
+        Kind::Textbox,
+        Kind::Combobox,
+        Kind::Listbox,
+        Kind::Slider,
+        Kind::Clickable,
+    ];
+
+    /// The name the compact form uses.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Button => "button",
+            Kind::Link => "link",
+            Kind::Tab => "tab",
+            Kind::Menuitem => "menuitem",
+            Kind::Switch => "switch",
+            Kind::Checkbox => "checkbox",
+            Kind::Radio => "radio",
+            Kind::Textbox => "textbox",
+            Kind::Combobox => "combobox",
+            Kind::Listbox => "listbox",
+            Kind::Slider => "slider",
+            Kind::Clickable => "clickable",
+        }
+    }
+
+    /// The kind a name means.
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The spec's role for `BrowserReadV1`: links, tabs, menu items and other clickable
+    /// elements are buttons (something to click); a switch is a checkbox.
+    pub const fn role(self) -> Role {
+        match self {
+            Kind::Button | Kind::Link | Kind::Tab | Kind::Menuitem | Kind::Clickable => {
+                Role::Button
+            }
+            Kind::Switch | Kind::Checkbox => Role::Checkbox,
+            Kind::Radio => Role::Radio,
+            Kind::Textbox => Role::Textbox,
+            Kind::Combobox => Role::Combobox,
+            Kind::Listbox => Role::Listbox,
+            Kind::Slider => Role::Slider,
+        }
+    }
+
+    /// The plain kind of a role (the kind of an element built without one).
+    pub const fn of_role(role: Role) -> Kind {
+        match role {
+            Role::Button => Kind::Button,
+            Role::Textbox => Kind::Textbox,
+            Role::Combobox => Kind::Combobox,
+            Role::Checkbox => Kind::Checkbox,
+            Role::Radio => Kind::Radio,
+            Role::Slider => Kind::Slider,
+            Role::Listbox => Kind::Listbox,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Why a read is partial: each code appears at most once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -210,6 +319,14 @@ pub enum ReadError {
     /// `get_page_text` returned elements.
     #[error("get_page_text must return an empty elements array")]
     TextReadWithElements,
+    /// A kind whose role is not the element's role.
+    #[error("the kind {kind} is a {}, not a {role}", kind.role())]
+    KindOfOtherRole {
+        /// The kind given.
+        kind: Kind,
+        /// The element's role.
+        role: Role,
+    },
 }
 
 fn label(text: String) -> Result<String, ReadError> {
@@ -280,10 +397,17 @@ pub struct ReadElement {
     options: Option<Vec<ReadOption>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     checked: Option<bool>,
+    /// Not part of `BrowserReadV1` (the SDK admits only the seven roles): the compact form's.
+    #[serde(skip)]
+    kind: Kind,
+    /// Not part of `BrowserReadV1`: where in the read's text the element stands (a byte offset
+    /// on a character boundary), so the compact form can show it among the text around it.
+    #[serde(skip)]
+    at: Option<usize>,
 }
 
 impl ReadElement {
-    /// An element with a ref, a 1–256 byte label and a role.
+    /// An element with a ref, a 1–256 byte label and a role (its kind is the role's own).
     pub fn new(reference: Ref, label_text: String, role: Role) -> Result<ReadElement, ReadError> {
         Ok(ReadElement {
             reference,
@@ -292,7 +416,38 @@ impl ReadElement {
             value: None,
             options: None,
             checked: None,
+            kind: Kind::of_role(role),
+            at: None,
         })
+    }
+
+    /// Says what the element is in more detail; the kind must map onto the element's role.
+    pub fn with_kind(mut self, kind: Kind) -> Result<ReadElement, ReadError> {
+        if kind.role() != self.role {
+            return Err(ReadError::KindOfOtherRole {
+                kind,
+                role: self.role,
+            });
+        }
+        self.kind = kind;
+        Ok(self)
+    }
+
+    /// Places the element in the read's text, at byte offset `at` (checked against the text
+    /// when the read is built: past its end means at its end).
+    pub fn at_text_offset(mut self, at: usize) -> ReadElement {
+        self.at = Some(at);
+        self
+    }
+
+    /// What the element is (its role's kind unless the driver said more).
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// Where it stands in the read's text, when the driver said.
+    pub fn text_offset(&self) -> Option<usize> {
+        self.at
     }
 
     /// Adds the field's value (at most 512 bytes). Only for values the application's privacy
@@ -393,6 +548,16 @@ impl BrowserRead {
                 return Err(ReadError::DuplicateOmitted(*o));
             }
         }
+        let mut elements = elements;
+        for e in &mut elements {
+            if let Some(at) = e.at {
+                let mut at = at.min(text.len());
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                e.at = Some(at);
+            }
+        }
         Ok(BrowserRead {
             version: 1,
             text,
@@ -429,6 +594,195 @@ impl BrowserRead {
     /// Takes the parts apart (for a surface that filters elements).
     pub fn into_parts(self) -> (String, Vec<ReadElement>, Vec<Omitted>) {
         (self.text, self.elements, self.omitted)
+    }
+}
+
+/// A name or value in the compact form: a JSON string literal (quotes and escapes), so any text
+/// reads back exactly and nothing in it can pass for syntax.
+fn quoted(out: &mut String, text: &str) {
+    match serde_json::to_string(text) {
+        Ok(q) => out.push_str(&q),
+        Err(_) => out.push_str("\"\""),
+    }
+}
+
+/// One element as the compact form shows it, on one line:
+/// `[ref] kind "name"`, then ` checked` / ` unchecked` for checkboxes and radios, ` = "value"`
+/// when the value is reported, and the options in braces: `"label"` alone when the value is the
+/// label, else `"label"="value"`, with `*` after a selected listbox option.
+///
+/// ```
+/// use hands_core::browser::read::{compact_line, Kind, ReadElement, ReadOption, Ref, Role};
+/// let size = ReadElement::new(Ref::new("e4").unwrap(), "Size".into(), Role::Combobox)
+///     .unwrap()
+///     .with_value("m".into())
+///     .unwrap()
+///     .with_options(vec![
+///         ReadOption::new("Small".into(), "s".into()).unwrap(),
+///         ReadOption::new("Medium".into(), "m".into()).unwrap(),
+///     ])
+///     .unwrap();
+/// assert_eq!(compact_line(&size), r#"[e4] combobox "Size" = "m" {"Small"="s", "Medium"="m"}"#);
+/// let more = ReadElement::new(Ref::new("e5").unwrap(), "More".into(), Role::Button)
+///     .unwrap()
+///     .with_kind(Kind::Link)
+///     .unwrap();
+/// assert_eq!(compact_line(&more), r#"[e5] link "More""#);
+/// ```
+pub fn compact_line(e: &ReadElement) -> String {
+    let mut out = String::with_capacity(24 + e.label.len());
+    out.push('[');
+    out.push_str(e.reference.as_str());
+    out.push_str("] ");
+    out.push_str(e.kind.name());
+    out.push(' ');
+    quoted(&mut out, &e.label);
+    match e.checked {
+        Some(true) => out.push_str(" checked"),
+        Some(false) => out.push_str(" unchecked"),
+        None => {}
+    }
+    if let Some(value) = &e.value {
+        out.push_str(" = ");
+        quoted(&mut out, value);
+    }
+    if let Some(options) = &e.options {
+        out.push_str(" {");
+        for (i, o) in options.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            quoted(&mut out, &o.label);
+            if o.value != o.label {
+                out.push('=');
+                quoted(&mut out, &o.value);
+            }
+            if o.selected == Some(true) {
+                out.push('*');
+            }
+        }
+        out.push('}');
+    }
+    out
+}
+
+/// One piece of the compact form, in page order.
+enum Piece<'a> {
+    /// A line of page text (trimmed, not empty).
+    Text(&'a str),
+    /// An element, by index.
+    Element(usize),
+}
+
+/// Text and elements in page order: each element where the walk met it when every element
+/// says where; else the text, then the elements.
+fn pieces<'a>(text: &'a str, elements: &[ReadElement]) -> Vec<Piece<'a>> {
+    let lines = |t: &'a str| {
+        t.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(Piece::Text)
+    };
+    let offsets: Option<Vec<usize>> = elements.iter().map(|e| e.at).collect();
+    let in_order = offsets
+        .as_ref()
+        .is_some_and(|o| o.windows(2).all(|w| w[0] <= w[1]));
+    let mut out = Vec::new();
+    match offsets {
+        Some(offsets) if in_order => {
+            let mut pos = 0;
+            for (i, at) in offsets.into_iter().enumerate() {
+                out.extend(lines(&text[pos..at]));
+                out.push(Piece::Element(i));
+                pos = at;
+            }
+            out.extend(lines(&text[pos..]));
+        }
+        _ => {
+            out.extend(lines(text));
+            out.extend((0..elements.len()).map(Piece::Element));
+        }
+    }
+    out
+}
+
+/// The compact form of a read's text and elements (and a scoped read's scopes): what a model
+/// reads instead of the `BrowserReadV1` JSON, with the same information in about half the bytes
+/// of Playwright's `ariaSnapshot()` (measured by hands-cdp's `vs_playwright` bench).
+///
+/// - The page text, a line per block, with each element on a line of its own where it stands
+///   in the text ([`compact_line`]); a text line that only repeats the name of the element next
+///   to it (a field's `<label>`, a button's own text) is left out, since the element line says
+///   it. Elements without a place in the text (a `find` answer) follow the text.
+/// - Scopes, one per line: `[s3] scope "main: Results"`.
+/// - Last, when anything was left out: `(omitted: value, report_limit)`.
+///
+/// Used for Claude's browser toolset's read results and by `hands mcp`; `BrowserReadV1` JSON
+/// stays what the driver spec's function tools answer.
+fn render_compact(read: &BrowserRead, scopes: &[Scope]) -> String {
+    let elements = &read.elements;
+    let pieces = pieces(&read.text, elements);
+    // A text line next to an element that says exactly its name is left out (one per element,
+    // the one before it first).
+    let mut dropped = vec![false; pieces.len()];
+    for (i, piece) in pieces.iter().enumerate() {
+        let Piece::Element(e) = piece else { continue };
+        let name = elements[*e].label.as_str();
+        let same = |j: usize, dropped: &[bool]| {
+            matches!(pieces.get(j), Some(Piece::Text(t)) if *t == name) && !dropped[j]
+        };
+        if i > 0 && same(i - 1, &dropped) {
+            dropped[i - 1] = true;
+        } else if same(i + 1, &dropped) {
+            dropped[i + 1] = true;
+        }
+    }
+    let mut out = String::with_capacity(read.text.len() + elements.len() * 40);
+    for (piece, dropped) in pieces.iter().zip(dropped) {
+        if dropped {
+            continue;
+        }
+        match piece {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Element(e) => out.push_str(&compact_line(&elements[*e])),
+        }
+        out.push('\n');
+    }
+    for scope in scopes {
+        out.push('[');
+        out.push_str(scope.reference.as_str());
+        out.push_str("] scope ");
+        quoted(&mut out, &scope.label);
+        out.push('\n');
+    }
+    if !read.omitted.is_empty() {
+        out.push_str("(omitted: ");
+        for (i, o) in read.omitted.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(o.code());
+        }
+        out.push_str(")\n");
+    }
+    out.pop();
+    out
+}
+
+impl BrowserRead {
+    /// The compact form for models (see [`render_compact`]'s rules, summed up here): page text
+    /// with an element line (`[e12] textbox "Display name" = "Ada"`) where each element stands,
+    /// then `(omitted: …)`. Everything `BrowserReadV1` holds is in it, plus each element's
+    /// [`Kind`]. Empty for an empty read.
+    pub fn to_compact(&self) -> String {
+        render_compact(self, &[])
+    }
+}
+
+impl BrowserScopedRead {
+    /// [`BrowserRead::to_compact`] with the scopes listed before `(omitted: …)`.
+    pub fn to_compact(&self) -> String {
+        render_compact(&self.read, &self.scopes)
     }
 }
 
@@ -577,6 +931,91 @@ mod tests {
         assert!(
             BrowserScopedRead::new(read, vec![Scope::new(r("e1"), "X".into()).unwrap()]).is_err()
         );
+    }
+
+    #[test]
+    fn compact_form_interleaves_elements_with_their_text() {
+        let text = "Sign up\nFull name\nUsed by Account.\nI agree\nOk previous".to_owned();
+        let at = |needle: &str| text.find(needle).unwrap();
+        let name = ReadElement::new(r("e1"), "Full name".into(), Role::Textbox)
+            .unwrap()
+            .with_value("Ann \"the\" = x".into())
+            .unwrap()
+            .at_text_offset(at("Used"));
+        let agree = ReadElement::new(r("e2"), "I agree".into(), Role::Checkbox)
+            .unwrap()
+            .with_checked(false)
+            .unwrap()
+            .at_text_offset(at("I agree"));
+        let ok = ReadElement::new(r("e3"), "Ok".into(), Role::Button)
+            .unwrap()
+            .at_text_offset(at("Ok"));
+        let prev = ReadElement::new(r("e4"), "previous".into(), Role::Button)
+            .unwrap()
+            .with_kind(Kind::Link)
+            .unwrap()
+            .at_text_offset(at("previous"));
+        let read = BrowserRead::new(
+            text.clone(),
+            vec![name, agree, ok, prev],
+            vec![Omitted::Private],
+        )
+        .unwrap();
+        assert_eq!(
+            read.to_compact(),
+            "Sign up\n[e1] textbox \"Full name\" = \"Ann \\\"the\\\" = x\"\nUsed by Account.\n\
+             [e2] checkbox \"I agree\" unchecked\n[e3] button \"Ok\"\n\
+             [e4] link \"previous\"\n(omitted: private)"
+        );
+        // The V1 JSON knows nothing of kinds or offsets.
+        let json = serde_json::to_value(&read).unwrap();
+        assert_eq!(
+            json["elements"][3],
+            json!({"ref": "e4", "label": "previous", "role": "button"})
+        );
+        // Without offsets (a find answer), elements follow the text.
+        let (_, elements, _) = read.clone().into_parts();
+        let bare: Vec<ReadElement> = elements
+            .into_iter()
+            .map(|mut e| {
+                e.at = None;
+                e
+            })
+            .collect();
+        let found = BrowserRead::new("Hello".into(), bare, vec![]).unwrap();
+        assert!(found.to_compact().starts_with("Hello\n[e1] textbox"));
+        assert_eq!(
+            BrowserRead::new(String::new(), vec![], vec![])
+                .unwrap()
+                .to_compact(),
+            ""
+        );
+        // Offsets past the text, or inside a character, are clamped.
+        let e = ReadElement::new(r("e9"), "Go".into(), Role::Button)
+            .unwrap()
+            .at_text_offset(1);
+        let read = BrowserRead::new("é".into(), vec![e], vec![]).unwrap();
+        assert_eq!(read.elements()[0].text_offset(), Some(0));
+        assert_eq!(read.to_compact(), "[e9] button \"Go\"\né");
+        let scoped =
+            BrowserScopedRead::new(read, vec![Scope::new(r("s1"), "main".into()).unwrap()])
+                .unwrap();
+        assert!(scoped.to_compact().ends_with("[s1] scope \"main\""));
+    }
+
+    #[test]
+    fn kinds_map_onto_the_seven_roles() {
+        for kind in Kind::ALL {
+            assert_eq!(Kind::from_name(kind.name()), Some(kind));
+            assert!(Role::ALL.contains(&kind.role()));
+            let e = ReadElement::new(r("e1"), "X".into(), kind.role()).unwrap();
+            assert_eq!(e.with_kind(kind).unwrap().kind(), kind);
+        }
+        for role in Role::ALL {
+            assert_eq!(Kind::of_role(role).role(), role);
+        }
+        let b = ReadElement::new(r("e1"), "X".into(), Role::Textbox).unwrap();
+        assert!(b.with_kind(Kind::Link).is_err());
     }
 
     #[test]
