@@ -244,6 +244,10 @@ pub struct Shared {
     /// Whether every page and frame gets [`PAGE_FENCE_JS`] before it runs (a browser without
     /// the policy proxy and launch settings: attached, or launched without the proxy).
     pub page_fence: bool,
+    /// The listener log ([`LISTENERS_JS`]) with this session's event-name token in it.
+    pub listener_log: String,
+    /// The token: the page agent names its probe and mark events with it.
+    pub listener_token: String,
     state: Mutex<State>,
     /// Bumped on every state change a waiter may care about.
     pub changed: watch::Sender<u64>,
@@ -264,11 +268,14 @@ impl Shared {
         capacity: usize,
         page_fence: bool,
     ) -> Arc<Shared> {
+        let token = session_token();
         Arc::new(Shared {
             conn,
             policy,
             viewport,
             page_fence,
+            listener_log: LISTENERS_JS.replace(LISTENER_TOKEN_SLOT, &token),
+            listener_token: token,
             state: Mutex::new(State::new(capacity)),
             changed: watch::channel(0).0,
         })
@@ -285,6 +292,30 @@ impl Shared {
     pub fn bump(&self) {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
+}
+
+/// The listener log: run in the main world of every document before the page's own scripts,
+/// it notes which elements get click, pointer, mouse, touch or key handlers, and answers the page
+/// agent's probe once per read (see `listeners.js`). Cost: a wrapper around `addEventListener`
+/// and the `on…` handler setters (a map insert per handler added), and per read one event per
+/// element with a handler; no DOM change, no per-element protocol call
+/// (`DOMDebugger.getEventListeners` would be one round trip per element).
+pub const LISTENERS_JS: &str = include_str!("listeners.js");
+
+/// Where [`LISTENERS_JS`] takes the session's token.
+const LISTENER_TOKEN_SLOT: &str = "__HANDS_TOKEN__";
+
+/// A token for event names no page can guess ahead of time (`__hands_` and 16 hex digits).
+fn session_token() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    format!("__hands_{:016x}", hasher.finish())
 }
 
 /// The page fence: run in the main world of every document (and the first empty document of
@@ -755,6 +786,12 @@ async fn set_up(shared: &Shared, session: &SessionId, kind: TargetKind, dedicate
     );
     let attach = conn.call(s, "Target.setAutoAttach", auto_attach);
     let mut optional: Vec<(&str, Value)> = Vec::new();
+    if matches!(kind, TargetKind::Page | TargetKind::Frame) {
+        optional.push((
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": shared.listener_log, "runImmediately": true}),
+        ));
+    }
     if shared.page_fence && matches!(kind, TargetKind::Page | TargetKind::Frame) {
         optional.push((
             "Page.addScriptToEvaluateOnNewDocument",
