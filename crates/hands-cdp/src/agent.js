@@ -676,6 +676,7 @@ function install(docId) {
         if (role && (hidden || !reachable(el, role))) role = null;
       } else {
         role = kindOf(el, 0);
+        display = getComputedStyle(el).display;
       }
       if (role) {
         if (within) {
@@ -1019,23 +1020,47 @@ function install(docId) {
 
   // --- waiting --------------------------------------------------------------------------------
 
-  // Resolves once no mutation has happened for `quietMs`, or after `capMs`.
+  // Resolves once no mutation has happened for `quietMs`, or after `capMs`. An animation is
+  // not a change to wait for: an attribute that changes again on the same element within
+  // ANIMATION_MS of its last change (a style or transform set every frame, an SVG attribute
+  // tweened by script) re-arms nothing after its first change; CSS animations and canvas
+  // drawing make no mutations at all. Text and children always count (content streaming in).
+  const ANIMATION_MS = 250;
   function quiet(a) {
     return new Promise((resolve) => {
       let n = 0;
+      let animated = 0;
       const start = performance.now();
       let timer = null;
+      const changed = new WeakMap();
       const done = (ok) => {
         observer.disconnect();
         clearTimeout(timer);
         clearTimeout(cap);
-        resolve({ quiet: ok, mutations: n, ms: performance.now() - start });
+        resolve({ quiet: ok, mutations: n, animated, ms: performance.now() - start });
       };
       const arm = () => {
         clearTimeout(timer);
         timer = setTimeout(() => done(true), a.quietMs);
       };
-      const observer = new MutationObserver((records) => { n += records.length; arm(); });
+      const repeating = (r, now) => {
+        if (r.type !== 'attributes') return false;
+        let attrs = changed.get(r.target);
+        if (!attrs) { attrs = new Map(); changed.set(r.target, attrs); }
+        const last = attrs.get(r.attributeName);
+        attrs.set(r.attributeName, now);
+        return last !== undefined && now - last < ANIMATION_MS;
+      };
+      const observer = new MutationObserver((records) => {
+        const now = performance.now();
+        let real = false;
+        for (const r of records) {
+          if (repeating(r, now)) animated += 1;
+          else real = true;
+        }
+        n += records.length;
+        if (real) arm();
+      });
       observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       const cap = setTimeout(() => done(false), a.capMs);
       arm();

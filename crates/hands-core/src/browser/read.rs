@@ -706,6 +706,26 @@ fn pieces<'a>(text: &'a str, elements: &[ReadElement]) -> Vec<Piece<'a>> {
     out
 }
 
+/// `line` without `name` at its start (`front`) or end, when the name stands there as whole
+/// words; `None` when it does not, or when nothing would be left.
+fn strip_name<'a>(line: &'a str, name: &str, front: bool) -> Option<&'a str> {
+    let rest = if front {
+        line.strip_prefix(name)?
+    } else {
+        line.strip_suffix(name)?
+    };
+    let boundary = if front {
+        rest.chars().next()
+    } else {
+        rest.chars().next_back()
+    };
+    if boundary.is_some_and(char::is_alphanumeric) {
+        return None;
+    }
+    let rest = rest.trim();
+    (!rest.is_empty()).then_some(rest)
+}
+
 /// The compact form of a read's text and elements (and a scoped read's scopes): what a model
 /// reads instead of the `BrowserReadV1` JSON, with the same information in about half the bytes
 /// of Playwright's `ariaSnapshot()` (measured by hands-cdp's `vs_playwright` bench).
@@ -721,20 +741,29 @@ fn pieces<'a>(text: &'a str, elements: &[ReadElement]) -> Vec<Piece<'a>> {
 /// stays what the driver spec's function tools answer.
 fn render_compact(read: &BrowserRead, scopes: &[Scope]) -> String {
     let elements = &read.elements;
-    let pieces = pieces(&read.text, elements);
-    // A text line next to an element that says exactly its name is left out (one per element,
-    // the one before it first).
+    let mut pieces = pieces(&read.text, elements);
+    // A text line next to an element that says exactly its name is left out, one per element:
+    // the line before it (a field's label), else the line after (a button's own text). Else a
+    // line after it that starts with its name (a link's text, then more of the sentence), or a
+    // line before it that ends with it, loses the name.
     let mut dropped = vec![false; pieces.len()];
-    for (i, piece) in pieces.iter().enumerate() {
-        let Piece::Element(e) = piece else { continue };
-        let name = elements[*e].label.as_str();
-        let same = |j: usize, dropped: &[bool]| {
-            matches!(pieces.get(j), Some(Piece::Text(t)) if *t == name) && !dropped[j]
+    for i in 0..pieces.len() {
+        let Piece::Element(e) = pieces[i] else { continue };
+        let name = elements[e].label.as_str();
+        let text_at = |j: usize| match pieces.get(j) {
+            Some(Piece::Text(t)) if !dropped[j] => Some(*t),
+            _ => None,
         };
-        if i > 0 && same(i - 1, &dropped) {
+        let before = i.checked_sub(1).and_then(text_at);
+        let after = text_at(i + 1);
+        if before == Some(name) {
             dropped[i - 1] = true;
-        } else if same(i + 1, &dropped) {
+        } else if after == Some(name) {
             dropped[i + 1] = true;
+        } else if let Some(rest) = after.and_then(|t| strip_name(t, name, true)) {
+            pieces[i + 1] = Piece::Text(rest);
+        } else if let Some(rest) = before.and_then(|t| strip_name(t, name, false)) {
+            pieces[i - 1] = Piece::Text(rest);
         }
     }
     let mut out = String::with_capacity(read.text.len() + elements.len() * 40);
