@@ -192,15 +192,19 @@ fn settings_page() -> String {
     html
 }
 
-/// 50 targets made operable only by JavaScript (no role, no `href`, no tab stop): cards with
-/// handlers of their own, rows whose handler is delegated to their table, icon spans with a
-/// pointer cursor, SVG shapes; with the headings and text around them.
+/// 50 targets made operable only by JavaScript (no role, no `href`, no tab stop): 5 toolbar
+/// icons and 20 cards with handlers of their own, 15 table rows whose handler is delegated to
+/// their table (pointer cursor), 10 SVG shapes; with the headings and text around them.
 fn listener_page() -> String {
     let mut html = String::from(
         "<!doctype html><title>Board</title><style>.card{display:inline-block;border:1px solid #ccc;\
-         padding:6px;margin:4px;width:180px}.row{cursor:pointer}.icon{cursor:pointer;padding:2px}</style>\
-         <h1>Project board</h1><p>Click a card to open it.</p><div id=cards>",
+         padding:6px;margin:4px;width:180px}.row{cursor:pointer}.icon{cursor:pointer;padding:4px}</style>\
+         <h1>Project board</h1><div class=bar>",
     );
+    for name in ["Filter", "Sort", "Share", "Archive", "Settings"] {
+        html.push_str(&format!("<span class=icon title='{name}'>&#9679;</span>"));
+    }
+    html.push_str("</div><p>Click a card to open it.</p><div id=cards>");
     for i in 0..20 {
         html.push_str(&format!(
             "<div class=card id=c{i}><b>Task {i}</b><div>Due in {i} days</div></div>"
@@ -209,7 +213,7 @@ fn listener_page() -> String {
     html.push_str("</div><h2>Activity</h2><table id=log>");
     for i in 0..15 {
         html.push_str(&format!(
-            "<tr class=row><td>Event {i}</td><td>by user {i}</td><td><span class=icon title='Remove event {i}'>✕</span></td></tr>"
+            "<tr class=row><td>Event {i}</td><td>by user {i}</td></tr>"
         ));
     }
     html.push_str("</table><h2>Chart</h2><svg width=800 height=60>");
@@ -221,17 +225,18 @@ fn listener_page() -> String {
     }
     html.push_str(
         "</svg><script>\
-         for (const c of document.querySelectorAll('.card, .dot')) c.addEventListener('click', () => 0);\
+         for (const c of document.querySelectorAll('.card, .dot, .icon')) c.addEventListener('click', () => 0);\
          document.getElementById('log').addEventListener('click', (e) => e.target.closest('tr'));\
          </script>",
     );
     html
 }
 
-/// Pages measured for size only (their `ariaSnapshot()` bytes against hands' compact read), as
-/// (path, name, page).
-const EXTRA_PAGES: [(&str, &str, fn() -> String); 1] =
-    [("/listeners", "50 listener-only targets", listener_page)];
+/// A page measured for size only: (path, name, page).
+type ExtraPage = (&'static str, &'static str, fn() -> String);
+
+/// Pages measured for size only (their `ariaSnapshot()` bytes against hands' compact read).
+const EXTRA_PAGES: [ExtraPage; 1] = [("/listeners", "50 listener-only targets", listener_page)];
 
 /// hands' read of each extra page: (elements, JSON bytes, compact bytes).
 async fn extra_reads(urls: &[String]) -> Vec<(usize, usize, usize)> {

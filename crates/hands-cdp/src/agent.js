@@ -318,6 +318,11 @@ function install(docId) {
         (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''));
     } else if (!l && NAME_FROM_CONTENT.has(kind) && !FIELD_TAGS.has(el.tagName)) {
       l = norm(nameText(el, 1000));
+      // An icon glyph (no letter or digit: "✕", "●", an icon font's private-use character)
+      // names nothing; the element's title or icon hint does.
+      if (l && !/[\p{L}\p{N}]/u.test(l)) {
+        l = norm(el.getAttribute('title') || '') || iconHint(el) || l;
+      }
     }
     if (!l) l = norm(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
     if (!l) l = norm(el.getAttribute('title') || el.getAttribute('alt') || '');
@@ -484,6 +489,13 @@ function install(docId) {
     let stopped = false;
     const t0 = performance.now();
     let pendingBreak = false;
+    // Elements given a ref for a pointer cursor under a handler (delegated targets), and where
+    // the last element's mark is in `parts`.
+    let delegated = 0;
+    let lastMark = -1;
+    // Labels cut to 256 bytes (`name_limit`), and whether the last element's was.
+    let nameCuts = 0;
+    let lastCut = false;
 
     function addText(s) {
       if (!wantText || textFull) return;
@@ -519,13 +531,15 @@ function install(docId) {
       }
     }
 
+    // Adds an element; true when it was added.
     function addElement(el, role, sig) {
-      if (reportFull) { omitted.add('report_limit'); stopText(); return; }
-      if (elements.length >= lim.elements) { omitted.add('target_limit'); stopText(); return; }
-      if (role === 'unsupported') { omitted.add('unsupported_control'); return; }
-      if (opts.enabledOnly && disabled(el)) return;
+      if (reportFull) { omitted.add('report_limit'); stopText(); return false; }
+      if (elements.length >= lim.elements) { omitted.add('target_limit'); stopText(); return false; }
+      if (role === 'unsupported') { omitted.add('unsupported_control'); return false; }
+      if (opts.enabledOnly && disabled(el)) return false;
       const { label, truncated } = labelOf(el, role, labelIndex);
-      if (truncated) omitted.add('name_limit');
+      if (truncated) nameCuts += 1;
+      lastCut = truncated;
       const item = { ref: elementRef(el, role, label, sig, state), role, label };
       if (role === 'checkbox' || role === 'radio' || role === 'switch') item.checked = checkedOf(el);
       const priv = isPrivate(el);
@@ -559,15 +573,19 @@ function install(docId) {
         reportFull = true;
         omitted.add('report_limit');
         stopText();
-        return;
+        return false;
       }
       reportBytes += size;
       elements.push(item);
+      if (sig & SIG_POINTER) delegated += 1;
       // Where the element stands in the text.
+      lastMark = -1;
       if (wantText && !textFull) {
         if (pendingBreak) { parts.push('\n'); pendingBreak = false; }
+        lastMark = parts.length;
         parts.push(MARK);
       }
+      return true;
     }
 
     // What the listener log says (null: no log in this document, e.g. a page loaded before
@@ -678,9 +696,24 @@ function install(docId) {
         role = kindOf(el, 0);
         display = getComputedStyle(el).display;
       }
+      // An element whose only signal is a handler of its own, without a pointer cursor, may be
+      // where handlers for its children listen (a list or table delegating clicks to its rows):
+      // its children are looked at as if it had no ref, and it loses its own when one of them
+      // turns out to be a delegated target.
+      const tentative = role && sig === SIG_LISTENER && cursor !== 'pointer' && !HAS_ROLE(el);
+      let added = false;
+      let addedAt = -1;
+      let markAt = -1;
+      let cut = false;
+      const delegatedBefore = delegated;
       if (role) {
         if (within) {
-          if (wantElements) addElement(el, role, sig);
+          if (wantElements) {
+            added = addElement(el, role, sig);
+            addedAt = elements.length - 1;
+            markAt = lastMark;
+            cut = lastCut;
+          }
         } else if (wantElements) {
           omitted.add('target_limit');
         }
@@ -691,7 +724,7 @@ function install(docId) {
       const boxed = !block && within && (role || (display && display !== 'inline' && display !== 'contents'));
       if (block && within) lineBreak();
       else if (boxed) addText(' ');
-      const inner = { listening, hidden, operable: ctx.operable || !!role, cursor };
+      const inner = { listening, hidden, operable: ctx.operable || (!!role && !tentative), cursor };
       if (tag === 'IFRAME' || tag === 'FRAME') {
         const d = frameDoc(el);
         if (d) visit(d.body, depth + 1, scoped, inner);
@@ -712,6 +745,11 @@ function install(docId) {
         if (block) lineBreak();
         else if (CELL.has(tag) || boxed) addText(' ');
       }
+      if (tentative && added && delegated > delegatedBefore) {
+        elements.splice(addedAt, 1);
+        if (markAt >= 0) parts[markAt] = '';
+        if (cut) nameCuts -= 1;
+      }
     }
 
     // Handlers on the document or the window (or any ancestor of a scoped root) make every
@@ -725,6 +763,7 @@ function install(docId) {
       }
     }
     visit(root, 1, false, { listening: rootListening, hidden: false, operable: false, cursor: '' });
+    if (nameCuts > 0) omitted.add('name_limit');
     let text = parts.join('').split('\n').map((l) => l.replace(/ {2,}/g, ' ').trim())
       .filter((l) => l).join('\n');
     return {

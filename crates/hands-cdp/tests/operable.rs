@@ -66,6 +66,7 @@ const CORPUS: &[Page] = &[
             ("Brightness", "brightness", Some(Kind::Slider)),
             ("Close", "close", Some(Kind::Button)),
             ("trash", "trash", None),
+            ("Add to favourites", "fav", Some(Kind::Clickable)),
             ("Show more", "more", Some(Kind::Link)),
             ("Help centre", "help", Some(Kind::Link)),
             ("Receive the newsletter", "news", Some(Kind::Checkbox)),
@@ -94,7 +95,10 @@ fn structured(read: Option<ReadResult>) -> BrowserRead {
 async fn every_target_gets_a_ref_and_nothing_else_does() {
     let server = Server::start().await;
     for page in CORPUS {
-        server.html(&format!("/{}", page.file), &format!("{RECORDER}{}", page.html));
+        server.html(
+            &format!("/{}", page.file),
+            &format!("{RECORDER}{}", page.html),
+        );
     }
     let mut browser = launch(config()).await;
     let c = cancel();
@@ -150,5 +154,7 @@ async fn every_target_gets_a_ref_and_nothing_else_does() {
         );
         assert!(!read.text().contains("Okprevious"), "{}", read.text());
     }
-    println!("corpus: {n_found}/{n_targets} targets with a ref, {n_extra} refs that are not targets");
+    println!(
+        "corpus: {n_found}/{n_targets} targets with a ref, {n_extra} refs that are not targets"
+    );
 }

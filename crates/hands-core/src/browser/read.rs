@@ -597,19 +597,42 @@ impl BrowserRead {
     }
 }
 
-/// A name or value in the compact form: a JSON string literal (quotes and escapes), so any text
-/// reads back exactly and nothing in it can pass for syntax.
-fn quoted(out: &mut String, text: &str) {
-    match serde_json::to_string(text) {
-        Ok(q) => out.push_str(&q),
-        Err(_) => out.push_str("\"\""),
+/// A name, value or option in the compact form: as it is when nothing in it can pass for the
+/// form's syntax, else a JSON string literal (quotes and escapes), so any text reads back
+/// exactly. Quoted: the empty string, text with surrounding spaces or control characters, or
+/// with any of `"` `=` `{` `}` `[` `]`, and inside braces `,` and `*` too.
+fn text_item(out: &mut String, text: &str, in_braces: bool) {
+    let bare = !text.is_empty()
+        && text.trim() == text
+        && !text.chars().any(|c| {
+            c.is_control()
+                || matches!(c, '"' | '=' | '{' | '}' | '[' | ']')
+                || (in_braces && matches!(c, ',' | '*'))
+        });
+    if bare {
+        out.push_str(text);
+    } else {
+        match serde_json::to_string(text) {
+            Ok(q) => out.push_str(&q),
+            Err(_) => out.push_str("\"\""),
+        }
     }
 }
 
-/// One element as the compact form shows it, on one line:
-/// `[ref] kind "name"`, then ` checked` / ` unchecked` for checkboxes and radios, ` = "value"`
-/// when the value is reported, and the options in braces: `"label"` alone when the value is the
-/// label, else `"label"="value"`, with `*` after a selected listbox option.
+/// The options of `e` as the compact form lists them, for telling repeated lists apart.
+fn same_options(a: &[ReadOption], b: &[ReadOption]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.label == y.label && x.value == y.value && x.selected.is_none() && y.selected.is_none()
+        })
+}
+
+/// One element as the compact form shows it, on one line: `[ref] kind`, then `[x]` / `[ ]` for
+/// a checked or unchecked checkbox, radio or switch, the name, ` = value` when a value is
+/// reported, and the options in braces — `label` alone when its value is the label, else
+/// `label=value` — with `*` after the selected ones (a combo box's value is its starred option,
+/// so ` = value` is left out when an option has it). Names and values are bare unless they
+/// could pass for syntax ([`text_item`]'s rule), then JSON string literals.
 ///
 /// ```
 /// use hands_core::browser::read::{compact_line, Kind, ReadElement, ReadOption, Ref, Role};
@@ -622,42 +645,61 @@ fn quoted(out: &mut String, text: &str) {
 ///         ReadOption::new("Medium".into(), "m".into()).unwrap(),
 ///     ])
 ///     .unwrap();
-/// assert_eq!(compact_line(&size), r#"[e4] combobox "Size" = "m" {"Small"="s", "Medium"="m"}"#);
-/// let more = ReadElement::new(Ref::new("e5").unwrap(), "More".into(), Role::Button)
+/// assert_eq!(compact_line(&size), "[e4] combobox Size {Small=s, Medium=m*}");
+/// let more = ReadElement::new(Ref::new("e5").unwrap(), "Read \"more\"".into(), Role::Button)
 ///     .unwrap()
 ///     .with_kind(Kind::Link)
 ///     .unwrap();
-/// assert_eq!(compact_line(&more), r#"[e5] link "More""#);
+/// assert_eq!(compact_line(&more), r#"[e5] link "Read \"more\"""#);
 /// ```
 pub fn compact_line(e: &ReadElement) -> String {
+    compact_line_with(e, None)
+}
+
+/// [`compact_line`], with the options written as ` {options as e8}` when `like` (an earlier
+/// element of the same read) has the very same list.
+fn compact_line_with(e: &ReadElement, like: Option<&Ref>) -> String {
     let mut out = String::with_capacity(24 + e.label.len());
     out.push('[');
     out.push_str(e.reference.as_str());
     out.push_str("] ");
     out.push_str(e.kind.name());
-    out.push(' ');
-    quoted(&mut out, &e.label);
     match e.checked {
-        Some(true) => out.push_str(" checked"),
-        Some(false) => out.push_str(" unchecked"),
+        Some(true) => out.push_str(" [x]"),
+        Some(false) => out.push_str(" [ ]"),
         None => {}
     }
-    if let Some(value) = &e.value {
+    out.push(' ');
+    text_item(&mut out, &e.label, false);
+    let options = e.options.as_deref().unwrap_or_default();
+    // The value is shown by a star when an option holds it and the list is written out.
+    let starred = e.value.as_deref().filter(|_| like.is_none()).and_then(|v| {
+        options
+            .iter()
+            .position(|o| o.value == v && o.selected.is_none())
+    });
+    if let Some(value) = &e.value
+        && starred.is_none()
+    {
         out.push_str(" = ");
-        quoted(&mut out, value);
+        text_item(&mut out, value, false);
     }
-    if let Some(options) = &e.options {
+    if let Some(like) = like {
+        out.push_str(" {options as ");
+        out.push_str(like.as_str());
+        out.push('}');
+    } else if e.options.is_some() {
         out.push_str(" {");
         for (i, o) in options.iter().enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
-            quoted(&mut out, &o.label);
+            text_item(&mut out, &o.label, true);
             if o.value != o.label {
                 out.push('=');
-                quoted(&mut out, &o.value);
+                text_item(&mut out, &o.value, true);
             }
-            if o.selected == Some(true) {
+            if o.selected == Some(true) || starred == Some(i) {
                 out.push('*');
             }
         }
@@ -706,6 +748,30 @@ fn pieces<'a>(text: &'a str, elements: &[ReadElement]) -> Vec<Piece<'a>> {
     out
 }
 
+/// How many text lines from `from` on, joined by spaces, spell `name` exactly (at least two).
+fn lines_spelling(
+    pieces: &[Piece<'_>],
+    dropped: &[bool],
+    from: usize,
+    name: &str,
+) -> Option<usize> {
+    let mut rest = name;
+    for (n, j) in (from..pieces.len()).enumerate() {
+        let Some(Piece::Text(t)) = pieces.get(j) else {
+            return None;
+        };
+        if dropped[j] {
+            return None;
+        }
+        rest = rest.strip_prefix(t)?;
+        if rest.is_empty() {
+            return (n > 0).then_some(n + 1);
+        }
+        rest = rest.strip_prefix(' ')?;
+    }
+    None
+}
+
 /// `line` without `name` at its start (`front`) or end, when the name stands there as whole
 /// words; `None` when it does not, or when nothing would be left.
 fn strip_name<'a>(line: &'a str, name: &str, front: bool) -> Option<&'a str> {
@@ -748,7 +814,9 @@ fn render_compact(read: &BrowserRead, scopes: &[Scope]) -> String {
     // line before it that ends with it, loses the name.
     let mut dropped = vec![false; pieces.len()];
     for i in 0..pieces.len() {
-        let Piece::Element(e) = pieces[i] else { continue };
+        let Piece::Element(e) = pieces[i] else {
+            continue;
+        };
         let name = elements[e].label.as_str();
         let text_at = |j: usize| match pieces.get(j) {
             Some(Piece::Text(t)) if !dropped[j] => Some(*t),
@@ -760,6 +828,9 @@ fn render_compact(read: &BrowserRead, scopes: &[Scope]) -> String {
             dropped[i - 1] = true;
         } else if after == Some(name) {
             dropped[i + 1] = true;
+        } else if let Some(n) = lines_spelling(&pieces, &dropped, i + 1, name) {
+            // The element's own text over several lines (a card's title and its details).
+            dropped[i + 1..i + 1 + n].iter_mut().for_each(|d| *d = true);
         } else if let Some(rest) = after.and_then(|t| strip_name(t, name, true)) {
             pieces[i + 1] = Piece::Text(rest);
         } else if let Some(rest) = before.and_then(|t| strip_name(t, name, false)) {
@@ -767,13 +838,31 @@ fn render_compact(read: &BrowserRead, scopes: &[Scope]) -> String {
         }
     }
     let mut out = String::with_capacity(read.text.len() + elements.len() * 40);
+    // Option lists already written out, to refer back to (the same list on every row).
+    let mut lists: Vec<usize> = Vec::new();
     for (piece, dropped) in pieces.iter().zip(dropped) {
         if dropped {
             continue;
         }
         match piece {
             Piece::Text(t) => out.push_str(t),
-            Piece::Element(e) => out.push_str(&compact_line(&elements[*e])),
+            Piece::Element(e) => {
+                let element = &elements[*e];
+                let options = element.options.as_deref().filter(|o| o.len() > 1);
+                let like = options.and_then(|options| {
+                    lists.iter().find(|&&j| {
+                        elements[j]
+                            .options
+                            .as_deref()
+                            .is_some_and(|earlier| same_options(earlier, options))
+                    })
+                });
+                let line = compact_line_with(element, like.map(|&j| &elements[j].reference));
+                if like.is_none() && options.is_some() {
+                    lists.push(*e);
+                }
+                out.push_str(&line);
+            }
         }
         out.push('\n');
     }
@@ -781,7 +870,7 @@ fn render_compact(read: &BrowserRead, scopes: &[Scope]) -> String {
         out.push('[');
         out.push_str(scope.reference.as_str());
         out.push_str("] scope ");
-        quoted(&mut out, &scope.label);
+        text_item(&mut out, &scope.label, false);
         out.push('\n');
     }
     if !read.omitted.is_empty() {
@@ -992,9 +1081,8 @@ mod tests {
         .unwrap();
         assert_eq!(
             read.to_compact(),
-            "Sign up\n[e1] textbox \"Full name\" = \"Ann \\\"the\\\" = x\"\nUsed by Account.\n\
-             [e2] checkbox \"I agree\" unchecked\n[e3] button \"Ok\"\n\
-             [e4] link \"previous\"\n(omitted: private)"
+            "Sign up\n[e1] textbox Full name = \"Ann \\\"the\\\" = x\"\nUsed by Account.\n\
+             [e2] checkbox [ ] I agree\n[e3] button Ok\n[e4] link previous\n(omitted: private)"
         );
         // The V1 JSON knows nothing of kinds or offsets.
         let json = serde_json::to_value(&read).unwrap();
@@ -1013,6 +1101,43 @@ mod tests {
             .collect();
         let found = BrowserRead::new("Hello".into(), bare, vec![]).unwrap();
         assert!(found.to_compact().starts_with("Hello\n[e1] textbox"));
+
+        // A card's text over several lines is its name: the lines go. A select's value is its
+        // starred option; a list of options seen before is referred to.
+        let text = "Task 1\nDue today\nmore".to_owned();
+        let card = ReadElement::new(r("e5"), "Task 1 Due today".into(), Role::Button)
+            .unwrap()
+            .with_kind(Kind::Clickable)
+            .unwrap()
+            .at_text_offset(0);
+        let options = || {
+            vec![
+                ReadOption::new("Small".into(), "s".into()).unwrap(),
+                ReadOption::new("M".into(), "M".into()).unwrap(),
+                ReadOption::new("a, b".into(), "*".into()).unwrap(),
+            ]
+        };
+        let select = |r0: &str, v: &str| {
+            ReadElement::new(r(r0), "Size".into(), Role::Combobox)
+                .unwrap()
+                .with_value(v.into())
+                .unwrap()
+                .with_options(options())
+                .unwrap()
+                .at_text_offset(text.len())
+        };
+        let read = BrowserRead::new(
+            text.clone(),
+            vec![card, select("e6", "M"), select("e7", "none")],
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(
+            read.to_compact(),
+            "[e5] clickable Task 1 Due today\nmore\n\
+             [e6] combobox Size {Small=s, M*, \"a, b\"=\"*\"}\n\
+             [e7] combobox Size = none {options as e6}"
+        );
         assert_eq!(
             BrowserRead::new(String::new(), vec![], vec![])
                 .unwrap()
@@ -1025,11 +1150,11 @@ mod tests {
             .at_text_offset(1);
         let read = BrowserRead::new("é".into(), vec![e], vec![]).unwrap();
         assert_eq!(read.elements()[0].text_offset(), Some(0));
-        assert_eq!(read.to_compact(), "[e9] button \"Go\"\né");
+        assert_eq!(read.to_compact(), "[e9] button Go\né");
         let scoped =
             BrowserScopedRead::new(read, vec![Scope::new(r("s1"), "main".into()).unwrap()])
                 .unwrap();
-        assert!(scoped.to_compact().ends_with("[s1] scope \"main\""));
+        assert!(scoped.to_compact().ends_with("[s1] scope main"));
     }
 
     #[test]
