@@ -119,6 +119,7 @@ impl CdpBrowser {
     pub async fn launch(config: DriverConfig) -> Result<CdpBrowser, StartError> {
         let mut launch = config.launch.clone();
         launch.viewport = config.viewport;
+        launch.first_tab = false;
         let proxy = if config.network_proxy {
             let proxy = PolicyProxy::start(Arc::clone(&config.policy), config.diagnostics_capacity)
                 .await
@@ -219,12 +220,27 @@ impl CdpBrowser {
             .conn
             .run(None, &crate::protocol::GetTargets {})
             .await?;
-        let pages: Vec<String> = targets
+        let mut pages: Vec<String> = targets
             .target_infos
             .into_iter()
             .filter(|t| t.kind == "page")
             .map(|t| t.target_id)
             .collect();
+        // A launched browser starts without a window (`--no-startup-window`: faster); its first
+        // tab is made here, attached paused and set up like any other.
+        if pages.is_empty() && browser.chromium.is_some() {
+            let created = browser
+                .shared
+                .conn
+                .run(
+                    None,
+                    &crate::protocol::CreateTarget {
+                        url: "about:blank".to_owned(),
+                    },
+                )
+                .await?;
+            pages.push(created.target_id);
+        }
         let wait = browser.config.call_timeout;
         let ready = browser
             .wait_until(wait, &CancellationToken::new(), |state| {

@@ -32,6 +32,10 @@ pub struct LaunchConfig {
     pub parent_death_signal: bool,
     /// Directory under which the temporary profile is created (the system temp dir when `None`).
     pub profile_parent: Option<PathBuf>,
+    /// Open a first tab (`about:blank`). [`crate::CdpBrowser::launch`] turns it off
+    /// (`--no-startup-window`): the browser starts sooner and the driver makes the first tab
+    /// itself, attached paused like every later one.
+    pub first_tab: bool,
 }
 
 impl Default for LaunchConfig {
@@ -45,6 +49,7 @@ impl Default for LaunchConfig {
             extra_args: Vec::new(),
             parent_death_signal: true,
             profile_parent: None,
+            first_tab: true,
         }
     }
 }
@@ -109,6 +114,9 @@ pub fn base_args(profile: &Path, viewport: (u32, u32)) -> Vec<String> {
     let mut args: Vec<String> = [
         "--headless",
         "--remote-debugging-port=0",
+        // Shared memory in the temp dir: a container's /dev/shm is often too small (Debian's
+        // wrapper adds this below 3.8 GB; the driver starts the binary itself).
+        "--disable-dev-shm-usage",
         "--no-first-run",
         "--no-default-browser-check",
         "--disable-background-networking",
@@ -151,6 +159,22 @@ pub fn base_args(profile: &Path, viewport: (u32, u32)) -> Vec<String> {
         args.push("--no-sandbox".to_owned());
     }
     args
+}
+
+/// Debian's wrapper script and the binary it runs.
+const DEBIAN_WRAPPER: &str = "/usr/bin/chromium";
+const DEBIAN_BINARY: &str = "/usr/lib/chromium/chromium";
+
+/// The program to start: Debian's real binary when the wrapper script is configured, which
+/// saves the script's shell and the eight processes it runs (`grep /proc/cpuinfo`, `findmnt`,
+/// `ls`, …) on every launch; its flags that matter here are in [`base_args`]
+/// (`--disable-dev-shm-usage`) or off on purpose (its extension loading).
+fn direct_binary(program: &Path) -> PathBuf {
+    if program == Path::new(DEBIAN_WRAPPER) && Path::new(DEBIAN_BINARY).exists() {
+        PathBuf::from(DEBIAN_BINARY)
+    } else {
+        program.to_path_buf()
+    }
 }
 
 /// A fresh profile directory, removed (with everything the browser wrote) on drop.
@@ -276,18 +300,27 @@ impl Chromium {
         profile.write_preferences()?;
         let mut args = base_args(&profile.path, config.viewport);
         args.extend(config.extra_args.iter().cloned());
-        args.push("about:blank".to_owned());
+        if config.first_tab {
+            args.push("about:blank".to_owned());
+        } else {
+            args.push("--no-startup-window".to_owned());
+        }
 
+        let binary = direct_binary(&config.program);
         let setpriv = Path::new("/usr/bin/setpriv");
         let mut command = if config.parent_death_signal && setpriv.exists() {
             let mut command = Command::new(setpriv);
-            command
-                .args(["--pdeathsig", "KILL", "--"])
-                .arg(&config.program);
+            command.args(["--pdeathsig", "KILL", "--"]).arg(&binary);
             command
         } else {
-            Command::new(&config.program)
+            Command::new(&binary)
         };
+        if binary != config.program {
+            // What Debian's wrapper would have told the browser about itself.
+            command
+                .env("CHROME_WRAPPER", &config.program)
+                .env("CHROME_DESKTOP", "chromium.desktop");
+        }
         command
             .args(&args)
             .current_dir("/")
