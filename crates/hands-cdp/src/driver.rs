@@ -119,7 +119,6 @@ impl CdpBrowser {
     pub async fn launch(config: DriverConfig) -> Result<CdpBrowser, StartError> {
         let mut launch = config.launch.clone();
         launch.viewport = config.viewport;
-        launch.first_tab = false;
         let proxy = if config.network_proxy {
             let proxy = PolicyProxy::start(Arc::clone(&config.policy), config.diagnostics_capacity)
                 .await
@@ -226,8 +225,8 @@ impl CdpBrowser {
             .filter(|t| t.kind == "page")
             .map(|t| t.target_id)
             .collect();
-        // A launched browser starts without a window (`--no-startup-window`: faster); its first
-        // tab is made here, attached paused and set up like any other.
+        // A launched browser started without a window (`LaunchConfig::first_tab` off) gets its
+        // first tab here, attached paused and set up like any other.
         if pages.is_empty() && browser.chromium.is_some() {
             let created = browser
                 .shared

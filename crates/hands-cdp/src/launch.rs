@@ -32,9 +32,10 @@ pub struct LaunchConfig {
     pub parent_death_signal: bool,
     /// Directory under which the temporary profile is created (the system temp dir when `None`).
     pub profile_parent: Option<PathBuf>,
-    /// Open a first tab (`about:blank`). [`crate::CdpBrowser::launch`] turns it off
-    /// (`--no-startup-window`): the browser starts sooner and the driver makes the first tab
-    /// itself, attached paused like every later one.
+    /// Open a first tab (`about:blank`) as the browser starts; without, `--no-startup-window`
+    /// (and [`crate::CdpBrowser::launch`] makes the first tab itself, attached paused like every
+    /// later one). On by default: the browser makes its first tab while it starts, which was as
+    /// fast or faster than making it after connecting (measured, 8 launches each).
     pub first_tab: bool,
 }
 
