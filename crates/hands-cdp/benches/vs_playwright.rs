@@ -236,7 +236,23 @@ fn listener_page() -> String {
 type ExtraPage = (&'static str, &'static str, fn() -> String);
 
 /// Pages measured for size only (their `ariaSnapshot()` bytes against hands' compact read).
-const EXTRA_PAGES: [ExtraPage; 1] = [("/listeners", "50 listener-only targets", listener_page)];
+const EXTRA_PAGES: [ExtraPage; 5] = [
+    ("/listeners", "50 listener-only targets", listener_page),
+    ("/corpus/jquery", "corpus: jQuery-style handlers", || {
+        include_str!("../tests/corpus/jquery.html").to_owned()
+    }),
+    ("/corpus/d3", "corpus: d3-style SVG chart", || {
+        include_str!("../tests/corpus/d3.html").to_owned()
+    }),
+    ("/corpus/table", "corpus: clickable rows and cells", || {
+        include_str!("../tests/corpus/table.html").to_owned()
+    }),
+    (
+        "/corpus/widgets",
+        "corpus: widgets, icons, checkboxes",
+        || include_str!("../tests/corpus/widgets.html").to_owned(),
+    ),
+];
 
 /// hands' read of each extra page: (elements, JSON bytes, compact bytes).
 async fn extra_reads(urls: &[String]) -> Vec<(usize, usize, usize)> {
@@ -752,12 +768,14 @@ fn main() {
             hands.n_elements,
             hands.capped_omitted
         );
-        for ((_, name, _), (n_elements, json, compact)) in EXTRA_PAGES.iter().zip(&extra) {
+        for (i, ((_, name, _), (n_elements, json, compact))) in
+            EXTRA_PAGES.iter().zip(&extra).enumerate()
+        {
             println!(
                 "  {name}: hands reads {n_elements} elements; BrowserReadV1 {json} bytes, compact {compact} bytes{}",
                 playwright
                     .as_ref()
-                    .and_then(|pw| pw.extra.first())
+                    .and_then(|pw| pw.extra.get(i))
                     .map_or(String::new(), |b| format!(", ariaSnapshot {b} bytes"))
             );
         }
@@ -824,10 +842,10 @@ fn main() {
                     EXTRA_PAGES.iter().zip(pw.extra.iter().zip(&extra))
                 {
                     ratio(
-                        &format!("compact read bytes / ariaSnapshot bytes, {name}"),
+                        &format!("compact bytes / ariaSnapshot bytes, {name}"),
                         *ours as f64,
                         *theirs as f64,
-                        Some(0.5),
+                        (!name.starts_with("corpus")).then_some(0.5),
                     );
                 }
             }

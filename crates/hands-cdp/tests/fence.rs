@@ -14,19 +14,6 @@ use hands_cdp::{CdpBrowser, RequestInfo, Verdict};
 use hands_core::browser::Browser;
 use hands_core::browser::args::{PageUrl, WaitText};
 
-fn allow_only(origin: String) -> Arc<dyn hands_cdp::RequestPolicy> {
-    Arc::new(move |r: &RequestInfo<'_>| {
-        let o = hands_cdp::policy::origin_of(r.url);
-        if o == origin || matches!(r.url.scheme(), "about" | "data" | "blob") {
-            Verdict::Allow
-        } else {
-            Verdict::Deny {
-                reason: "not on the test allow-list".into(),
-            }
-        }
-    })
-}
-
 /// A local UDP listener counting what arrives.
 struct UdpSink {
     port: u16,

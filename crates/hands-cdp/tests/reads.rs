@@ -403,6 +403,7 @@ async fn a_password_never_reaches_a_read_whatever_its_role() {
         "{read:#?}"
     );
     seen.push(serde_json::to_string(&read).unwrap());
+    seen.push(read.to_compact());
     for query in ["button", "hunter2", "checkbox", "slider", "Code"] {
         let found = structured(browser.find(query, None, &c).await.unwrap());
         seen.push(serde_json::to_string(&found).unwrap());
@@ -412,6 +413,7 @@ async fn a_password_never_reaches_a_read_whatever_its_role() {
         .await
         .unwrap();
     seen.push(serde_json::to_string(&scoped).unwrap());
+    seen.push(scoped.to_compact());
     let text = structured(browser.get_page_text(None, &c).await.unwrap());
     seen.push(text.text().to_owned());
     for s in &seen {

@@ -247,3 +247,18 @@ let t = 0;
   requestAnimationFrame(frame);
 })();
 </script>"#;
+
+/// A policy that allows `origin` and the schemes that reach no origin (`about:`, `data:`,
+/// `blob:`), and denies everything else.
+pub fn allow_only(origin: String) -> std::sync::Arc<dyn hands_cdp::RequestPolicy> {
+    std::sync::Arc::new(move |r: &hands_cdp::RequestInfo<'_>| {
+        let o = hands_cdp::policy::origin_of(r.url);
+        if o == origin || matches!(r.url.scheme(), "about" | "data" | "blob") {
+            hands_cdp::Verdict::Allow
+        } else {
+            hands_cdp::Verdict::Deny {
+                reason: "not on the test allow-list".into(),
+            }
+        }
+    })
+}
