@@ -256,6 +256,10 @@ pub struct ReadArgs {
     /// Print `BrowserReadV1` JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read in a running browser's active tab instead of starting one: its DevTools endpoint
+    /// (`ws://127.0.0.1:9222/devtools/browser/…`). The browser is left running.
+    #[arg(long, value_name = "WS_URL")]
+    pub attach: Option<String>,
 }
 
 /// `read_page`'s filter.

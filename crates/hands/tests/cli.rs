@@ -701,3 +701,45 @@ fn hands_run_chooses_the_browser_members() {
         "{stderr}"
     );
 }
+
+/// `hands read --attach` reads in a browser that is already running (its active tab) and leaves
+/// it running; the read is the compact form, with kinds beyond the seven roles.
+#[test]
+fn hands_read_attaches_to_a_running_browser() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let chromium = runtime
+        .block_on(hands_cdp::Chromium::launch(
+            &hands_cdp::LaunchConfig::default(),
+        ))
+        .unwrap();
+    let page = "data:text/html,<title>T</title><p>Pick one</p><button>Go</button><a href=%23x>More</a>\
+                <span onclick=0>Tap</span>";
+    let out = hands()
+        .args(["read", "--attach", chromium.ws_url(), page])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Pick one\n"), "{stdout}");
+    assert!(stdout.contains("] button Go\n"), "{stdout}");
+    assert!(stdout.contains("] link More\n"), "{stdout}");
+    assert!(stdout.contains("] clickable Tap"), "{stdout}");
+    assert!(chromium.exited().is_none(), "the browser was closed");
+    let refused = hands()
+        .args(["read", "--attach", "127.0.0.1:9222", page])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("DevTools WebSocket URL"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
