@@ -24,6 +24,8 @@ use crate::outcome::{RunError, StopReason};
 use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
 use crate::tools::{Toolbox, is_server_tool};
 
+mod resume;
+
 /// The text answering a browser call skipped after an earlier one failed is the browser
 /// toolset's; this one answers a function call of a tool the run does not have.
 fn unknown(name: &str) -> String {
@@ -242,12 +244,11 @@ impl OpenAiSession {
             return Ok(None);
         };
         // The checkpoint before the effect says it may have happened.
-        ctx.attempted.push(call_id.clone());
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
+        if let Some(call) = resume::proposed(item) {
+            ctx.call_attempted(call, || self.snapshot())?;
         }
-        let output = match item.view() {
-            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await?,
+        let ran = match item.view() {
+            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await,
             ItemView::FunctionCall(call) => {
                 let (id, name, args) = (
                     call.call_id.clone(),
@@ -255,14 +256,18 @@ impl OpenAiSession {
                     call.arguments.clone(),
                 );
                 self.function_call(ctx, &id, &name, &args, browser_failed)
-                    .await?
+                    .await
             }
             _ => return Ok(None),
         };
-        ctx.completed.push(call_id);
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        let output = match ran {
+            Ok(output) => output,
+            Err(reason) => {
+                ctx.call_stopped(&call_id, &reason);
+                return Err(reason);
+            }
+        };
+        ctx.call_answered(&call_id, || output.to_value(), None)?;
         Ok(Some(output))
     }
 
@@ -352,6 +357,7 @@ impl OpenAiSession {
                 .computer
                 .as_mut()
                 .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
+            ctx.effect_began(&call.call_id);
             if let Err(e) = executor.execute(action, ctx.cancel).await {
                 ctx.action_done(
                     Api::Responses,
@@ -652,9 +658,14 @@ impl Session for OpenAiSession {
         if last_allowed {
             return Ok(StepResult::StepLimit(text));
         }
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        ctx.begin_turn(
+            response
+                .output
+                .iter()
+                .filter_map(resume::proposed)
+                .collect(),
+            || self.snapshot(),
+        )?;
         let mut browser_failed = false;
         let mut early = std::mem::take(&mut self.early_outputs).into_iter();
         for item in &response.output {
@@ -678,9 +689,7 @@ impl Session for OpenAiSession {
             self.push_input(Item::user_text(&text));
         }
         self.unanswered = false;
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), true)?;
-        }
+        ctx.end_turn(|| self.snapshot())?;
         Ok(StepResult::Continue)
     }
 }
