@@ -128,9 +128,12 @@ pub enum RunError {
         join(.0)
     )]
     NeedsReconciliation(Vec<UncertainCall>),
-    /// The ledger failed, or holds nothing this run can resume.
+    /// The ledger failed, or holds what this run cannot resume.
     #[error("the ledger: {0}")]
     Ledger(String),
+    /// The run has nothing left to resume (it finished, or used all its requests).
+    #[error("nothing to resume: {0}")]
+    NothingToResume(String),
 }
 
 /// A call whose outcome nobody knows.

@@ -209,7 +209,7 @@ impl Runner {
         let latest = ledger
             .latest()
             .map_err(ledger_err)?
-            .ok_or_else(|| RunError::Ledger("the ledger holds no checkpoint to resume".into()))?;
+            .ok_or_else(|| RunError::NothingToResume("the ledger holds no checkpoint".into()))?;
         let raw = crate::ledger::sanitize::raw_mcp_entries(&latest.identity.tools);
         if !raw.is_empty() {
             return Err(RunError::Ledger(format!(
@@ -245,14 +245,13 @@ impl Runner {
             }
         }
         if !state.session.awaits_request() {
-            return Err(RunError::Config(
-                "this run finished: there is nothing to resume (give it a new task to go on)"
-                    .into(),
+            return Err(RunError::NothingToResume(
+                "this run finished (give it a new task to go on)".into(),
             ));
         }
         if steps >= state.config.max_steps {
-            return Err(RunError::Config(format!(
-                "this run has used all {} of its requests: nothing is left to resume",
+            return Err(RunError::NothingToResume(format!(
+                "this run has used all {} of its requests",
                 state.config.max_steps
             )));
         }

@@ -14,8 +14,10 @@ mod environment;
 mod exec;
 mod policy;
 mod read;
+mod resume;
 mod run;
 mod rundir;
+mod runs;
 
 use std::process::ExitCode;
 
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         match cli.command {
             cli::Command::Drill(args) => drill::run(args).await,
             cli::Command::Run(args) => run::run(args).await,
+            cli::Command::Runs(args) => runs::run(args),
             cli::Command::Read(args) => read::run(args).await,
             cli::Command::Policy(args) => policy::run(args),
             cli::Command::Exec(args) => exec::run(args).await,
