@@ -139,8 +139,7 @@ async fn wait_for_window(desktop: &mut X11Desktop) {
 }
 
 async fn long_run() {
-    let mut desktop =
-        X11Desktop::spawn(&XvfbConfig::new(Size::new(1280, 800).unwrap())).unwrap();
+    let mut desktop = X11Desktop::spawn(&XvfbConfig::new(Size::new(1280, 800).unwrap())).unwrap();
     let display = desktop.display().to_owned();
     let _wm = XClient::spawn(&display, "openbox", &[]).unwrap();
     let _editor = XClient::spawn(&display, "mousepad", &["--disable-server"]).unwrap();
@@ -206,12 +205,14 @@ async fn long_run() {
             );
         }
     }
-    let total = per_step.values().fold(StepBytes::default(), |a, b| StepBytes {
-        saves: a.saves + b.saves,
-        sqlite_payload: a.sqlite_payload + b.sqlite_payload,
-        sqlite_written: a.sqlite_written + b.sqlite_written,
-        whole_json: a.whole_json + b.whole_json,
-    });
+    let total = per_step
+        .values()
+        .fold(StepBytes::default(), |a, b| StepBytes {
+            saves: a.saves + b.saves,
+            sqlite_payload: a.sqlite_payload + b.sqlite_payload,
+            sqlite_written: a.sqlite_written + b.sqlite_written,
+            whole_json: a.whole_json + b.whole_json,
+        });
     println!(
         "  {:>5} {:>6} {:>14} B {:>16} B {:>14} B {:>7.1}x",
         "all",

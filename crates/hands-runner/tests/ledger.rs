@@ -674,3 +674,116 @@ async fn a_checkpoint_holding_a_raw_mcp_url_refuses_resume() {
     );
     assert!(sim.requests().is_empty());
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Append {
+    /// The line's number.
+    n: u32,
+}
+
+/// The OpenAI side of the same: a turn of two function calls cut short after the first is
+/// closed with exactly one output per call (the first's recorded output, the second not run),
+/// and the model asks for the second again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openai_turn_cut_short_is_closed_with_one_output_per_call() {
+    use hands_runner::functions::Function;
+    use hands_sim::policy::function_call;
+
+    let dir = tempfile::tempdir().unwrap();
+    let effects = dir.path().join("effects.txt");
+    let sim = SimServer::start(SimConfig::with_policy(|request: &Value| {
+        // Stateless requests: the whole conversation is there.
+        let done: Vec<String> = request["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["type"] == "function_call_output")
+            .filter_map(|i| i["output"].as_str())
+            .filter(|o| o.starts_with("appended"))
+            .map(str::to_owned)
+            .collect();
+        let call = |n: u32| function_call("append", json!({"n": n}));
+        match done.len() {
+            0 => Turn::Items(vec![call(1), call(2)]),
+            1 => Turn::Items(vec![call(2)]),
+            _ => Turn::text("Both appended."),
+        }
+    }))
+    .unwrap();
+    let runner = |ledger: Box<dyn Ledger>| {
+        let mut client = OpenAiConfig::new("sk-test");
+        client.base_url = sim.openai_base_url();
+        let mut settings = OpenAiSettings::new("gpt-5");
+        settings.store = false;
+        let mut toolbox = Toolbox::default();
+        let path = effects.clone();
+        toolbox
+            .functions
+            .add(Function::typed(
+                "append",
+                "Append line n.",
+                move |args: Append| {
+                    let path = path.clone();
+                    async move {
+                        let mut file = std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(&path)
+                            .map_err(|e| e.to_string())?;
+                        std::io::Write::write_all(&mut file, format!("{}\n", args.n).as_bytes())
+                            .map_err(|e| e.to_string())?;
+                        Ok(format!("appended {}", args.n))
+                    }
+                },
+            ))
+            .unwrap();
+        let mut runner = Runner::openai(
+            OpenAiClient::new(client).unwrap(),
+            settings,
+            None,
+            toolbox,
+            RunConfig::default(),
+        );
+        runner.set_ledger(ledger);
+        runner
+    };
+    let path = dir.path().join("ledger.sqlite");
+    let mut ledger = SqliteLedger::create(&path, "run-1").unwrap();
+    ledger.set_before_commit(|revision| {
+        if revision == 5 {
+            Err("stopped here".into())
+        } else {
+            Ok(())
+        }
+    });
+    let outcome = runner(Box::new(ledger))
+        .run("Append two lines.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            outcome.status,
+            RunStatus::Stopped(StopReason::LedgerFailed(_))
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&effects).unwrap(), "1\n");
+    let before = sim.requests().len();
+    let outcome = runner(Box::new(SqliteLedger::open(&path).unwrap()))
+        .resume(&CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(std::fs::read_to_string(&effects).unwrap(), "1\n2\n");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let input = sim.requests()[before].body["input"].clone();
+    let outputs: Vec<&str> = input
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].as_str().unwrap())
+        .collect();
+    assert_eq!(outputs, ["appended 1", NOT_STARTED_ANSWER]);
+    assert!(input.to_string().contains(RESUMED_NOTE));
+}
