@@ -138,6 +138,31 @@ fn trail(checkpoints: &[Checkpoint]) -> Vec<String> {
         .collect()
 }
 
+/// A token cancelled as soon as the first action of `runner` is done.
+fn cancel_after_first_action(runner: &mut Runner) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    runner.set_observer(Box::new(
+        move |record: &hands_runner::diagnostics::Record| {
+            if record.stage == hands_runner::diagnostics::Stage::Action {
+                stop.cancel();
+            }
+        },
+    ));
+    cancel
+}
+
+/// Makes the save of `revision` fail before it commits, as a process killed there would.
+fn fail_save(ledger: &mut SqliteLedger, revision: u64) {
+    ledger.set_before_commit(move |saving| {
+        if saving == revision {
+            Err("stopped here".into())
+        } else {
+            Ok(())
+        }
+    });
+}
+
 fn two_turns_of_clicks(request: &Value) -> Turn {
     let c = |m: &str, input: Value| toolset_use("computer", m, input);
     match assistant_turns(request) {
@@ -201,15 +226,7 @@ async fn a_new_runner_resumes_from_a_completed_turn_and_repeats_nothing() {
     // The first process is stopped after the first click of its first turn.
     let mut first = claude(&sim, Some(desktop.display()), Toolbox::default(), MODEL);
     first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
-    let cancel = CancellationToken::new();
-    let stop = cancel.clone();
-    first.set_observer(Box::new(
-        move |record: &hands_runner::diagnostics::Record| {
-            if record.stage == hands_runner::diagnostics::Stage::Action {
-                stop.cancel();
-            }
-        },
-    ));
+    let cancel = cancel_after_first_action(&mut first);
     let outcome = first.run("Click.", &cancel).await.unwrap();
     assert_eq!(outcome.status, RunStatus::Stopped(StopReason::Cancelled));
     assert_eq!(clicks(&recorder), vec![(10, 10)]);
@@ -365,13 +382,7 @@ async fn a_turn_cut_short_after_an_effect_is_closed_from_its_records() {
     let mut ledger = SqliteLedger::create(&path, "run-1").unwrap();
     // Revisions: 1 the task, 2 both proposed, 3 echo 1 attempted, 4 echo 1 done, 5 echo 2
     // attempted: that save never happens.
-    ledger.set_before_commit(|revision| {
-        if revision == 5 {
-            Err("stopped here".into())
-        } else {
-            Ok(())
-        }
-    });
+    fail_save(&mut ledger, 5);
     let mut first = claude(&sim, None, bash_in(dir.path()), MODEL);
     first.set_ledger(Box::new(ledger));
     let outcome = first
@@ -532,15 +543,7 @@ async fn resume_refuses_another_model_step_limit_or_tools_and_names_each() {
     let ledger = MemoryLedger::new("run-1");
     let mut first = claude(&sim, None, bash_in(dir.path()), MODEL);
     first.set_ledger(Box::new(ledger.clone()));
-    let cancel = CancellationToken::new();
-    let stop = cancel.clone();
-    first.set_observer(Box::new(
-        move |record: &hands_runner::diagnostics::Record| {
-            if record.stage == hands_runner::diagnostics::Stage::Action {
-                stop.cancel();
-            }
-        },
-    ));
+    let cancel = cancel_after_first_action(&mut first);
     first.run("Work.", &cancel).await.unwrap();
 
     let mut toolbox = bash_in(dir.path());
@@ -749,13 +752,7 @@ async fn an_openai_turn_cut_short_is_closed_with_one_output_per_call() {
     };
     let path = dir.path().join("ledger.sqlite");
     let mut ledger = SqliteLedger::create(&path, "run-1").unwrap();
-    ledger.set_before_commit(|revision| {
-        if revision == 5 {
-            Err("stopped here".into())
-        } else {
-            Ok(())
-        }
-    });
+    fail_save(&mut ledger, 5);
     let outcome = runner(Box::new(ledger))
         .run("Append two lines.", &CancellationToken::new())
         .await
