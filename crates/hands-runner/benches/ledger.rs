@@ -122,6 +122,10 @@ impl Ledger for Both {
     fn record_end(&mut self, end: &RunEnd) -> Result<(), LedgerError> {
         self.sqlite.record_end(end)
     }
+
+    fn end(&mut self) -> Result<Option<RunEnd>, LedgerError> {
+        self.sqlite.end()
+    }
 }
 
 /// Waits (bounded) until a window breaks Xvfb's uniform root.

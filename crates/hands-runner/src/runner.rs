@@ -15,13 +15,13 @@ use hands_toolset::computer_call::ComputerCallExecutor;
 use tokio::sync::Mutex;
 
 use crate::anthropic::{AnthropicSession, AnthropicSettings};
-use crate::approval::ComputerApprover;
+use crate::approval::Approver;
 use crate::checkpoint::{Checkpoints, TurnLog};
 use crate::diagnostics::{Observer, UsageTotals};
 use crate::journal::Journal;
 use crate::ledger::{CheckpointStatus, Ledger, ResumePlan, RunEnd, RunIdentity, plan_resume};
 use crate::openai::{OpenAiSession, OpenAiSettings};
-use crate::outcome::{RunError, RunOutcome, RunStatus, StopReason};
+use crate::outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason};
 use crate::session::{Session, StepContext, StepResult};
 use crate::tools::Toolbox;
 
@@ -46,7 +46,7 @@ impl Default for RunConfig {
 struct State {
     session: Box<dyn Session>,
     toolbox: Toolbox,
-    approver: Option<Box<dyn ComputerApprover>>,
+    approver: Option<Box<dyn Approver>>,
     observer: Option<Observer>,
     journal: Option<Box<dyn Journal>>,
     checkpoints: Option<Checkpoints>,
@@ -115,8 +115,9 @@ impl Runner {
         )
     }
 
-    /// Sets the approver of computer actions (safety checks, `before_action`).
-    pub fn set_approver(&mut self, approver: Box<dyn ComputerApprover>) {
+    /// Sets the approver of the run's effects (computer actions and safety checks, bash, the
+    /// text editor, ordinary functions; see [`crate::approval`]).
+    pub fn set_approver(&mut self, approver: Box<dyn Approver>) {
         self.state.get_mut().approver = Some(approver);
     }
 
@@ -156,10 +157,7 @@ impl Runner {
         let mut guard = self.state.try_lock().map_err(|_| RunError::Busy)?;
         let state = &mut *guard;
         let continuing = state.prepared;
-        if !state.prepared {
-            state.session.prepare(&state.toolbox)?;
-            state.prepared = true;
-        }
+        prepare(state)?;
         if let (Some(identity), Some(checkpoints)) =
             (identity_of(state), state.checkpoints.as_mut())
         {
@@ -184,22 +182,19 @@ impl Runner {
     /// Resumes the run its ledger holds ([`Runner::set_ledger`]), with the requests it had left,
     /// on this runner (a new process, a new desktop). Refused when this runner is not that
     /// run's identity (another model, step limit or set of tools: the error names what
-    /// changed), when the saved tools hold a raw MCP server URL, and while a call of the last
-    /// turn may or may not have taken effect ([`crate::ledger::reconcile`] it first). Nothing
-    /// that may have taken effect runs again; see [`crate::ledger::plan_resume`] for where the
-    /// run starts. The model is told that the run resumed, with a screenshot of the desktop
-    /// when the run has one.
+    /// changed), when the saved tools hold a raw MCP server URL, while a call of the last turn
+    /// may or may not have taken effect ([`crate::ledger::reconcile`] it first), and when the
+    /// run has nothing left to do. Nothing that may have taken effect runs again; see
+    /// [`crate::ledger::plan_resume`] for where the run starts. The model is told that the run
+    /// resumed, with a screenshot of the desktop when the run has one.
     ///
     /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución".
     pub async fn resume(&self, cancel: &CancellationToken) -> Result<RunOutcome, RunError> {
         let mut guard = self.state.try_lock().map_err(|_| RunError::Busy)?;
         let state = &mut *guard;
-        if !state.prepared {
-            state.session.prepare(&state.toolbox)?;
-            state.prepared = true;
-        }
+        prepare(state)?;
         let identity = identity_of(state);
-        let Some(checkpoints) = state.checkpoints.as_mut() else {
+        let (Some(checkpoints), Some(identity)) = (state.checkpoints.as_mut(), identity) else {
             return Err(RunError::Config(
                 "resuming needs the run's ledger: set_ledger first".into(),
             ));
@@ -217,12 +212,17 @@ impl Runner {
                 raw.join(", ")
             )));
         }
-        let Some(identity) = identity else {
-            return Err(RunError::Config("resuming needs the run's ledger".into()));
-        };
         let changes = identity.changes_from(&latest.identity);
         if !changes.is_empty() {
             return Err(RunError::IdentityChanged(changes));
+        }
+        match ledger.end().map_err(ledger_err)? {
+            Some(RunEnd::Finished) if latest.pending().is_none() => {
+                return Err(RunError::NothingToResume(
+                    "this run finished (give it a new task to go on)".into(),
+                ));
+            }
+            _ => {}
         }
         let completed = match latest.status {
             CheckpointStatus::Completed => None,
@@ -230,6 +230,12 @@ impl Runner {
         };
         let plan = plan_resume(latest, completed)?;
         let steps = plan.steps_used();
+        if steps >= state.config.max_steps {
+            return Err(RunError::NothingToResume(format!(
+                "this run has used all {} of its requests",
+                state.config.max_steps
+            )));
+        }
         match &plan {
             ResumePlan::FromCompleted(checkpoint) => {
                 state.session.restore(&checkpoint.conversation)?;
@@ -246,14 +252,8 @@ impl Runner {
         }
         if !state.session.awaits_request() {
             return Err(RunError::NothingToResume(
-                "this run finished (give it a new task to go on)".into(),
+                "the conversation ends with the model's final answer".into(),
             ));
-        }
-        if steps >= state.config.max_steps {
-            return Err(RunError::NothingToResume(format!(
-                "this run has used all {} of its requests",
-                state.config.max_steps
-            )));
         }
         state.session.note_resumed(cancel).await?;
         if let Some(checkpoints) = state.checkpoints.as_mut() {
@@ -273,6 +273,7 @@ impl Runner {
         let mut executed = Vec::new();
         let mut steps = steps_used;
         let mut final_text = String::new();
+        let mut api_stop: Option<ApiStop> = None;
         // The starting point is the end of a completed turn (the task just added, or the
         // checkpoint resumed from).
         if let Err(reason) = save_completed(state, steps) {
@@ -282,6 +283,7 @@ impl Runner {
                 final_text,
                 usage,
                 executed_call_ids: executed,
+                api_stop,
             };
         }
         let status = loop {
@@ -304,16 +306,13 @@ impl Runner {
                 usage: &mut usage,
                 executed: &mut executed,
                 checkpoints: &mut state.checkpoints,
+                api_stop: &mut api_stop,
                 turn: TurnLog::default(),
             };
             match state.session.step(&mut ctx, last_allowed).await {
                 Ok(StepResult::Continue) => {}
-                // The last allowed request is sent with tool choice `none`: the model can only
-                // sum up, so the run ends at the limit even when it answered with text.
-                Ok(StepResult::Finished(text)) if last_allowed => {
-                    final_text = text;
-                    break RunStatus::StepLimit;
-                }
+                // A text answer is a finish, on the last allowed request too (sent with tool
+                // choice `none`, the model sums up there): as the SDKs' runners end.
                 Ok(StepResult::Finished(text)) => {
                     final_text = text;
                     break RunStatus::Finished;
@@ -346,8 +345,23 @@ impl Runner {
             final_text,
             usage,
             executed_call_ids: executed,
+            api_stop,
         }
     }
+}
+
+/// Builds the declarations once, and refuses a run that needs an approver without one.
+fn prepare(state: &mut State) -> Result<(), RunError> {
+    if state.approver.is_none()
+        && let Some(why) = state.session.needs_approver()
+    {
+        return Err(RunError::Config(why));
+    }
+    if !state.prepared {
+        state.session.prepare(&state.toolbox)?;
+        state.prepared = true;
+    }
+    Ok(())
 }
 
 /// Saves a completed checkpoint of the conversation, when the run keeps a ledger.

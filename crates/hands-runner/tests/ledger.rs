@@ -13,7 +13,7 @@ use hands_core::geometry::Size;
 use hands_core::{CancellationToken, Desktop};
 use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
 use hands_models::openai::{OpenAiClient, OpenAiConfig};
-use hands_runner::approval::{ActionContext, ComputerApprover, Decision, SafetyChecksContext};
+use hands_runner::approval::{Approver, Decision, Effect, EffectKind, SafetyChecksContext};
 use hands_runner::ledger::{
     CallState, Checkpoint, CheckpointStatus, Ledger, MemoryLedger, NOT_STARTED_ANSWER,
     RESUMED_NOTE, RunIdentity, SqliteLedger, Verdict, reconcile,
@@ -422,7 +422,7 @@ async fn a_turn_cut_short_after_an_effect_is_closed_from_its_records() {
 struct Approve(bool);
 
 #[async_trait]
-impl ComputerApprover for Approve {
+impl Approver for Approve {
     async fn approve_safety_checks(
         &mut self,
         _: SafetyChecksContext,
@@ -435,11 +435,11 @@ impl ComputerApprover for Approve {
         }
     }
 
-    fn checks_before_action(&self) -> bool {
+    fn reviews(&self, _: EffectKind) -> bool {
         false
     }
 
-    async fn before_action(&mut self, _: ActionContext, _: &CancellationToken) -> Decision {
+    async fn approve(&mut self, _: Effect, _: &CancellationToken) -> Decision {
         Decision::Approve
     }
 }

@@ -258,6 +258,14 @@ pub fn fine_grained_with_toolset() -> String {
         .to_owned()
 }
 
+/// Anthropic, **modelled**: a user message after a turn that stopped with `pause_turn`, which
+/// must be sent back last, unchanged, to let it go on.
+pub fn paused_turn_not_last(msg_idx: usize) -> String {
+    format!(
+        "messages.{msg_idx}: this turn stopped with `stop_reason: \"pause_turn\"`; send it back as the last message, unchanged, to let it continue, before adding a user message"
+    )
+}
+
 /// Anthropic, **modelled**: an assistant message last (prefill), which toolset-era models
 /// refuse.
 pub const PREFILL_UNSUPPORTED: &str = "messages: the final message must have role `user`; assistant message prefill is not supported for this model";
@@ -315,6 +323,22 @@ pub fn no_computer_output(call_id: &str) -> String {
 /// OpenAI, **modelled** on the function-call wording: a computer output without its call.
 pub fn no_computer_call(call_id: &str) -> String {
     format!("No tool call found for computer call output with call_id {call_id}.")
+}
+
+/// OpenAI, **modelled**: an output for a call that did not complete (`in_progress`,
+/// `incomplete`): such a call was never issued whole.
+pub fn output_for_unfinished_call(call_id: &str, status: &str) -> String {
+    format!(
+        "Call {call_id} has status '{status}', not 'completed'; it cannot be answered. Remove its output from your input."
+    )
+}
+
+/// OpenAI, **modelled**: an `mcp_approval_response` with no MCP tool declared, or for no
+/// `mcp_approval_request` of the conversation.
+pub fn mcp_approval_unexpected(request_id: &str) -> String {
+    format!(
+        "No MCP approval request found with id '{request_id}' for a declared MCP server; an mcp_approval_response answers an mcp_approval_request of an 'mcp' tool in 'tools'."
+    )
 }
 
 /// OpenAI, **real**: `previous_response_id` names nothing stored.

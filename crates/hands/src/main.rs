@@ -12,12 +12,14 @@ mod demo;
 mod drill;
 mod environment;
 mod exec;
+mod mcp;
 mod policy;
 mod read;
 mod resume;
 mod run;
 mod rundir;
 mod runs;
+mod view;
 
 use std::process::ExitCode;
 
@@ -46,6 +48,8 @@ fn main() -> ExitCode {
             cli::Command::Policy(args) => policy::run(args),
             cli::Command::Exec(args) => exec::run(args).await,
             cli::Command::Demo(args) => demo::run(args).await,
+            cli::Command::Mcp(args) => mcp::run(args).await,
+            cli::Command::View(args) => view::run(args).await,
         }
     });
     match result {

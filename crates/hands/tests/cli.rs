@@ -319,3 +319,175 @@ fn hands_run_in_a_browser_uses_claudes_browser_toolset() {
         "only the start page was loaded"
     );
 }
+
+/// `hands run` on a spawned desktop against `sim`, with these extra arguments and environment;
+/// returns the exit code and stderr.
+fn run_on_desktop(
+    sim: &SimServer,
+    out: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Option<i32>, String) {
+    let mut command = hands();
+    command
+        .args(["run", "--desktop", "--task", "Do it."])
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .env_remove("DISPLAY")
+        .stdin(std::process::Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The `tool_result` blocks of request `n`'s last message.
+fn results_of(sim: &SimServer, n: usize) -> Vec<Value> {
+    sim.requests()[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn hands_run_approve_none_runs_no_bash_no_editor_and_no_typing() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("bash-ran");
+    let written = dir.path().join("editor-wrote.txt");
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![
+            tool_use(
+                "bash",
+                json!({"command": format!("touch {}", marker.display())}),
+            ),
+            tool_use(
+                "str_replace_based_edit_tool",
+                json!({"command": "create", "path": written.display().to_string(), "file_text": "x"}),
+            ),
+        ]),
+        Turn::Blocks(vec![toolset_use(
+            "computer",
+            "type",
+            json!({"text": "rm -rf ~\n"}),
+        )]),
+        Turn::text("Nothing was allowed."),
+    ]))
+    .unwrap();
+    let (code, stderr) = run_on_desktop(&sim, &dir.path().join("run"), &["--approve", "none"], &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!marker.exists(), "bash ran under --approve none");
+    assert!(!written.exists(), "the editor wrote under --approve none");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let refused = |name: &str| {
+        json!(format!(
+            "The user did not grant permission to run '{name}'. Do not retry it unless the user asks you to."
+        ))
+    };
+    let first = results_of(&sim, 1);
+    assert_eq!(text_of(&first[0]), refused("bash"));
+    assert_eq!(text_of(&first[1]), refused("str_replace_based_edit_tool"));
+    let second = results_of(&sim, 2);
+    assert_eq!(text_of(&second[0]), refused("type"));
+    assert_eq!(second[0]["is_error"], json!(true));
+}
+
+/// The text of a result: its string content, or its first text block.
+fn text_of(result: &Value) -> Value {
+    match &result["content"] {
+        Value::Array(blocks) => blocks
+            .iter()
+            .find(|b| b["type"] == "text")
+            .map(|b| b["text"].clone())
+            .unwrap_or(Value::Null),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn the_model_reads_no_api_key_from_bash() {
+    // An attacker's model: every way a shell shows its environment.
+    let key = "sk-ant-very-secret-key-0123456789";
+    let probe = "env; echo \"key=[$ANTHROPIC_API_KEY][$OPENAI_API_KEY][$GITHUB_TOKEN]\"; \
+                 tr '\\0' '\\n' < /proc/self/environ; tr '\\0' '\\n' < /proc/$$/environ; \
+                 sh -c 'env; cat /proc/self/environ'; declare -p; set";
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![tool_use("bash", json!({"command": probe}))]),
+        Turn::text("Looked."),
+    ]))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr) = run_on_desktop(
+        &sim,
+        &dir.path().join("run"),
+        &["--approve", "all"],
+        &[
+            ("ANTHROPIC_API_KEY", key),
+            ("OPENAI_API_KEY", "sk-openai-secret-0123456789"),
+            ("GITHUB_TOKEN", "ghp_secret0123456789"),
+            ("DB_PASSWORD", "hunter2-secret"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let result = results_of(&sim, 1)[0].to_string();
+    assert!(result.contains("key=[][][]"), "{result}");
+    assert!(result.contains("PATH="), "the probe ran: {result}");
+    for secret in [
+        key,
+        "sk-openai-secret",
+        "ghp_secret",
+        "hunter2",
+        "ANTHROPIC_BASE_URL",
+    ] {
+        assert!(!result.contains(secret), "{secret} leaked: {result}");
+    }
+}
+
+#[test]
+fn hands_run_stops_on_max_tokens_without_running_the_cut_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let sim = SimServer::start(SimConfig::scripted(vec![Turn::stopped(
+        Turn::Blocks(vec![tool_use(
+            "bash",
+            json!({"command": format!("touch {}", marker.display())}),
+        )]),
+        "max_tokens",
+    )]))
+    .unwrap();
+    let (code, stderr) = run_on_desktop(&sim, &dir.path().join("run"), &["--approve", "all"], &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("`max_tokens`"), "{stderr}");
+    assert!(!marker.exists());
+}
+
+#[test]
+fn a_text_answer_on_the_last_allowed_request_exits_zero() {
+    let sim = SimServer::start(SimConfig::scripted(vec![Turn::text("All done.")])).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr) = run_on_desktop(
+        &sim,
+        &dir.path().join("run"),
+        &["--approve", "all", "--max-steps", "1"],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("finished"), "{stderr}");
+    assert_eq!(
+        sim.requests()[0].body["tool_choice"],
+        json!({"type": "none"})
+    );
+}

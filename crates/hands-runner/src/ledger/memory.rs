@@ -81,6 +81,10 @@ impl Ledger for MemoryLedger {
         self.inner().end = Some(end.clone());
         Ok(())
     }
+
+    fn end(&mut self) -> Result<Option<RunEnd>, LedgerError> {
+        Ok(self.inner().end.clone())
+    }
 }
 
 /// The rules every ledger keeps: its own run, the next revision, the identity it started with.

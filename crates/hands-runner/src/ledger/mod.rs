@@ -281,6 +281,10 @@ pub trait Ledger: Send {
     /// The latest completed checkpoint.
     fn latest_completed(&mut self) -> Result<Option<Checkpoint>, LedgerError>;
 
-    /// Records how the run ended (for listings); a later save clears it.
+    /// Records how the run ended (for listings, and so a finished run is not resumed); a later
+    /// save clears it.
     fn record_end(&mut self, end: &RunEnd) -> Result<(), LedgerError>;
+
+    /// How the run ended, when its process recorded it after its latest save.
+    fn end(&mut self) -> Result<Option<RunEnd>, LedgerError>;
 }

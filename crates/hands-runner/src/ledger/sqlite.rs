@@ -330,15 +330,10 @@ impl SqliteLedger {
         conn.busy_timeout(Duration::from_secs(5)).map_err(&err)?;
         check_version(&conn, path)?;
         let (run_id, identity) = read_run(&conn, path)?;
-        let (created_at, end): (i64, Option<String>) = conn
-            .query_row("SELECT created_at, end_state FROM run", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+        let created_at: i64 = conn
+            .query_row("SELECT created_at FROM run", [], |r| r.get(0))
             .map_err(&err)?;
-        let end = end
-            .map(|text| serde_json::from_str::<RunEnd>(&text))
-            .transpose()
-            .map_err(|e| SqliteLedger::invalid(path, e.to_string()))?;
+        let end = read_end(&conn, path)?;
         let n_checkpoints: i64 = conn
             .query_row("SELECT COUNT(*) FROM checkpoints", [], |r| r.get(0))
             .map_err(&err)?;
@@ -429,6 +424,15 @@ fn read_run(conn: &Connection, path: &Path) -> Result<(String, Option<RunIdentit
         .transpose()
         .map_err(|e| SqliteLedger::invalid(path, format!("the run identity: {e}")))?;
     Ok((run_id, identity))
+}
+
+fn read_end(conn: &Connection, path: &Path) -> Result<Option<RunEnd>, LedgerError> {
+    let end: Option<String> = conn
+        .query_row("SELECT end_state FROM run", [], |r| r.get(0))
+        .map_err(SqliteLedger::sqlite_err(path))?;
+    end.map(|text| serde_json::from_str::<RunEnd>(&text))
+        .transpose()
+        .map_err(|e| SqliteLedger::invalid(path, format!("how the run ended: {e}")))
 }
 
 fn read_meta(conn: &Connection, path: &Path, key: &str) -> Result<Option<String>, LedgerError> {
@@ -645,6 +649,10 @@ impl Ledger for SqliteLedger {
             .execute("UPDATE run SET end_state = ?1", [text])
             .map_err(SqliteLedger::sqlite_err(&self.path))?;
         Ok(())
+    }
+
+    fn end(&mut self) -> Result<Option<RunEnd>, LedgerError> {
+        read_end(&self.conn, &self.path)
     }
 }
 

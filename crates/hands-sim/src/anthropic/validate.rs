@@ -105,6 +105,7 @@ pub(crate) fn validate(
     config: &AnthropicConfig,
     signer: &Signer,
     thinking_turns: &HashSet<String>,
+    paused: &[Value],
     memo: &mut ImageMemo,
 ) -> Result<Checked> {
     let Some(obj) = body.as_object() else {
@@ -162,6 +163,7 @@ pub(crate) fn validate(
         config,
         signer,
         thinking_turns,
+        paused,
         thinking_on,
     };
     let images = walk.run()?;
@@ -650,6 +652,8 @@ struct Walk<'a> {
     config: &'a AnthropicConfig,
     signer: &'a Signer,
     thinking_turns: &'a HashSet<String>,
+    /// The content of every turn this server ended with `pause_turn`.
+    paused: &'a [Value],
     thinking_on: bool,
 }
 
@@ -681,16 +685,25 @@ impl<'a> Walk<'a> {
             if msg_idx == 0 && role != "user" {
                 return Err(invalid(m::FIRST_MESSAGE_USER));
             }
-            if role == prev_role {
+            let after_paused = msg_idx > 0 && self.is_paused(msg_idx - 1);
+            // A paused turn is continued by the next answer, which the client appends as an
+            // assistant message of its own; nothing else may follow it.
+            if after_paused && role == "user" {
+                return Err(invalid(m::paused_turn_not_last(msg_idx - 1)));
+            }
+            if role == prev_role && !(after_paused && role == "assistant") {
                 return Err(invalid(m::roles_must_alternate(role)));
             }
             prev_role = role;
             let is_last = msg_idx + 1 == messages.len();
-            if is_last && role == "assistant" && !self.config.allow_prefill {
+            let paused = self.is_paused(msg_idx);
+            if is_last && role == "assistant" && !self.config.allow_prefill && !paused {
                 return Err(invalid(m::PREFILL_UNSUPPORTED));
             }
             let blocks = self.blocks(msg_idx, message, is_last)?;
-            if role == "assistant" {
+            if role == "assistant" && paused {
+                // The turn goes on: its calls are answered after its continuation.
+            } else if role == "assistant" {
                 self.assistant(msg_idx, &blocks, Some(msg_idx) == last_assistant)?;
             } else {
                 self.user(msg_idx, &blocks, &mut images)?;
@@ -789,6 +802,18 @@ impl<'a> Walk<'a> {
             }
         }
         Ok(blocks)
+    }
+
+    /// Whether message `msg_idx` is a turn this server ended with `pause_turn`, sent back
+    /// unchanged.
+    fn is_paused(&self, msg_idx: usize) -> bool {
+        let Some(message) = self.messages.get(msg_idx) else {
+            return false;
+        };
+        message.get("role").and_then(Value::as_str) == Some("assistant")
+            && message
+                .get("content")
+                .is_some_and(|content| self.paused.contains(content))
     }
 
     fn tool_uses(blocks: &[&'a Value]) -> Vec<ToolUse<'a>> {

@@ -71,6 +71,10 @@ pub struct ComputerConfig {
     /// Capture pixels per screen (input) pixel — 2 for a HiDPI display captured at twice its
     /// logical size; `None`: what the driver reports (1 on X11).
     pub device_pixel_ratio: Option<f64>,
+    /// Members that run only after a confirmation: the runner refuses to start without an
+    /// approver and asks it before each such block, whatever else it reviews. Empty by
+    /// default; [`Member::KEYBOARD`] is what the SDK's toolset requires.
+    pub confirm_members: Vec<Member>,
 }
 
 impl Default for ComputerConfig {
@@ -83,6 +87,7 @@ impl Default for ComputerConfig {
             append_screenshot: true,
             max_image_base64: MAX_IMAGE_BASE64_BYTES,
             device_pixel_ratio: None,
+            confirm_members: Vec::new(),
         }
     }
 }
@@ -135,6 +140,15 @@ enum BlockError {
     NoAction,
     #[error("{0}")]
     Desktop(#[from] DesktopError),
+}
+
+/// The refusal of a block that needs a confirmation nobody can give: the wording of the SDK's
+/// `ConfirmFailedError`.
+pub fn confirm_unavailable_text(member: Member) -> String {
+    format!(
+        "Permission to run '{}' could not be obtained (the confirmation prompt failed). Do not retry it unless the user asks you to.",
+        member.name()
+    )
 }
 
 fn member_list() -> String {
@@ -222,8 +236,21 @@ impl<D: Desktop> ComputerToolset<D> {
         }
     }
 
+    /// The enabled member a block of this toolset names, if any.
+    pub fn member(&self, tool_use: &ToolUse) -> Option<Member> {
+        self.resolve(tool_use).ok()
+    }
+
+    /// Whether a block may run only after a confirmation ([`ComputerConfig::confirm_members`]).
+    pub fn requires_confirm(&self, tool_use: &ToolUse) -> bool {
+        self.member(tool_use)
+            .is_some_and(|m| self.config.confirm_members.contains(&m))
+    }
+
     /// Runs this toolset's blocks of a turn in order (blocks it does not own are skipped) and
-    /// answers each.
+    /// answers each. Nobody can confirm here: a block whose member requires a confirmation
+    /// ([`ComputerConfig::confirm_members`]) is refused with [`confirm_unavailable_text`] and
+    /// stops the batch; use a runner with an approver to run them.
     pub async fn run_turn(
         &mut self,
         blocks: &[ToolUse],
@@ -234,7 +261,13 @@ impl<D: Desktop> ComputerToolset<D> {
         let mine: Vec<&ToolUse> = blocks.iter().filter(|b| self.owns(b)).collect();
         for tool_use in mine {
             let index = results.len();
-            let result = self.run_block(&mut batch, tool_use, index, cancel).await;
+            let result = match self.member(tool_use) {
+                Some(member) if self.config.confirm_members.contains(&member) => {
+                    let text = confirm_unavailable_text(member);
+                    self.refuse_block(&mut batch, tool_use, index, &text)
+                }
+                _ => self.run_block(&mut batch, tool_use, index, cancel).await,
+            };
             results.push(result);
         }
         let fault = self.finish_batch(batch, &mut results, cancel).await;
