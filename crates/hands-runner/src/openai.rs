@@ -640,6 +640,8 @@ impl Session for OpenAiSession {
             .get("previous_response_id")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        // A resumed run still refuses a call id it has seen before.
+        self.call_ids = self.items.iter().filter_map(call_id_of).collect();
         self.unanswered = false;
         Ok(())
     }
