@@ -28,6 +28,8 @@ use crate::outcome::{RunError, StopReason};
 use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
 use crate::tools::{Toolbox, is_server_tool};
 
+mod resume;
+
 /// The text answering a browser call skipped after an earlier one failed is the browser
 /// toolset's; this one answers a function call of a tool the run does not have.
 fn unknown(name: &str) -> String {
@@ -268,12 +270,11 @@ impl OpenAiSession {
             return Ok(None);
         };
         // The checkpoint before the effect says it may have happened.
-        ctx.attempted.push(call_id.clone());
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
+        if let Some(call) = resume::proposed(item) {
+            ctx.call_attempted(call, || self.snapshot())?;
         }
-        let output = match item.view() {
-            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await?,
+        let ran = match item.view() {
+            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await,
             ItemView::FunctionCall(call) => {
                 let (id, name, args) = (
                     call.call_id.clone(),
@@ -281,14 +282,18 @@ impl OpenAiSession {
                     call.arguments.clone(),
                 );
                 self.function_call(ctx, &id, &name, &args, browser_failed)
-                    .await?
+                    .await
             }
             _ => return Ok(None),
         };
-        ctx.completed.push(call_id);
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        let output = match ran {
+            Ok(output) => output,
+            Err(reason) => {
+                ctx.call_stopped(&call_id, &reason);
+                return Err(reason);
+            }
+        };
+        ctx.call_answered(&call_id, || output.to_value(), None)?;
         Ok(Some(output))
     }
 
@@ -379,6 +384,7 @@ impl OpenAiSession {
                 .computer
                 .as_mut()
                 .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
+            ctx.effect_began(&call.call_id);
             if let Err(e) = executor.execute(action, ctx.cancel).await {
                 ctx.action_done(
                     Api::Responses,
@@ -633,6 +639,8 @@ impl Session for OpenAiSession {
             .get("previous_response_id")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        // A resumed run still refuses a call id it has seen before.
+        self.call_ids = self.items.iter().filter_map(call_id_of).collect();
         self.unanswered = false;
         Ok(())
     }
@@ -692,9 +700,14 @@ impl Session for OpenAiSession {
         if last_allowed {
             return Ok(StepResult::StepLimit(text));
         }
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        ctx.begin_turn(
+            response
+                .output
+                .iter()
+                .filter_map(resume::proposed)
+                .collect(),
+            || self.snapshot(),
+        )?;
         let mut browser_failed = false;
         let mut early = std::mem::take(&mut self.early_outputs).into_iter();
         for item in &response.output {
@@ -718,9 +731,7 @@ impl Session for OpenAiSession {
             self.push_input(Item::user_text(&text));
         }
         self.unanswered = false;
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), true)?;
-        }
+        ctx.end_turn(|| self.snapshot())?;
         Ok(StepResult::Continue)
     }
 }

@@ -15,8 +15,10 @@ mod exec;
 mod mcp;
 mod policy;
 mod read;
+mod resume;
 mod run;
 mod rundir;
+mod runs;
 mod view;
 
 use std::process::ExitCode;
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         match cli.command {
             cli::Command::Drill(args) => drill::run(args).await,
             cli::Command::Run(args) => run::run(args).await,
+            cli::Command::Runs(args) => runs::run(args),
             cli::Command::Read(args) => read::run(args).await,
             cli::Command::Policy(args) => policy::run(args),
             cli::Command::Exec(args) => exec::run(args).await,
