@@ -43,6 +43,18 @@ pub enum Command {
     /// The offline demo: spawn a desktop with an editor, replay a sample turn, show what came
     /// back.
     Demo(DemoArgs),
+    /// hands' side of the differential suite against the official SDKs (`difftest/`): runs
+    /// each case of a JSON-lines file and prints one JSON line per case.
+    #[command(hide = true)]
+    Difftest(DifftestArgs),
+}
+
+/// `hands difftest`.
+#[derive(Debug, Args)]
+pub struct DifftestArgs {
+    /// The cases, one JSON object per line (written by `difftest/run.py`).
+    #[arg(value_name = "CASES.jsonl")]
+    pub cases: PathBuf,
 }
 
 /// `hands run`.

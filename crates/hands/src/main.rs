@@ -9,6 +9,7 @@
 mod approve;
 mod cli;
 mod demo;
+mod difftest;
 mod drill;
 mod environment;
 mod exec;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
             cli::Command::Policy(args) => policy::run(args),
             cli::Command::Exec(args) => exec::run(args).await,
             cli::Command::Demo(args) => demo::run(args).await,
+            cli::Command::Difftest(args) => difftest::run(args).await,
         }
     });
     match result {
