@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import warnings
 from typing import Any
 
@@ -35,6 +36,9 @@ from openai.types.responses import ResponseFunctionToolCall
 import fakes
 
 warnings.simplefilter("ignore")
+# The SDKs log every exception a driver raises, with its traceback: the suite reads the results.
+logging.getLogger("anthropic").setLevel(logging.CRITICAL)
+logging.getLogger("openai").setLevel(logging.CRITICAL)
 
 MODEL = "claude-opus-5"
 

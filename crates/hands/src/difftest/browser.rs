@@ -82,7 +82,8 @@ pub async fn claude_browser(env: &mut Env, case: &Value) -> anyhow::Result<Value
         log.take();
         let result = toolset.run_block(&mut batch, tool_use, &cancel).await;
         let mut block = elide_images(result.to_json());
-        block["acted"] = json!(!log.take().is_empty());
+        let ran = super::computer::ran_without_driver(tool_use, result.result());
+        block["acted"] = json!(!log.take().is_empty() || ran);
         results.push(block);
     }
     let fault = toolset.finish_batch(batch);

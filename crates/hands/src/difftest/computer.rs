@@ -44,12 +44,11 @@ pub async fn claude_computer(env: &mut Env, case: &Value) -> anyhow::Result<Valu
     for tool_use in mine {
         log.take();
         let index = results.len();
-        results.push(
-            toolset
-                .run_block(&mut batch, tool_use, index, &cancel)
-                .await,
-        );
-        acted.push(!log.take().is_empty());
+        let result = toolset
+            .run_block(&mut batch, tool_use, index, &cancel)
+            .await;
+        acted.push(!log.take().is_empty() || ran_without_driver(tool_use, &result));
+        results.push(result);
     }
     let fault = toolset.finish_batch(batch, &mut results, &cancel).await;
     let closing = log.take();
@@ -75,4 +74,9 @@ pub async fn claude_computer(env: &mut Env, case: &Value) -> anyhow::Result<Valu
         "closing_acted": !closing.is_empty(),
         "fault": fault.map(|f| f.to_string()),
     }))
+}
+
+/// `wait` runs without touching the desktop (a cancellable sleep): a successful `wait` acted.
+pub fn ran_without_driver(tool_use: &ToolUse, result: &hands_toolset::wire::ToolResult) -> bool {
+    tool_use.name == "wait" && !result.is_error
 }

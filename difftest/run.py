@@ -1,0 +1,252 @@
+"""The differential suite: every case of the corpora through the official SDKs (Python `anthropic` and
+`openai`, and the `openai` npm package) and through hands (`hands difftest`, on a real Xvfb and a real
+Chromium), compared and classified as agree, documented difference (a rule of docs/differences.md),
+known failure (difftest/known_failures.txt) or fail. Exit status 1 when any case fails.
+
+    python difftest/run.py [--hands target/debug/hands] [--only SURFACE] [-v] [--report PATH]
+
+Run it with the interpreter of the venv that holds the pinned SDKs (scripts/difftest does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import compare  # noqa: E402
+import corpus  # noqa: E402
+import fakes  # noqa: E402
+import sdk_side  # noqa: E402
+import standin as standin_mod  # noqa: E402
+
+SURFACES = ("claude_computer", "claude_browser", "fn_browser", "runner_anthropic", "runner_openai")
+
+
+class QuietFiles(SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def serve_fixtures() -> tuple[ThreadingHTTPServer, str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietFiles, directory=str(HERE / "fixtures")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host, port = server.server_address[:2]
+    return server, f"http://{host}:{port}"
+
+
+def substitute(value, base: str):
+    if isinstance(value, str):
+        return value.replace("$base", base)
+    if isinstance(value, list):
+        return [substitute(v, base) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, base) for k, v in value.items()}
+    return value
+
+
+def load_known(path: Path) -> tuple[dict[str, tuple[set[str], str]], dict[str, list[str]]]:
+    """`known_failures.txt`: divergence definitions (`D<n> kind,kind: diagnosis`) and case lines
+    (`<case-id> D<n> [D<m>…]`)."""
+    divergences: dict[str, tuple[set[str], str]] = {}
+    cases: dict[str, list[str]] = {}
+    if not path.exists():
+        return divergences, cases
+    for raw in path.read_text().splitlines():
+        line = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("D") else raw.strip()
+        if not line:
+            continue
+        head = line.split(None, 1)[0]
+        if head.startswith("D") and head[1:].isdigit():
+            rest = line[len(head):].strip()
+            kinds, _, diagnosis = rest.partition(":")
+            divergences[head] = ({k.strip() for k in kinds.split(",") if k.strip()}, diagnosis.strip())
+        else:
+            cases[head] = line.split()[1:]
+    return divergences, cases
+
+
+def run_hands(binary: str, cases: list[dict], workdir: Path, verbose: bool) -> dict[str, dict]:
+    path = workdir / "hands-cases.jsonl"
+    path.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
+    started = time.monotonic()
+    proc = subprocess.run([binary, "difftest", str(path)], capture_output=True, text=True,
+                          env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "error")})
+    if verbose:
+        print(f"hands difftest: {len(cases)} cases in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    if proc.returncode != 0:
+        print(proc.stderr[-4000:], file=sys.stderr)
+        raise SystemExit(f"hands difftest exited with {proc.returncode}")
+    answers = {}
+    for line in proc.stdout.splitlines():
+        answer = json.loads(line)
+        answers[answer.get("id")] = answer
+    return answers
+
+
+def run_node(cases: list[dict], base: str, workdir: Path, verbose: bool) -> dict[str, dict] | None:
+    node_dir = HERE / "node"
+    if shutil.which("node") is None or not (node_dir / "node_modules" / "openai").exists():
+        return None
+    path = workdir / "node-cases.jsonl"
+    with path.open("w") as out:
+        for case in cases:
+            resolved = fakes.resolve(case)
+            resolved["base"] = base
+            resolved["known_refs"] = sorted(fakes.KNOWN_REFS)
+            out.write(json.dumps(resolved, ensure_ascii=False) + "\n")
+    started = time.monotonic()
+    proc = subprocess.run(["node", str(node_dir / "side.mjs"), str(path)], capture_output=True, text=True,
+                          cwd=node_dir)
+    if verbose:
+        print(f"node: {len(cases)} cases in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    if proc.returncode != 0:
+        print(proc.stderr[-4000:], file=sys.stderr)
+        raise SystemExit(f"the npm side exited with {proc.returncode}")
+    return {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hands", default=str(ROOT / "target" / "debug" / "hands"))
+    parser.add_argument("--only", choices=SURFACES, action="append")
+    parser.add_argument("--case", action="append", help="run only these case ids")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--report", default=str(ROOT / "target" / "difftest" / "report.json"))
+    parser.add_argument("--show", type=int, default=40, help="failures printed in full")
+    args = parser.parse_args()
+
+    started = time.monotonic()
+    fixture_server, base = serve_fixtures()
+    standin = standin_mod.StandIn()
+    cases = [substitute(c, base) for c in corpus.all_cases()]
+    if args.only:
+        cases = [c for c in cases if c["surface"] in args.only]
+    if args.case:
+        cases = [c for c in cases if c["id"] in args.case]
+
+    # hands' side: runner cases get a script of their own on the stand-in
+    for case in cases:
+        if case["surface"].startswith("runner_"):
+            case["base_url"] = standin.register(f"{case['id']}/hands", json.loads(json.dumps(case["script"])))
+    with tempfile.TemporaryDirectory(prefix="hands-difftest-") as tmp:
+        workdir = Path(tmp)
+        hands_answers = run_hands(args.hands, cases, workdir, args.verbose)
+        node_answers = run_node([c for c in cases if c["surface"] == "fn_browser"], base, workdir, args.verbose)
+
+    sdk_started = time.monotonic()
+    verdicts: list[compare.Verdict] = []
+    for case in cases:
+        surface = case["surface"]
+        hands = hands_answers.get(case["id"], {"harness_error": "hands printed no answer"})
+        if surface == "claude_computer":
+            sdk = sdk_side.claude_computer(case, standin)
+            verdicts.append(compare.compare_turn(case, sdk, hands, "computer"))
+        elif surface == "claude_browser":
+            sdk = sdk_side.claude_browser(case, standin, base)
+            verdicts.append(compare.compare_turn(case, sdk, hands, "browser"))
+        elif surface == "fn_browser":
+            sdk = sdk_side.fn_browser(case, base)
+            verdicts.append(compare.compare_fn_browser(case, sdk, hands))
+            if node_answers is not None:
+                node_case = {**case, "id": case["id"] + "@node", "oracle": "npm"}
+                node = node_answers.get(case["id"], {"harness_error": "node printed no answer"})
+                verdicts.append(compare.compare_fn_browser(node_case, node, hands))
+        else:
+            api = "anthropic" if surface == "runner_anthropic" else "openai"
+            sdk = sdk_side.runner_anthropic(case, standin) if api == "anthropic" else sdk_side.runner_openai(case, standin)
+            script = standin.script(f"{case['id']}/hands")
+            hands = {**hands, "requests": len(script.requests),
+                     "answers": [sdk_side.elide_images(r.get("messages", [{}])[-1]) for r in script.requests[1:]]
+                     if api == "anthropic" else []}
+            verdicts.append(compare.compare_runner(case, sdk, hands, api))
+    if args.verbose:
+        print(f"SDK side and comparison: {time.monotonic() - sdk_started:.1f} s", file=sys.stderr)
+    standin.close()
+    fixture_server.shutdown()
+
+    return report(verdicts, args, time.monotonic() - started)
+
+
+def report(verdicts: list[compare.Verdict], args: argparse.Namespace, elapsed: float) -> int:
+    divergences, known = load_known(HERE / "known_failures.txt")
+    rows: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    fails, known_hits, stale, unknown_kinds = [], collections.Counter(), [], []
+    rule_use: collections.Counter = collections.Counter()
+    records = []
+    for v in verdicts:
+        surface = v.case["surface"] + ("@npm" if v.case.get("oracle") == "npm" else "")
+        status = v.status
+        listed = known.get(v.case["id"])
+        if listed is not None:
+            if status == "fail":
+                allowed = set().union(*(divergences.get(d, (set(), ""))[0] for d in listed))
+                extra = {d.kind for d in v.unexplained} - allowed
+                if extra:
+                    unknown_kinds.append((v, extra))
+                else:
+                    status = "known"
+                    for d in listed:
+                        known_hits[d] += 1
+            else:
+                stale.append(v)
+        if status == "fail":
+            fails.append(v)
+        rows[surface][status] += 1
+        for rule in v.rules:
+            rule_use[rule] += 1
+        records.append({"id": v.case["id"], "surface": surface, "kind": v.case.get("kind"), "note": v.case.get("note"),
+                        "status": status, "rules": v.rules, "diffs": [str(d) + (f" ({d.rule})" if d.rule else "")
+                                                                       for d in v.diffs]})
+
+    print("\ndifferential suite: hands against the official SDKs")
+    print(f"{'surface':<22}{'cases':>7}{'agree':>8}{'documented':>12}{'known':>8}{'fail':>7}")
+    total: collections.Counter = collections.Counter()
+    for surface in sorted(rows):
+        c = rows[surface]
+        total.update(c)
+        print(f"{surface:<22}{sum(c.values()):>7}{c['agree']:>8}{c['documented']:>12}{c['known']:>8}{c['fail']:>7}")
+    print(f"{'total':<22}{sum(total.values()):>7}{total['agree']:>8}{total['documented']:>12}{total['known']:>8}"
+          f"{total['fail']:>7}")
+    if rule_use:
+        print("documented differences used: " + ", ".join(f"{r} ×{n}" for r, n in sorted(rule_use.items())))
+    if known_hits:
+        print("known failures (difftest/known_failures.txt), by divergence:")
+        for d, n in sorted(known_hits.items(), key=lambda kv: int(kv[0][1:])):
+            print(f"  {d} ×{n}: {divergences.get(d, (set(), '?'))[1]}")
+    if stale:
+        print(f"known failures that now pass ({len(stale)}), remove them from known_failures.txt: "
+              + " ".join(v.case["id"] for v in stale))
+    for v, extra in unknown_kinds:
+        print(f"  {v.case['id']} is listed as a known failure but also differs in {sorted(extra)}")
+    if fails:
+        print(f"\nFAILED: {len(fails)} case(s) differ from the SDK outside the documented differences")
+        for v in fails[: args.show]:
+            print(f"- {v.case['id']} ({v.case['surface']}, {v.case.get('kind')}): {v.case.get('note', '')[:90]}")
+            for d in v.unexplained[:6]:
+                print(f"    {d}")
+        if len(fails) > args.show:
+            print(f"  … and {len(fails) - args.show} more (see {args.report})")
+    print(f"\nwall time {elapsed:.1f} s")
+    Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.report).write_text(json.dumps({"counts": {s: dict(c) for s, c in rows.items()}, "cases": records},
+                                            indent=1, ensure_ascii=False))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
