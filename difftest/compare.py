@@ -346,9 +346,16 @@ def compare_fn_browser(case: dict, sdk: dict, hands: dict) -> Verdict:
         return verdict
     sdk_tools = {t["name"]: t for t in sdk.get("tools", [])}
     hands_tools = {t["name"]: t for t in hands.get("tools", [])}
-    if list(sdk_tools) != list(hands_tools):
-        d.append(Diff("tools", None, f"sdk {list(sdk_tools)} / hands {list(hands_tools)}"))
+    if "implemented" in hands:
+        fake = set(FN_IMPLEMENTED)
+        if set(hands["implemented"]) - {"list_tabs"} != fake:
+            d.append(Diff("harness", None, f"the fake driver implements {sorted(fake)}, hands' Chromium "
+                          f"{sorted(hands['implemented'])}: update fakes.py and node/side.mjs"))
+    if set(sdk_tools) != set(hands_tools):
+        d.append(Diff("tools", None, f"sdk {sorted(sdk_tools)} / hands {sorted(hands_tools)}"))
     else:
+        if list(sdk_tools) != list(hands_tools):
+            d.append(Diff("tools", None, "order of the tools differs"))
         for name, tool in sdk_tools.items():
             mine = hands_tools[name]
             params, their = tool.get("parameters", {}), mine.get("parameters", {})
@@ -367,12 +374,11 @@ def compare_fn_browser(case: dict, sdk: dict, hands: dict) -> Verdict:
                 if other is not None and norm_schema(schema) != norm_schema(other):
                     d.append(Diff("schema", None, f"{name}.{prop}: sdk {norm_schema(schema)} / hands "
                                   f"{norm_schema(other)}"))
-            if "untrusted" not in tool.get("description", "").lower() or "untrusted" not in mine.get(
-                "description", ""
-            ).lower():
-                if "untrusted" in tool.get("description", "").lower():
-                    d.append(Diff("untrusted-notice", None, f"{name}: hands' description lacks the notice that page "
-                                  "content is untrusted"))
+        lacking = [n for n, t in sdk_tools.items() if "untrusted" in t.get("description", "").lower()
+                   and "untrusted" not in hands_tools[n].get("description", "").lower()]
+        if lacking:
+            d.append(Diff("untrusted-notice", None, f"{len(lacking)} of hands' tool descriptions lack the SDK's "
+                          "notice that page content is untrusted"))
     sdk_out = [output_of(o) for o in sdk.get("outputs", [])]
     hands_out = [output_of(o) for o in hands.get("outputs", [])]
     for i, (s, h) in enumerate(zip(sdk_out, hands_out)):
@@ -391,11 +397,24 @@ def compare_fn_browser(case: dict, sdk: dict, hands: dict) -> Verdict:
             d.append(Diff("tabs", i, f"tabs sdk {s['tabs']} / hands {h['tabs']}"))
         if s["has_state"] and h["has_state"] and s["observation"] != h["observation"]:
             d.append(Diff("observation", i, f"observation sdk {s['observation']} / hands {h['observation']}"))
-        if not s_failed and (s["result"], s["images"]) != (h["result"], h["images"]):
+        if not s_failed and (ack(s["result"]), s["images"]) != (ack(h["result"]), h["images"]):
             d.append(Diff("result", i, f"sdk {s['result']}+{s['images']} image(s) / hands {h['result']}+"
                           f"{h['images']} image(s)"))
     explain_fn(verdict, sdk_out, hands_out)
     return verdict
+
+
+FN_IMPLEMENTED = [
+    "navigate", "read_page", "get_page_text", "find", "click", "type", "key", "scroll", "select_option", "hover",
+    "screenshot", "zoom", "new_tab", "switch_tab", "close_tab", "scroll_to", "wait_for", "hover_at", "set_checked",
+    "click_at", "drag_path", "hold_keys", "read_page_scoped", "read_diagnostics", "run_script",
+]
+"""The driver members the suite's fake browser drivers implement (hands' Chromium's set)."""
+
+
+def ack(kind: str) -> str:
+    """An action's result: nothing or a line of text, the driver's choice (`str | None`)."""
+    return "ack" if kind in ("none", "text") else kind
 
 
 def norm_schema(schema: dict) -> dict:
@@ -451,15 +470,36 @@ def runner_end(sdk: dict, case: dict, api: str) -> str:
     reason = sdk.get("stop_reason")
     if reason in ("end_turn", "stop_sequence"):
         return "finished"
-    if reason == "tool_use" and sdk["requests"] >= case.get("max_steps", 20):
-        return "step_limit"
+    if reason == "tool_use":
+        # the runner ran out of requests, or the turn had no call to run (then its text is the answer)
+        return "step_limit" if sdk["requests"] >= case.get("max_steps", 20) else "finished"
     return f"stopped:{reason}"
 
 
 # --- the documented rules (docs/differences.md) ---------------------------------------------------
+#
+# Each rule names one intended difference; its predicate looks at the block or call the difference is
+# about, so a rule explains only what it documents. A rule under which one side refuses a call the
+# other runs also explains the rest of that turn: the side that refused halts the later calls of
+# its toolset (the `cascade`, checked to be exact).
+
+NUMERIC_FIELDS = ("coordinate", "start_coordinate", "region", "scroll_amount", "repeat", "duration", "x", "y")
+VIEWPORT = (1280, 800)
+
+
+def lax_number(value: Any) -> bool:
+    """A number written as a string or a boolean (at the top level, inside a coordinate list or a
+    coordinate target): what the SDK's pydantic (lax mode) turns into a number."""
+    if isinstance(value, list):
+        return any(lax_number(v) for v in value)
+    if isinstance(value, dict):
+        return any(lax_number(value.get(k)) for k in ("x", "y"))
+    return isinstance(value, bool) or (isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit())
 
 
 def point_outside(value: Any, size: tuple[int, int] = SCREEN) -> bool:
+    if isinstance(value, dict) and value.get("type") == "coordinate":
+        value = [value.get("x"), value.get("y")]
     if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value)):
         return False
     return not (0 <= value[0] < size[0] and 0 <= value[1] < size[1])
@@ -472,48 +512,6 @@ def region_outside(value: Any, size: tuple[int, int] = SCREEN) -> bool:
     return not (0 <= x0 < x1 <= size[0] and 0 <= y0 < y1 <= size[1])
 
 
-def computer_rule(block: dict, case: dict) -> str | None:
-    """The documented rule under which hands refuses this computer block while the SDK runs it."""
-    name, data = block.get("name"), block.get("input")
-    if not isinstance(data, dict):
-        return None
-    fields = COMPUTER_FIELDS.get(name)
-    if fields is not None and any(k not in fields for k in data):
-        return "C-unknown-field"
-    if any(lax_number(data.get(k)) for k in NUMERIC_FIELDS):
-        return "C-strict-numbers"
-    if any(point_outside(data.get(k)) for k in ("coordinate", "start_coordinate")) or region_outside(
-        data.get("region")
-    ):
-        return "C-bounds"
-    if name == "zoom" and isinstance(data.get("region"), list) and len(data["region"]) == 4:
-        return None
-    repeat = data.get("repeat")
-    if name == "key" and type(repeat) is int and not 1 <= repeat <= 100:
-        return "C-limits"
-    amount = data.get("scroll_amount")
-    if name == "scroll" and type(amount) is int and not 0 <= amount <= 100:
-        return "C-limits"
-    duration = data.get("duration")
-    if name in ("wait", "hold_key") and type(duration) is int and not 0 <= duration <= 300:
-        return "C-limits"
-    if block.get("key_class") == "invalid" or case.get("key_class") == "invalid":
-        if name in ("key", "hold_key") or (data.get("text") and name not in ("type",)):
-            return "C-key-grammar"
-    return None
-
-
-NUMERIC_FIELDS = ("coordinate", "start_coordinate", "region", "scroll_amount", "repeat", "duration")
-
-
-def lax_number(value: Any) -> bool:
-    """A number written as a string or a boolean (at the top level or inside a coordinate list):
-    what the SDK's pydantic (lax mode) turns into an int."""
-    if isinstance(value, list):
-        return any(lax_number(v) for v in value)
-    return isinstance(value, bool) or (isinstance(value, str) and value.strip().lstrip("-").isdigit())
-
-
 COMPUTER_FIELDS = {
     "screenshot": set(), "left_mouse_down": set(), "left_mouse_up": set(), "cursor_position": set(),
     "zoom": {"region"}, "left_click": {"coordinate", "text"}, "right_click": {"coordinate", "text"},
@@ -522,17 +520,98 @@ COMPUTER_FIELDS = {
     "mouse_move": {"coordinate"}, "scroll": {"scroll_direction", "scroll_amount", "coordinate", "text"},
     "type": {"text"}, "key": {"text", "repeat"}, "hold_key": {"text", "duration"}, "wait": {"duration"},
 }
+"""The fields of each computer member's input in the SDK's generated types (`BetaComputer*Input`)."""
+
+_CLICK = {"target", "modifiers", "tab_id"}
+BROWSER_FIELDS = {
+    "navigate": {"url", "tab_id"}, "list_tabs": set(), "new_tab": set(), "switch_tab": {"tab_id"},
+    "close_tab": {"tab_id"}, "read_page": {"depth", "filter", "ref", "tab_id"}, "get_page_text": {"tab_id"},
+    "read_console": {"tab_id"}, "read_network": {"tab_id"}, "find": {"query", "tab_id"},
+    "form_input": {"target", "value", "tab_id"}, "file_upload": {"target", "document_ids", "paths", "tab_id"},
+    "scroll_to": {"target", "tab_id"}, "screenshot": {"tab_id"}, "zoom": {"region", "tab_id"},
+    "left_click": _CLICK, "right_click": _CLICK, "middle_click": _CLICK, "double_click": _CLICK,
+    "triple_click": _CLICK, "hover": {"target", "tab_id"}, "left_click_drag": {"from", "target", "tab_id"},
+    "left_mouse_down": {"target", "tab_id"}, "left_mouse_up": {"target", "tab_id"}, "mouse_move": {"target", "tab_id"},
+    "scroll": {"scroll_direction", "target", "scroll_amount", "tab_id"}, "type": {"text", "tab_id"},
+    "key": {"text", "repeat", "tab_id"}, "hold_key": {"duration", "text", "tab_id"}, "wait": {"duration", "tab_id"},
+    "javascript_exec": {"text", "tab_id"},
+}
+"""The fields of each browser member's input in the SDK's generated types (`BetaBrowser*Input`)."""
 
 
-def sdk_lenient_rule(block: dict) -> str | None:
-    """The documented rule under which the SDK refuses a block hands runs (hands reads a JSON
-    number the SDK's integer type refuses)."""
+def unknown_fields(data: dict, fields: set[str]) -> bool:
+    if any(k not in fields for k in data):
+        return True
+    target = data.get("target")
+    if isinstance(target, dict):
+        allowed = {"type", "ref"} if target.get("type") == "ref" else {"type", "x", "y"}
+        return any(k not in allowed for k in target)
+    return False
+
+
+def refusal_rule(block: dict, case: dict, family: str) -> str | None:
+    """The documented rule under which hands refuses this block before acting while the SDK runs it."""
+    name, data = block.get("name"), block.get("input")
+    if not isinstance(data, dict):
+        return None
+    fields = (COMPUTER_FIELDS if family == "computer" else BROWSER_FIELDS).get(name)
+    if fields is not None and unknown_fields(data, fields):
+        return "unknown-field"
+    if any(lax_number(data.get(k)) for k in NUMERIC_FIELDS) or lax_number(data.get("target")):
+        return "strict-numbers"
+    size = SCREEN if family == "computer" else VIEWPORT
+    points = [data.get(k) for k in ("coordinate", "start_coordinate", "target", "from")]
+    if any(point_outside(p, size) for p in points) or region_outside(data.get("region"), size):
+        return "bounds"
+    if any(isinstance(p, dict) and p.get("type") == "coordinate" and any(
+            type(p.get(k)) is int and p[k] < 0 for k in ("x", "y")) for p in points):
+        return "bounds"
+    region = data.get("region")
+    if family == "browser" and name == "zoom" and not (isinstance(region, list) and len(region) == 4):
+        return "region-shape"
+    repeat = data.get("repeat")
+    if name == "key" and type(repeat) is int and not 1 <= repeat <= 100:
+        return "limits"
+    amount = data.get("scroll_amount")
+    if name == "scroll" and type(amount) is int and not 0 <= amount <= 100:
+        return "limits"
+    duration = data.get("duration")
+    if name in ("wait", "hold_key") and type(duration) is int and not 0 <= duration <= 300:
+        return "limits"
+    if block.get("key_class") == "invalid" or case.get("key_class") == "invalid":
+        if name in ("key", "hold_key") or (data.get("text") and name != "type"):
+            return "key-grammar"
+    target = data.get("target")
+    if isinstance(target, dict) and isinstance(target.get("ref"), str) and len(target["ref"].encode()) > 256:
+        return "ref-bound"
+    if name == "navigate" and isinstance(data.get("url"), str) and not parses_as_url(data["url"]):
+        return "url-parse"
+    return None
+
+
+def parses_as_url(text: str) -> bool:
+    """Whether a URL has a scheme and, for http(s), a host (hands parses URLs before acting)."""
+    from urllib.parse import urlsplit
+
+    if text in ("back", "forward", "reload"):
+        return True
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return False
+    if not parts.scheme:
+        return bool(text) and " " not in text and not text.startswith("/")
+    return parts.scheme not in ("http", "https") or bool(parts.netloc)
+
+
+def lenient_rule(block: dict) -> str | None:
+    """The documented rule under which the SDK refuses a block hands runs."""
     data = block.get("input")
     if not isinstance(data, dict):
         return None
     duration = data.get("duration")
     if block.get("name") in ("wait", "hold_key") and isinstance(duration, float) and 0 <= duration <= 300:
-        return "C-fractional-seconds"
+        return "fractional-seconds"
     return None
 
 
@@ -544,15 +623,21 @@ def explain_turn(verdict: Verdict, sdk_steps: list[dict], hands_steps: list[dict
     cascade_from: int | None = None
     for diff in verdict.diffs:
         if diff.kind == "config" and "only hands" in diff.detail and api_rejects(decl, family):
-            diff.rule = "T-declaration"
+            diff.rule = "declaration"
         elif diff.kind == "closing-shot":
             configs = (decl or {}).get("configs") or {}
             if (configs.get("screenshot") or {}).get("enabled") is not False:
-                diff.rule = "C-closing-shot"
+                diff.rule = "closing-shot"
+        elif diff.kind == "kinds" and diff.index is not None:
+            block = blocks[diff.index] if diff.index < len(blocks) else {}
+            s, h = sdk_steps[diff.index], hands_steps[diff.index]
+            if block.get("name") == "close_tab" and s["kinds"] == ["browser_state"] and h["kinds"] == ["text",
+                                                                                                    "browser_state"]:
+                diff.rule = "ack-text"
         elif diff.kind == "outcome" and diff.index is not None:
             i = diff.index
+            s, h = sdk_steps[i], hands_steps[i]
             if cascade_from is not None and i > cascade_from:
-                s, h = sdk_steps[i], hands_steps[i]
                 # After the difference that explains an earlier block, the side that failed halts
                 # the rest exactly, and the other side goes on.
                 if (h["is_error"] and h["texts"] == [halt] and not h["acted"]) or (
@@ -560,40 +645,108 @@ def explain_turn(verdict: Verdict, sdk_steps: list[dict], hands_steps: list[dict
                 ):
                     diff.rule = "cascade"
                 continue
-            s, h = sdk_steps[i], hands_steps[i]
             block = blocks[i] if i < len(blocks) else {}
             rule = None
-            if family == "computer":
-                if s["acted"] and not s["is_error"] and h["is_error"] and not h["acted"]:
-                    rule = computer_rule(block, case)
-                elif h["acted"] and not h["is_error"] and s["is_error"] and not s["acted"]:
-                    rule = sdk_lenient_rule(block)
+            if h["is_error"] and not h["acted"] and (s["acted"] or not s["is_error"]):
+                # hands refused before acting; the SDK ran it (its driver may still have failed)
+                rule = refusal_rule(block, case, family)
+            elif h["acted"] and not h["is_error"] and s["is_error"] and not s["acted"]:
+                rule = lenient_rule(block)
             if rule is not None:
                 diff.rule = rule
                 cascade_from = i
 
 
-def explain_fn(verdict: Verdict, sdk_out: list[dict], hands_out: list[dict]) -> None:
-    for diff in verdict.diffs:
-        if diff.kind == "config" and "only hands" in diff.detail:
-            config = verdict.case.get("config") or {}
-            reads = config.get("confirm_reads") or []
-            if any(r not in FN_READS for r in reads):
-                diff.rule = "F-confirm-reads"
-        if diff.kind == "outcome" and diff.index is not None:
-            s, h = sdk_out[diff.index], hands_out[diff.index]
-            if s["raised"] and not h["raised"] and not h["acted"] and h["ok"] is False:
-                diff.rule = "F-undeclared-call"
-
-
 FN_READS = {"read_page", "get_page_text", "find", "screenshot", "zoom", "list_tabs", "wait_for", "read_page_scoped"}
+
+
+def fn_refusal_rule(call: dict) -> str | None:
+    """The documented rule under which hands refuses a function call's arguments before acting while
+    the SDK's validator lets them through."""
+    name = call.get("name", "")[len("browser_"):]
+    try:
+        args = json.loads(call.get("arguments", ""))
+    except ValueError:
+        return None
+    if not isinstance(args, dict):
+        return None
+    if name == "find" and isinstance(args.get("query"), str):
+        size = len(args["query"].strip().encode())
+        if not 1 <= size <= 256:
+            return "arg-bounds"
+    if name == "select_option" and isinstance(args.get("values"), list):
+        values = args["values"]
+        if not 1 <= len(values) <= 64 or any(isinstance(v, str) and len(v.encode()) > 512 for v in values):
+            return "arg-bounds"
+    if name == "type" and isinstance(args.get("text"), str) and len(args["text"].encode()) > 100_000:
+        return "arg-bounds"
+    if name == "key" and isinstance(args.get("keys"), list):
+        if not 1 <= len(args["keys"]) <= 32:
+            return "arg-bounds"
+        return "key-grammar"
+    for key in ("target", "root"):
+        if isinstance(args.get(key), str) and not 1 <= len(args[key].encode()) <= 256:
+            return "ref-bound"
+    return None
+
+
+def integral_float(call: dict) -> bool:
+    """Arguments holding a JSON number with a zero fraction (`5.0`) where an integer goes."""
+    text = call.get("arguments", "")
+    return bool(re.search(r"[:\[,]\s*-?\d+\.0+\s*[,\]}]", text))
+
+
+def hands_bound_only(detail: str) -> bool:
+    """A schema difference that is only hands declaring its own item bounds (`minItems`/`maxItems`)."""
+    match = re.match(r"[^:]+: sdk (\{.*\}) / hands (\{.*\})$", detail)
+    if not match:
+        return False
+    try:
+        sdk, hands = (eval(part, {"__builtins__": {}}) for part in match.groups())  # repr of plain dicts
+    except Exception:
+        return False
+    stripped = {k: v for k, v in hands.items() if k not in ("minItems", "maxItems")}
+    return stripped == {k: v for k, v in sdk.items() if k not in ("minItems", "maxItems")} and sdk != hands
+
+
+def explain_fn(verdict: Verdict, sdk_out: list[dict], hands_out: list[dict]) -> None:
+    calls = verdict.case.get("calls", [])
+    cascade_from: int | None = None
+    for diff in verdict.diffs:
+        if diff.kind == "tools" and diff.detail.startswith("order"):
+            diff.rule = "tool-order"
+        if diff.kind == "schema" and hands_bound_only(diff.detail):
+            diff.rule = "arg-bounds"
+        if diff.kind == "outcome" and diff.index is not None:
+            i = diff.index
+            s, h = sdk_out[i], hands_out[i]
+            if cascade_from is not None and i > cascade_from:
+                if not s["acted"] and not h["acted"]:
+                    diff.rule = "cascade"
+                continue
+            rule = None
+            if s["raised"] and not h["raised"] and not h["acted"] and h["ok"] is False:
+                rule = "undeclared-call"
+            elif h["acted"] and not s["acted"] and s["ok"] is False and i < len(calls) and integral_float(calls[i]):
+                rule = "integral-floats"
+            elif (s["acted"] or s["ok"]) and not h["acted"] and h["ok"] is False:
+                rule = fn_refusal_rule(calls[i]) if i < len(calls) else None
+            if rule is not None:
+                diff.rule = rule
+                cascade_from = i
 
 
 def explain_runner(verdict: Verdict, sdk: dict, hands: dict, api: str) -> None:
     case = verdict.case
+    action_shape = (api == "openai" and case.get("hands_refuses") == "action-shape" and not hands["acted"]
+                    and hands["status"] == "stopped" and "failed" in hands.get("reason", ""))
     for diff in verdict.diffs:
+        if action_shape and diff.kind in ("acted", "requests", "end"):
+            # hands refuses, before any action of the call, an action its driver cannot perform;
+            # the SDK hands it to the driver
+            diff.rule = "action-shape"
         if api == "anthropic" and case.get("last_step_calls") and diff.kind in ("acted", "answer"):
             # The SDK runs the tools of the last allowed turn and never sends their results; hands
             # asks for that turn with tool_choice none and runs nothing it would not answer.
             if set(hands["acted"]) <= set(sdk["acted"]):
-                diff.rule = "R-last-step"
+                diff.rule = "last-step"

@@ -32,6 +32,10 @@ FIXTURE_ELEMENTS = [
 """The controls of the fixture pages (`fixtures/form.html`, `fixtures/page2.html`), by label."""
 
 
+PAGE_PHRASES = {"Difftest form", "Submit", "Name", "Agree", "Colour", "Bottom of the page"}
+"""Texts visible on the fixture form, for `wait_for`."""
+
+
 def ref_of(label: str) -> str:
     return "ref_" + label.replace(" ", "_")
 

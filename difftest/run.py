@@ -80,25 +80,31 @@ def load_known(path: Path) -> tuple[dict[str, tuple[set[str], str]], dict[str, l
     return divergences, cases
 
 
-def run_hands(binary: str, cases: list[dict], workdir: Path, verbose: bool) -> dict[str, dict]:
+def start_hands(binary: str, cases: list[dict], workdir: Path) -> tuple[subprocess.Popen, float]:
     path = workdir / "hands-cases.jsonl"
     path.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
-    started = time.monotonic()
-    proc = subprocess.run([binary, "difftest", str(path)], capture_output=True, text=True,
-                          env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "error")})
+    out = (workdir / "hands-out.jsonl").open("w")
+    err = (workdir / "hands-err.txt").open("w")
+    proc = subprocess.Popen([binary, "difftest", str(path)], stdout=out, stderr=err,
+                            env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "error")})
+    return proc, time.monotonic()
+
+
+def finish_hands(proc: subprocess.Popen, started: float, workdir: Path, verbose: bool) -> dict[str, dict]:
+    code = proc.wait()
     if verbose:
-        print(f"hands difftest: {len(cases)} cases in {time.monotonic() - started:.1f} s", file=sys.stderr)
-    if proc.returncode != 0:
-        print(proc.stderr[-4000:], file=sys.stderr)
-        raise SystemExit(f"hands difftest exited with {proc.returncode}")
+        print(f"hands difftest: {time.monotonic() - started:.1f} s", file=sys.stderr)
+    if code != 0:
+        print((workdir / "hands-err.txt").read_text()[-4000:], file=sys.stderr)
+        raise SystemExit(f"hands difftest exited with {code}")
     answers = {}
-    for line in proc.stdout.splitlines():
+    for line in (workdir / "hands-out.jsonl").read_text().splitlines():
         answer = json.loads(line)
         answers[answer.get("id")] = answer
     return answers
 
 
-def run_node(cases: list[dict], base: str, workdir: Path, verbose: bool) -> dict[str, dict] | None:
+def start_node(cases: list[dict], base: str, workdir: Path) -> subprocess.Popen | None:
     node_dir = HERE / "node"
     if shutil.which("node") is None or not (node_dir / "node_modules" / "openai").exists():
         return None
@@ -109,15 +115,18 @@ def run_node(cases: list[dict], base: str, workdir: Path, verbose: bool) -> dict
             resolved["base"] = base
             resolved["known_refs"] = sorted(fakes.KNOWN_REFS)
             out.write(json.dumps(resolved, ensure_ascii=False) + "\n")
-    started = time.monotonic()
-    proc = subprocess.run(["node", str(node_dir / "side.mjs"), str(path)], capture_output=True, text=True,
-                          cwd=node_dir)
-    if verbose:
-        print(f"node: {len(cases)} cases in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    return subprocess.Popen(["node", str(node_dir / "side.mjs"), str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=node_dir)
+
+
+def finish_node(proc: subprocess.Popen | None) -> dict[str, dict] | None:
+    if proc is None:
+        return None
+    stdout, stderr = proc.communicate()
     if proc.returncode != 0:
-        print(proc.stderr[-4000:], file=sys.stderr)
+        print(stderr[-4000:], file=sys.stderr)
         raise SystemExit(f"the npm side exited with {proc.returncode}")
-    return {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}
+    return {a["id"]: a for a in map(json.loads, stdout.splitlines())}
 
 
 def main() -> int:
@@ -145,22 +154,38 @@ def main() -> int:
             case["base_url"] = standin.register(f"{case['id']}/hands", json.loads(json.dumps(case["script"])))
     with tempfile.TemporaryDirectory(prefix="hands-difftest-") as tmp:
         workdir = Path(tmp)
-        hands_answers = run_hands(args.hands, cases, workdir, args.verbose)
-        node_answers = run_node([c for c in cases if c["surface"] == "fn_browser"], base, workdir, args.verbose)
+        # hands and the npm side run in their own processes while the Python SDKs answer here.
+        hands_proc, hands_started = start_hands(args.hands, cases, workdir)
+        node_proc = start_node([c for c in cases if c["surface"] == "fn_browser"], base, workdir)
+        sdk_started = time.monotonic()
+        sdk_answers: dict[str, dict] = {}
+        for case in cases:
+            surface = case["surface"]
+            if surface == "claude_computer":
+                sdk_answers[case["id"]] = sdk_side.claude_computer(case, standin)
+            elif surface == "claude_browser":
+                sdk_answers[case["id"]] = sdk_side.claude_browser(case, standin, base)
+            elif surface == "fn_browser":
+                sdk_answers[case["id"]] = sdk_side.fn_browser(case, base)
+            elif surface == "runner_anthropic":
+                sdk_answers[case["id"]] = sdk_side.runner_anthropic(case, standin)
+            else:
+                sdk_answers[case["id"]] = sdk_side.runner_openai(case, standin)
+        if args.verbose:
+            print(f"SDK side: {time.monotonic() - sdk_started:.1f} s", file=sys.stderr)
+        node_answers = finish_node(node_proc)
+        hands_answers = finish_hands(hands_proc, hands_started, workdir, args.verbose)
 
-    sdk_started = time.monotonic()
     verdicts: list[compare.Verdict] = []
     for case in cases:
         surface = case["surface"]
         hands = hands_answers.get(case["id"], {"harness_error": "hands printed no answer"})
+        sdk = sdk_answers[case["id"]]
         if surface == "claude_computer":
-            sdk = sdk_side.claude_computer(case, standin)
             verdicts.append(compare.compare_turn(case, sdk, hands, "computer"))
         elif surface == "claude_browser":
-            sdk = sdk_side.claude_browser(case, standin, base)
             verdicts.append(compare.compare_turn(case, sdk, hands, "browser"))
         elif surface == "fn_browser":
-            sdk = sdk_side.fn_browser(case, base)
             verdicts.append(compare.compare_fn_browser(case, sdk, hands))
             if node_answers is not None:
                 node_case = {**case, "id": case["id"] + "@node", "oracle": "npm"}
@@ -168,14 +193,11 @@ def main() -> int:
                 verdicts.append(compare.compare_fn_browser(node_case, node, hands))
         else:
             api = "anthropic" if surface == "runner_anthropic" else "openai"
-            sdk = sdk_side.runner_anthropic(case, standin) if api == "anthropic" else sdk_side.runner_openai(case, standin)
             script = standin.script(f"{case['id']}/hands")
             hands = {**hands, "requests": len(script.requests),
-                     "answers": [sdk_side.elide_images(r.get("messages", [{}])[-1]) for r in script.requests[1:]]
+                     "answers": [sdk_side.elide_images((r.get("messages") or [{}])[-1]) for r in script.requests[1:]]
                      if api == "anthropic" else []}
             verdicts.append(compare.compare_runner(case, sdk, hands, api))
-    if args.verbose:
-        print(f"SDK side and comparison: {time.monotonic() - sdk_started:.1f} s", file=sys.stderr)
     standin.close()
     fixture_server.shutdown()
 

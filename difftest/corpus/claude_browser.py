@@ -107,7 +107,9 @@ def cases() -> list[dict]:
     # --- hostile ------------------------------------------------------------------------------------
     for url in ("javascript:alert(1)", "file:///etc/passwd", "", "http://", "$base/" + "a" * 2100,
                 "ftp://example.com/", "data:text/html,<h1>x</h1>"):
-        c.turn("hostile", [("navigate", {"url": url})], note=f"navigate {url[:40]!r}")
+        # Under an allow-list: what a browser does with such a URL is the driver's business; that the
+        # URL policy sees it, and refuses it, is the toolset's.
+        c.turn("hostile", [("navigate", {"url": url})], note=f"navigate {url[:40]!r}", allow_origins=["$base"])
     for target in ({"type": "ref", "ref": "nope"}, {"type": "ref", "ref": "e" * 300}, {"type": "coordinate"},
                    {"type": "coordinate", "x": "1", "y": 2}, {"type": "coordinate", "x": -1, "y": 2},
                    {"type": "pixel", "x": 1, "y": 1}, {"ref": "$ref:Submit"}, "ref_1", None,
@@ -130,6 +132,6 @@ def cases() -> list[dict]:
     for extra in ({"__proto__": {"x": 1}}, {"constructor": 1}, {"model_config": 1}):
         c.turn("hostile", [("read_page", extra)], note=f"read_page with {list(extra)}")
     c.turn("hostile", [("left_click", {"target": ref("Submit")}), ("navigate", {"url": "nope://x"}),
-                       ("read_page", {}), ("screenshot", {})], note="a failure mid-batch")
+                       ("read_page", {}), ("screenshot", {})], note="a failure mid-batch", allow_origins=["$base"])
     c.turn("hostile", [("read_page", "x")], note="input a string")
     return c.cases

@@ -174,9 +174,9 @@ def cases() -> list[dict]:
     openai("boundary", "keypress of ctrl+c", [response(computer_call([{"type": "keypress", "keys": ["CTRL", "C"]}])),
                                               response(message())])
     openai("boundary", "keypress of no keys", [response(computer_call([{"type": "keypress", "keys": []}])),
-                                               response(message())])
+                                               response(message())], hands_refuses="action-shape")
     openai("boundary", "a drag of one point", [response(computer_call([{"type": "drag", "path": [{"x": 1, "y": 1}]}])),
-                                               response(message())])
+                                               response(message())], hands_refuses="action-shape")
     openai("boundary", "a scroll", [response(computer_call([{"type": "scroll", "x": 5, "y": 5, "scroll_x": 0,
                                                              "scroll_y": 300}])), response(message())])
     openai("boundary", "wait and screenshot actions", [response(computer_call([{"type": "wait"}, {"type": "screenshot"}])),

@@ -151,8 +151,11 @@ pub async fn fn_browser(env: &mut Env, case: &Value) -> anyhow::Result<Value> {
         outputs.push(item);
     }
     let tools = toolset.openai_tools();
-    env.give_back(toolset.into_driver().into_inner());
-    Ok(json!({"tools": tools, "outputs": outputs}))
+    let driver = toolset.into_driver().into_inner();
+    // What the real driver implements, so the suite can check its fake implements the same.
+    let implemented: Vec<&str> = driver.implemented().iter().map(|m| m.name()).collect();
+    env.give_back(driver);
+    Ok(json!({"tools": tools, "outputs": outputs, "implemented": implemented}))
 }
 
 /// Placeholders resolved against the start page.

@@ -76,7 +76,8 @@ pub async fn claude_computer(env: &mut Env, case: &Value) -> anyhow::Result<Valu
     }))
 }
 
-/// `wait` runs without touching the desktop (a cancellable sleep): a successful `wait` acted.
+/// Members that run without a driver call: `wait` (a cancellable sleep) and, in the browser,
+/// `list_tabs` (the state itself). A successful one acted, as the SDK's driver method did.
 pub fn ran_without_driver(tool_use: &ToolUse, result: &hands_toolset::wire::ToolResult) -> bool {
-    tool_use.name == "wait" && !result.is_error
+    matches!(tool_use.name.as_str(), "wait" | "list_tabs") && !result.is_error
 }

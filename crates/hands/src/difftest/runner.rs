@@ -63,7 +63,8 @@ pub async fn openai(env: &mut Env, case: &Value) -> anyhow::Result<Value> {
     let desktop: Box<dyn Desktop> = Box::new(RecordedDesktop::new(env.desktop()?, log.clone()));
     let executor = ComputerCallExecutor::new(desktop, ComputerCallConfig::default());
     let mut config = OpenAiConfig::new(KEY);
-    config.base_url = base_url(case)?;
+    // The OpenAI base URL ends in `/v1`; the client appends `/responses`.
+    config.base_url = format!("{}/v1", base_url(case)?);
     let client = OpenAiClient::new(config)?.with_retry_policy(no_retries());
     let runner = Runner::openai(
         client,
