@@ -398,8 +398,11 @@ def compare_fn_browser(case: dict, sdk: dict, hands: dict) -> Verdict:
         if s["has_state"] and h["has_state"] and s["observation"] != h["observation"]:
             d.append(Diff("observation", i, f"observation sdk {s['observation']} / hands {h['observation']}"))
         if not s_failed and (ack(s["result"]), s["images"]) != (ack(h["result"]), h["images"]):
+            rule = "list-tabs-result" if (case.get("oracle") == "npm" and s["result"] == "state"
+                                          and h["result"] == "none" and i < len(case["calls"])
+                                          and case["calls"][i]["name"] == "browser_list_tabs") else None
             d.append(Diff("result", i, f"sdk {s['result']}+{s['images']} image(s) / hands {h['result']}+"
-                          f"{h['images']} image(s)"))
+                          f"{h['images']} image(s)", rule))
     explain_fn(verdict, sdk_out, hands_out)
     return verdict
 
@@ -687,6 +690,8 @@ def fn_refusal_rule(call: dict) -> str | None:
     for key in ("target", "root"):
         if isinstance(args.get(key), str) and not 1 <= len(args[key].encode()) <= 256:
             return "ref-bound"
+    if isinstance(args.get("tab_id"), str) and not 1 <= len(args["tab_id"].encode()) <= 128:
+        return "ref-bound"
     return None
 
 

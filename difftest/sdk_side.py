@@ -354,6 +354,8 @@ class FakeFnBrowser:
                 raise BrowserError("Navigation failed: the page could not be reached.")
             self.tabs.open(url or "about:blank")
             return None
+        if name in ("switch_tab", "close_tab") and not action["tab_id"]:
+            raise BrowserError("That tab is not open.")  # these two name a tab; "" names none
         if name == "switch_tab":
             if self.tabs.switch(action["tab_id"]) is None:
                 raise BrowserError("That tab is not open.")

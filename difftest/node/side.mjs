@@ -102,13 +102,13 @@ class FakeDriver {
         return null;
       }
       case 'switch_tab': {
-        const target = this.tabById(args.tab_id);
+        const target = args.tab_id ? this.tabById(args.tab_id) : undefined;
         if (!target) throw new BrowserError('That tab is not open.');
         for (const t of this.tabs) t.active = t === target;
         return null;
       }
       case 'close_tab': {
-        const target = this.tabById(args.tab_id);
+        const target = args.tab_id ? this.tabById(args.tab_id) : undefined;
         if (!target) throw new BrowserError('That tab is not open.');
         this.tabs = this.tabs.filter((t) => t !== target);
         if (target.active && this.tabs.length) this.tabs[this.tabs.length - 1].active = true;
