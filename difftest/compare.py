@@ -624,7 +624,8 @@ def explain_turn(verdict: Verdict, sdk_steps: list[dict], hands_steps: list[dict
     decl = case.get("declaration")
     halt = HALTS[family]
     cascade_from: int | None = None
-    for diff in verdict.diffs:
+    hands_refused = False
+    for diff in list(verdict.diffs):
         if diff.kind == "config" and "only hands" in diff.detail and api_rejects(decl, family):
             diff.rule = "declaration"
         elif diff.kind == "closing-shot":
@@ -658,6 +659,13 @@ def explain_turn(verdict: Verdict, sdk_steps: list[dict], hands_steps: list[dict
             if rule is not None:
                 diff.rule = rule
                 cascade_from = i
+                hands_refused = h["is_error"]
+    if cascade_from is not None and hands_refused:
+        # the side that refused halts the rest of its toolset's blocks in the turn, exactly
+        for j in range(cascade_from + 1, len(hands_steps)):
+            h = hands_steps[j]
+            if not (h["is_error"] and h["texts"] == [halt] and not h["acted"]):
+                verdict.diffs.append(Diff("halt", j, f"after its refusal hands goes on: {brief(h)}"))
 
 
 FN_READS = {"read_page", "get_page_text", "find", "screenshot", "zoom", "list_tabs", "wait_for", "read_page_scoped"}
@@ -717,7 +725,7 @@ def hands_bound_only(detail: str) -> bool:
 def explain_fn(verdict: Verdict, sdk_out: list[dict], hands_out: list[dict]) -> None:
     calls = verdict.case.get("calls", [])
     cascade_from: int | None = None
-    for diff in verdict.diffs:
+    for diff in list(verdict.diffs):
         if diff.kind == "tools" and diff.detail.startswith("order"):
             diff.rule = "tool-order"
         if diff.kind == "schema" and hands_bound_only(diff.detail):
@@ -739,6 +747,12 @@ def explain_fn(verdict: Verdict, sdk_out: list[dict], hands_out: list[dict]) -> 
             if rule is not None:
                 diff.rule = rule
                 cascade_from = i
+    if cascade_from is not None and not hands_out[cascade_from]["acted"]:
+        # after its refusal, hands skips the rest of the response's browser calls
+        for j in range(cascade_from + 1, len(hands_out)):
+            h = hands_out[j]
+            if h["acted"] or h["ok"] is True:
+                verdict.diffs.append(Diff("halt", j, f"after its refusal hands goes on: {brief(h)}"))
 
 
 def explain_runner(verdict: Verdict, sdk: dict, hands: dict, api: str) -> None:
