@@ -101,6 +101,14 @@ def finish_hands(proc: subprocess.Popen, started: float, workdir: Path, verbose:
     for line in (workdir / "hands-out.jsonl").read_text().splitlines():
         answer = json.loads(line)
         answers[answer.get("id")] = answer
+    if verbose:
+        by_surface: collections.Counter = collections.Counter()
+        for case_id, answer in answers.items():
+            by_surface[str(case_id).split("-")[0]] += answer.get("ms", 0)
+        print("hands time by surface: " + ", ".join(f"{s} {ms / 1000:.1f} s" for s, ms in by_surface.items()),
+              file=sys.stderr)
+        slowest = sorted(answers.values(), key=lambda a: -a.get("ms", 0))[:5]
+        print("slowest cases: " + ", ".join(f"{a.get('id')} {a.get('ms')} ms" for a in slowest), file=sys.stderr)
     return answers
 
 

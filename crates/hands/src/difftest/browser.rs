@@ -10,11 +10,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use hands_cdp::CdpBrowser;
 use hands_core::CancellationToken;
 use hands_core::browser::args::{PageUrl, ReadFilter};
 use hands_core::browser::driver::ReadResult;
-use async_trait::async_trait;
 use hands_core::browser::{Browser, BrowserMember, BrowserState, DriverError, MemberSet};
 use hands_toolset::browser::{
     Approval, BrowserToolCall, BrowserToolset, BrowserToolsetConfig, CallOutput, ConfirmContext,
@@ -293,6 +293,8 @@ impl Browser for Probe {
         self.0
     }
     async fn state(&mut self, _: &CancellationToken) -> Result<BrowserState, DriverError> {
-        Err(DriverError::Gone("the configuration probe has no browser".into()))
+        Err(DriverError::Gone(
+            "the configuration probe has no browser".into(),
+        ))
     }
 }

@@ -53,12 +53,8 @@ pub async fn claude_computer(env: &mut Env, case: &Value) -> anyhow::Result<Valu
     let fault = toolset.finish_batch(batch, &mut results, &cancel).await;
     let closing = log.take();
     // A button or key left down by the case would leak into the next one.
-    let _ = hands_core::Desktop::button(
-        toolset.desktop(),
-        hands_core::input::Button::Left,
-        false,
-    )
-    .await;
+    let _ = hands_core::Desktop::button(toolset.desktop(), hands_core::input::Button::Left, false)
+        .await;
     let results: Vec<Value> = results
         .iter()
         .zip(acted)

@@ -42,8 +42,7 @@ impl Env {
     pub fn desktop(&mut self) -> anyhow::Result<X11Desktop> {
         if self.xvfb.is_none() {
             let size = Size::new(SCREEN.0, SCREEN.1).context("screen size")?;
-            self.xvfb =
-                Some(X11Desktop::spawn(&XvfbConfig::new(size)).context("spawning Xvfb")?);
+            self.xvfb = Some(X11Desktop::spawn(&XvfbConfig::new(size)).context("spawning Xvfb")?);
         }
         let display = self
             .xvfb
@@ -91,6 +90,7 @@ pub async fn run(args: DifftestArgs) -> anyhow::Result<ExitCode> {
 async fn run_case(env: &mut Env, case: &Value) -> Value {
     let id = case.get("id").cloned().unwrap_or(Value::Null);
     let surface = case.get("surface").and_then(Value::as_str).unwrap_or("");
+    let started = std::time::Instant::now();
     let answer = match surface {
         "claude_computer" => computer::claude_computer(env, case).await,
         "claude_browser" => browser::claude_browser(env, case).await,
@@ -101,6 +101,7 @@ async fn run_case(env: &mut Env, case: &Value) -> Value {
     };
     let mut answer = answer.unwrap_or_else(|e| json!({"harness_error": format!("{e:#}")}));
     answer["id"] = id;
+    answer["ms"] = json!(started.elapsed().as_millis());
     answer
 }
 
@@ -160,7 +161,8 @@ mod tests {
         let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
         let block = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}});
         assert_eq!(elide_images(block)["source"]["data"], json!("<1x1>"));
-        let item = json!([{"type": "input_image", "image_url": format!("data:image/png;base64,{png}")}]);
+        let item =
+            json!([{"type": "input_image", "image_url": format!("data:image/png;base64,{png}")}]);
         assert_eq!(elide_images(item)[0]["image_url"], json!("<1x1>"));
         assert_eq!(png_size("not base64!"), "?");
     }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use hands_core::CancellationToken;
 use hands_core::browser::args::{
     CssPoint, CssRegion, DiagnosticsSource, GrantId, KeyPress, PageUrl, PointerButton, ReadFilter,
     WaitText,
@@ -23,7 +24,6 @@ use hands_core::desktop::{Desktop, DesktopError, ScreenInfo, SettleBudget, Settl
 use hands_core::geometry::ScreenPoint;
 use hands_core::image::{EncodedImage, Pixels};
 use hands_core::input::{Button, Key, KeyChord, ModifierSet, ScrollDirection};
-use hands_core::CancellationToken;
 
 /// The driver calls that reached a driver, in order; shared between the recording driver and
 /// whoever reads it.
@@ -381,7 +381,9 @@ impl<B: Browser> Browser for RecordedBrowser<B> {
         cancel: &CancellationToken,
     ) -> Result<BrowserRead, DriverError> {
         self.log.push("read_diagnostics");
-        self.inner.read_diagnostics(source, limit, tab, cancel).await
+        self.inner
+            .read_diagnostics(source, limit, tab, cancel)
+            .await
     }
     async fn run_script(
         &mut self,

@@ -95,7 +95,9 @@ async fn drive(mut runner: Runner, case: &Value, log: Log) -> anyhow::Result<Val
             && let Some(id) = &record.call_id
             && !observer_log.take().is_empty()
         {
-            seen.lock().unwrap_or_else(|e| e.into_inner()).push(id.clone());
+            seen.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(id.clone());
         }
     }));
     let task = case["task"].as_str().unwrap_or("Do the task.");
