@@ -381,6 +381,8 @@ def compare_fn_browser(case: dict, sdk: dict, hands: dict) -> Verdict:
                           "notice that page content is untrusted"))
     sdk_out = [output_of(o) for o in sdk.get("outputs", [])]
     hands_out = [output_of(o) for o in hands.get("outputs", [])]
+    for i, raw in enumerate(hands.get("outputs", [])):
+        d.extend(sdk_validates(raw, case["calls"][i]["name"] if i < len(case.get("calls", [])) else "", i))
     for i, (s, h) in enumerate(zip(sdk_out, hands_out)):
         if h.get("error"):
             d.extend(hygiene([h["error"]], case["calls"][i], i))
@@ -405,6 +407,39 @@ def compare_fn_browser(case: dict, sdk: dict, hands: dict) -> Verdict:
                           f"{h['images']} image(s)", rule))
     explain_fn(verdict, sdk_out, hands_out)
     return verdict
+
+
+def sdk_validates(item: dict, name: str, index: int) -> list[Diff]:
+    """hands' answer through the SDK's own validators of what a driver reports: the state
+    (`openai.lib.browser._state`: tab fields, ids unique, one active tab, origins) and a structured
+    read (`_read_result`: BrowserReadV1 — roles, refs unique and at most 256 bytes, labels, values,
+    options, omitted codes)."""
+    from openai.lib import browser as sdk_browser
+
+    if "raised" in item:
+        return []
+    output = item.get("output")
+    text = output if isinstance(output, str) else next(
+        (p.get("text", "") for p in output or [] if p.get("type") == "input_text"), "")
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return [Diff("output-json", index, "hands' output text is not JSON")]
+    diffs = []
+    if isinstance(payload.get("state"), dict):
+        try:
+            sdk_browser._state(payload["state"])
+        except Exception as exc:  # the SDK's verdict on hands' state
+            diffs.append(Diff("state-invalid", index, f"the SDK refuses hands' state: {exc}"))
+    member = name[len("browser_"):]
+    result = payload.get("result")
+    if payload.get("ok") and member in ("read_page", "get_page_text", "find", "read_page_scoped",
+                                        "read_diagnostics") and isinstance(result, dict):
+        try:
+            sdk_browser._read_result(member, result)
+        except Exception as exc:
+            diffs.append(Diff("read-invalid", index, f"the SDK refuses hands' {member} report: {exc}"))
+    return diffs
 
 
 FN_IMPLEMENTED = [
