@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import ids
+
 
 def ref(label: str) -> dict:
     return {"type": "ref", "ref": f"$ref:{label}"}
@@ -18,11 +20,9 @@ def point(x: int, y: int) -> dict:
 class Corpus:
     def __init__(self) -> None:
         self.cases: list[dict] = []
-        self.n = 0
 
     def turn(self, kind: str, blocks: list[tuple[str, Any]], *, note: str, **extra: Any) -> None:
-        self.n += 1
-        case_id = f"cb-{kind[0]}{self.n:03d}"
+        case_id = ids.case_id("cb", kind, note, blocks, extra)
         uses = [{"type": "tool_use", "id": f"toolu_{case_id}_{i}", "name": name, "toolset_name": "browser",
                  "input": data} for i, (name, data) in enumerate(blocks)]
         self.cases.append({"id": case_id, "surface": "claude_browser", "kind": kind, "note": note,

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import ids
+
 W, H = 1280, 800
 
 
 class Corpus:
     def __init__(self) -> None:
         self.cases: list[dict] = []
-        self.n = 0
 
     def turn(self, kind: str, blocks: list[tuple[str, Any]], *, note: str, **extra: Any) -> None:
-        self.n += 1
-        case_id = f"cc-{kind[0]}{self.n:03d}"
+        case_id = ids.case_id("cc", kind, note, blocks, extra)
         tool_uses = []
         for i, (name, data) in enumerate(blocks):
             block = {"type": "tool_use", "id": f"toolu_{case_id}_{i}", "name": name, "toolset_name": "computer",

@@ -8,15 +8,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import ids
+
 
 class Corpus:
     def __init__(self) -> None:
         self.cases: list[dict] = []
-        self.n = 0
 
     def calls(self, kind: str, calls: list[tuple[str, Any]], *, note: str, config: dict | None = None) -> None:
-        self.n += 1
-        case_id = f"fb-{kind[0]}{self.n:03d}"
+        case_id = ids.case_id("fb", kind, note, calls, config)
         wire = []
         for i, (name, args) in enumerate(calls):
             text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)

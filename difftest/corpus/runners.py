@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import ids
+
 
 def tool_use(name: str, data: dict, *, toolset: str | None = "computer", id: str | None = None) -> dict:
     block: dict[str, Any] = {"type": "tool_use", "name": name, "input": data}
@@ -50,8 +52,7 @@ def cases() -> list[dict]:
     out: list[dict] = []
 
     def anthropic(kind: str, note: str, script: list[dict], **extra: Any) -> None:
-        n = len(out) + 1
-        case_id = f"ra-{kind[0]}{n:03d}"
+        case_id = ids.case_id("ra", kind, note, script, extra)
         # give each tool_use an id of the case's own, so both sides' answers can be matched
         for t, answer in enumerate(script):
             for b, block in enumerate(answer.get("content", [])):
@@ -61,8 +62,7 @@ def cases() -> list[dict]:
                     **extra})
 
     def openai(kind: str, note: str, script: list[dict], **extra: Any) -> None:
-        n = len(out) + 1
-        case_id = f"ro-{kind[0]}{n:03d}"
+        case_id = ids.case_id("ro", kind, note, script, extra)
         for t, answer in enumerate(script):
             for i, item in enumerate(answer.get("output", [])):
                 if item.get("type") in ("computer_call", "function_call"):
