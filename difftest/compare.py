@@ -490,14 +490,24 @@ def compare_runner(case: dict, sdk: dict, hands: dict, api: str) -> Verdict:
         d.append(Diff("end", None, f"sdk {sdk_end} / hands {hands_end} ({hands.get('reason', '')[:160]})"))
     if api == "anthropic":
         for i, (s, h) in enumerate(zip(sdk.get("answers", []), hands.get("answers", []))):
-            s_err = {b.get("tool_use_id"): bool(b.get("is_error")) for b in content_items(s.get("content"))
-                     if isinstance(b, dict) and b.get("type") == "tool_result"}
-            h_err = {b.get("tool_use_id"): bool(b.get("is_error")) for b in content_items(h.get("content"))
-                     if isinstance(b, dict) and b.get("type") == "tool_result"}
+            s_err, h_err = answer_errors(s), answer_errors(h)
             if s_err != h_err:
-                d.append(Diff("answer", i, f"is_error by call: sdk {s_err} / hands {h_err}"))
+                d.append(Diff("answer", i, f"is_error (halted) by call: sdk {s_err} / hands {h_err}"))
     explain_runner(verdict, sdk, hands, api)
     return verdict
+
+
+def answer_errors(message: dict) -> dict[str, str]:
+    """The `tool_result` blocks of the message a runner sent back: `ok`, `error` or `halted` (the exact
+    halt text of the block's toolset) by `tool_use_id`."""
+    out = {}
+    for block in content_items(message.get("content")):
+        if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+            continue
+        step = step_of(block)
+        halt = HALTS.get(block.get("toolset_name") or "", None)
+        out[step["id"]] = ("halted" if step["texts"] == [halt] else "error") if step["is_error"] else "ok"
+    return out
 
 
 def runner_end(sdk: dict, case: dict, api: str) -> str:

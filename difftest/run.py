@@ -137,6 +137,28 @@ def finish_node(proc: subprocess.Popen | None) -> dict[str, dict] | None:
     return {a["id"]: a for a in map(json.loads, stdout.splitlines())}
 
 
+def sdk_side_answers(cases: list[dict], standin, base: str, verbose: bool) -> dict[str, dict]:
+    """Every case through the official Python SDKs, here, while hands and node run in their own
+    processes."""
+    started = time.monotonic()
+    sdk_answers: dict[str, dict] = {}
+    for case in cases:
+        surface = case["surface"]
+        if surface == "claude_computer":
+            sdk_answers[case["id"]] = sdk_side.claude_computer(case, standin)
+        elif surface == "claude_browser":
+            sdk_answers[case["id"]] = sdk_side.claude_browser(case, standin, base)
+        elif surface == "fn_browser":
+            sdk_answers[case["id"]] = sdk_side.fn_browser(case, base)
+        elif surface == "runner_anthropic":
+            sdk_answers[case["id"]] = sdk_side.runner_anthropic(case, standin)
+        else:
+            sdk_answers[case["id"]] = sdk_side.runner_openai(case, standin)
+    if verbose:
+        print(f"SDK side: {time.monotonic() - started:.1f} s", file=sys.stderr)
+    return sdk_answers
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", default=str(ROOT / "target" / "debug" / "hands"))
@@ -165,24 +187,16 @@ def main() -> int:
         # hands and the npm side run in their own processes while the Python SDKs answer here.
         hands_proc, hands_started = start_hands(args.hands, cases, workdir)
         node_proc = start_node([c for c in cases if c["surface"] == "fn_browser"], base, workdir)
-        sdk_started = time.monotonic()
-        sdk_answers: dict[str, dict] = {}
-        for case in cases:
-            surface = case["surface"]
-            if surface == "claude_computer":
-                sdk_answers[case["id"]] = sdk_side.claude_computer(case, standin)
-            elif surface == "claude_browser":
-                sdk_answers[case["id"]] = sdk_side.claude_browser(case, standin, base)
-            elif surface == "fn_browser":
-                sdk_answers[case["id"]] = sdk_side.fn_browser(case, base)
-            elif surface == "runner_anthropic":
-                sdk_answers[case["id"]] = sdk_side.runner_anthropic(case, standin)
-            else:
-                sdk_answers[case["id"]] = sdk_side.runner_openai(case, standin)
-        if args.verbose:
-            print(f"SDK side: {time.monotonic() - sdk_started:.1f} s", file=sys.stderr)
-        node_answers = finish_node(node_proc)
-        hands_answers = finish_hands(hands_proc, hands_started, workdir, args.verbose)
+        try:
+            sdk_answers = sdk_side_answers(cases, standin, base, args.verbose)
+            node_answers = finish_node(node_proc)
+            hands_answers = finish_hands(hands_proc, hands_started, workdir, args.verbose)
+        finally:
+            # our own children only, by handle
+            for proc in (hands_proc, node_proc):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
 
     verdicts: list[compare.Verdict] = []
     for case in cases:
