@@ -673,6 +673,9 @@ def explain_turn(verdict: Verdict, sdk_steps: list[dict], hands_steps: list[dict
     for diff in list(verdict.diffs):
         if diff.kind == "config" and "only hands" in diff.detail and api_rejects(decl, family):
             diff.rule = "declaration"
+        elif (diff.kind == "config" and "only hands" in diff.detail and case.get("no_confirm")
+              and "confirm" in diff.detail):
+            diff.rule = "confirm-required"
         elif diff.kind == "closing-shot":
             configs = (decl or {}).get("configs") or {}
             if (configs.get("screenshot") or {}).get("enabled") is not False:

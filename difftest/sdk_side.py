@@ -271,10 +271,9 @@ def origin_policy(allow: list[str] | None):
 
 
 def claude_browser(case: dict, standin: Any, base: str) -> dict:
-    options: dict[str, Any] = {
-        "confirm": confirm_for(case.get("deny", [])),
-        "url_policy": origin_policy(case.get("allow_origins")),
-    }
+    options: dict[str, Any] = {"url_policy": origin_policy(case.get("allow_origins"))}
+    if not case.get("no_confirm"):
+        options["confirm"] = confirm_for(case.get("deny", []))
     declaration = case.get("declaration")
     if declaration is not None:
         extra = {k: v for k, v in declaration.items() if k not in ("type", "configs")}

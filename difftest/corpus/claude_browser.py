@@ -93,6 +93,17 @@ def cases() -> list[dict]:
     c.turn("hostile", [("read_page", {})], note="a legacy field",
            declaration={"type": "browser_toolset_20260801", "display_width_px": 1024})
 
+    # --- which members demand a confirm callback ----------------------------------------------------
+    c.turn("boundary", [("read_page", {})], note="no confirm callback, default members", no_confirm=True)
+    c.turn("boundary", [("read_page", {})], note="no confirm callback, javascript_exec enabled", no_confirm=True,
+           declaration={"type": "browser_toolset_20260801", "configs": {"javascript_exec": {"enabled": True}}})
+    reads_only = {m: {"enabled": False} for m in (
+        "navigate", "new_tab", "switch_tab", "close_tab", "form_input", "scroll_to", "left_click", "right_click",
+        "middle_click", "double_click", "triple_click", "hover", "left_click_drag", "left_mouse_down",
+        "left_mouse_up", "mouse_move", "scroll", "type", "key", "hold_key")}
+    c.turn("boundary", [("read_page", {}), ("screenshot", {})], note="no confirm callback, reads only",
+           no_confirm=True, declaration={"type": "browser_toolset_20260801", "configs": reads_only})
+
     # --- consent and the URL policy -----------------------------------------------------------------
     c.turn("boundary", [("navigate", {"url": "$base/page2.html"})], note="navigate refused by confirm",
            deny=["navigate"])

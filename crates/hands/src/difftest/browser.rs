@@ -28,7 +28,8 @@ use serde_json::{Value, json};
 use super::record::{Log, RecordedBrowser};
 use super::{Env, elide_images};
 
-/// Case: `{"declaration", "blocks", "start_url", "allow_origins"?, "deny"?: [member]}`.
+/// Case: `{"declaration", "blocks", "start_url", "allow_origins"?, "deny"?: [member],
+/// "no_confirm"?}`.
 ///
 /// Answer: `{"config_error"}`, or `{"declaration", "results": [tool_result + "acted"], "fault"}`.
 pub async fn claude_browser(env: &mut Env, case: &Value) -> anyhow::Result<Value> {
@@ -44,9 +45,12 @@ pub async fn claude_browser(env: &mut Env, case: &Value) -> anyhow::Result<Value
         .filter_map(|name| Member::from_name(name))
         .flat_map(|m| m.driver_members().iter().copied())
         .collect();
+    // `"no_confirm": true` builds the toolset without a confirm callback, to see which members
+    // demand one.
+    let confirm_callback = (case["no_confirm"] != json!(true)).then(|| confirm(deny));
     let config = ClaudeBrowserConfig {
         declaration,
-        confirm: Some(confirm(deny)),
+        confirm: confirm_callback,
         url_policy: Some(url_policy(&case["allow_origins"])?),
         ..ClaudeBrowserConfig::default()
     };
