@@ -30,7 +30,6 @@ from anthropic.lib.tools._toolsets._computer_inputs import COMPUTER_MEMBER_NAMES
 import openai
 from openai.lib.browser import BrowserError, BrowserToolset, BROWSER_MEMBERS
 from openai.lib.computer import ComputerToolset, ComputerUseError
-from openai.lib.responses_tool_runner import ResponsesToolRunner, ToolRunnerError
 from openai.types.responses import ResponseFunctionToolCall
 
 import fakes
@@ -572,33 +571,3 @@ def runner_openai(case: dict, standin: Any) -> dict:
     return outcome
 
 
-def runner_openai_responses(case: dict, standin: Any) -> dict:
-    """The SDK's general runner (`ResponsesToolRunner`) with the computer, for the statuses and items
-    it validates before any effect."""
-    key = f"{case['id']}/sdk-responses"
-    base = standin.register(key, copy.deepcopy(case["script"]))
-    approve = case.get("approve", {})
-    driver = FakeOpenAIComputer()
-    toolset = RecordingComputerToolset(driver)
-    runner = ResponsesToolRunner(computer=toolset)
-    client = openai_client(base + "/v1")
-    outcome: dict[str, Any] = {}
-    try:
-        runner.run(
-            client,
-            {"model": "computer-use-2", "input": case.get("task", "Do the task."), "tools": [{"type": "computer"}]},
-            max_steps=case.get("max_steps", 20),
-            approve_safety_checks=lambda call: approve.get("checks", True),
-        )
-        outcome["raised"] = None
-    except ToolRunnerError as exc:
-        outcome["raised"] = f"ToolRunnerError: {exc}"
-    except Exception as exc:
-        outcome["raised"] = f"{type(exc).__name__}: {exc}"
-    outcome["acted"] = list(dict.fromkeys(driver.acted))
-    outcome["requests"] = len(standin.script(key).requests)
-    return outcome
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)

@@ -54,19 +54,10 @@ pub async fn claude_browser(env: &mut Env, case: &Value) -> anyhow::Result<Value
         url_policy: Some(url_policy(&case["allow_origins"])?),
         ..ClaudeBrowserConfig::default()
     };
-    // The toolset takes its driver by value: a configuration it refuses is found with a driver
-    // that implements the same members, so the shared Chromium is never lost to a refusal.
-    let mut browser = env.browser().await?;
-    if let Err(e) = ClaudeBrowserToolset::new(Probe(browser.implemented()), config.clone()) {
-        env.give_back(browser);
-        return Ok(json!({"config_error": e.to_string()}));
-    }
-    let names = match reset(&mut browser, case).await {
-        Ok(names) => names,
-        Err(e) => {
-            env.give_back(browser);
-            return Err(e);
-        }
+    let probe = |p: Probe| ClaudeBrowserToolset::new(p, config.clone()).map(drop);
+    let (browser, names) = match lend(env, case, probe).await? {
+        Lent::Ready(browser, names) => (*browser, names),
+        Lent::Refused(answer) => return Ok(answer),
     };
     let blocks = match ToolUse::from_message(&names.resolve(&case["blocks"])) {
         Ok(blocks) => blocks,
@@ -120,17 +111,10 @@ pub async fn fn_browser(env: &mut Env, case: &Value) -> anyhow::Result<Value> {
         url_policy: Some(url_policy(&settings["allow_origins"])?),
         ..BrowserToolsetConfig::default()
     };
-    let mut browser = env.browser().await?;
-    if let Err(e) = BrowserToolset::new(Probe(browser.implemented()), config.clone()) {
-        env.give_back(browser);
-        return Ok(json!({"config_error": e.to_string()}));
-    }
-    let names = match reset(&mut browser, case).await {
-        Ok(names) => names,
-        Err(e) => {
-            env.give_back(browser);
-            return Err(e);
-        }
+    let probe = |p: Probe| BrowserToolset::new(p, config.clone()).map(drop);
+    let (browser, names) = match lend(env, case, probe).await? {
+        Lent::Ready(browser, names) => (*browser, names),
+        Lent::Refused(answer) => return Ok(answer),
     };
     let log = Log::default();
     let toolset = BrowserToolset::new(RecordedBrowser::new(browser, log.clone()), config)
@@ -160,6 +144,36 @@ pub async fn fn_browser(env: &mut Env, case: &Value) -> anyhow::Result<Value> {
     let implemented: Vec<&str> = driver.implemented().iter().map(|m| m.name()).collect();
     env.give_back(driver);
     Ok(json!({"tools": tools, "outputs": outputs, "implemented": implemented}))
+}
+
+/// The shared Chromium lent to a case, or the answer to a case whose configuration is refused.
+enum Lent {
+    /// On the case's start page, with its placeholders.
+    Ready(Box<CdpBrowser>, Names),
+    /// The toolset refused the configuration: `{"config_error"}`.
+    Refused(Value),
+}
+
+/// Lends the shared Chromium to a case. The toolsets take their driver by value, so `probe` first
+/// builds the toolset over a driver that implements the same members: a configuration it refuses
+/// never costs the real browser. Then the browser is reset to the case's start page.
+async fn lend<E: std::fmt::Display>(
+    env: &mut Env,
+    case: &Value,
+    probe: impl FnOnce(Probe) -> Result<(), E>,
+) -> anyhow::Result<Lent> {
+    let mut browser = env.browser().await?;
+    if let Err(e) = probe(Probe(browser.implemented())) {
+        env.give_back(browser);
+        return Ok(Lent::Refused(json!({"config_error": e.to_string()})));
+    }
+    match reset(&mut browser, case).await {
+        Ok(names) => Ok(Lent::Ready(Box::new(browser), names)),
+        Err(e) => {
+            env.give_back(browser);
+            Err(e)
+        }
+    }
 }
 
 /// Placeholders resolved against the start page.
