@@ -504,33 +504,21 @@ class FakeOpenAIComputer:
     def _act(self) -> None:
         self.acted.append(self.current or "?")
 
-    def click(self, action: Any) -> None:
-        self._act()
-
-    def double_click(self, action: Any) -> None:
-        self._act()
-
-    def drag(self, action: Any) -> None:
-        self._act()
-
-    def keypress(self, action: Any) -> None:
-        self._act()
-
-    def move(self, action: Any) -> None:
-        self._act()
-
-    def scroll(self, action: Any) -> None:
-        self._act()
-
-    def type(self, action: Any) -> None:
-        self._act()
-
-    def wait(self, action: Any) -> None:
-        self._act()
-
     def screenshot(self) -> dict:
         self._act()
         return {"type": "computer_screenshot", "image_url": "data:image/png;base64," + fakes.png_b64(*fakes.SCREEN)}
+
+
+def _computer_action(name: str):
+    def action(self: FakeOpenAIComputer, action: Any) -> None:
+        self._act()
+
+    action.__name__ = name
+    return action
+
+
+for _name in ("click", "double_click", "drag", "keypress", "move", "scroll", "type", "wait"):
+    setattr(FakeOpenAIComputer, _name, _computer_action(_name))
 
 
 class RecordingComputerToolset(ComputerToolset):
