@@ -272,6 +272,9 @@ def compare_turn(case: dict, sdk: dict, hands: dict, family: str) -> Verdict:
             d.append(Diff("config", None, f"only {who} refuses the toolset: {text[:200]}"))
         explain_turn(verdict, [], [], family)
         return verdict
+    if "confirm_members" in sdk and sorted(sdk["confirm_members"]) != sorted(hands.get("confirm_members") or []):
+        d.append(Diff("confirm-members", None, f"members needing a confirmation: sdk {sorted(sdk['confirm_members'])}"
+                      f" / hands {sorted(hands.get('confirm_members') or [])}"))
     if effective(sdk.get("declaration"), family) != effective(hands.get("declaration"), family):
         d.append(Diff("declaration", None, f"sdk {sdk.get('declaration')} / hands {hands.get('declaration')}"))
     sdk_steps = [step_of(b) for b in sdk.get("results", [])]

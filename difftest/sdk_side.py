@@ -26,6 +26,7 @@ from anthropic.tools.computer import (
 )
 from anthropic.lib.tools._toolsets._inputs import BROWSER_MEMBER_NAMES
 from anthropic.lib.tools._toolsets._computer_inputs import COMPUTER_MEMBER_NAMES
+from anthropic.lib.tools._toolsets._computer_registry import CONFIRM_REQUIRED
 
 import openai
 from openai.lib.browser import BrowserError, BrowserToolset, BROWSER_MEMBERS
@@ -169,6 +170,8 @@ def claude_computer(case: dict, standin: Any) -> dict:
     acted = set(toolset.acted)
     for block in answer.get("results", []):
         block["acted"] = block.get("tool_use_id") in acted
+    # the members that need a `confirm` callback (a toolset serving them cannot be built without one)
+    answer["confirm_members"] = sorted(CONFIRM_REQUIRED)
     return elide_images(answer)
 
 

@@ -13,10 +13,12 @@ mod difftest;
 mod drill;
 mod environment;
 mod exec;
+mod mcp;
 mod policy;
 mod read;
 mod run;
 mod rundir;
+mod view;
 
 use std::process::ExitCode;
 
@@ -44,6 +46,8 @@ fn main() -> ExitCode {
             cli::Command::Policy(args) => policy::run(args),
             cli::Command::Exec(args) => exec::run(args).await,
             cli::Command::Demo(args) => demo::run(args).await,
+            cli::Command::Mcp(args) => mcp::run(args).await,
+            cli::Command::View(args) => view::run(args).await,
             cli::Command::Difftest(args) => difftest::run(args).await,
         }
     });

@@ -11,6 +11,7 @@ use hands_core::image::EncodedImage;
 use serde_json::{Value, json};
 
 use super::state::StateView;
+use crate::errtext::error_line;
 use crate::wire::{ResultBlock, ToolResult};
 
 /// `detail` of an `input_image`.
@@ -51,7 +52,10 @@ pub struct CallOutput {
 impl CallOutput {
     /// A refusal before anything was read: `{"ok": false, "error"}`, no state.
     pub(crate) fn refusal(call_id: &str, error: impl Into<String>) -> CallOutput {
-        CallOutput::from_body(call_id, json!({"ok": false, "error": error.into()}))
+        CallOutput::from_body(
+            call_id,
+            json!({"ok": false, "error": error_line(&error.into())}),
+        )
     }
 
     /// The answer to a call not run because an earlier browser call of the same response was
@@ -69,7 +73,7 @@ impl CallOutput {
     ) -> CallOutput {
         CallOutput::from_body(
             call_id,
-            json!({"ok": false, "error": error.into(), "state": state.to_json()}),
+            json!({"ok": false, "error": error_line(&error.into()), "state": state.to_json()}),
         )
     }
 
@@ -123,9 +127,11 @@ impl CallOutput {
         &self.body
     }
 
-    /// The text part, as sent.
+    /// The text part, as sent: the JSON body on one line, page text included, with line-breaking
+    /// and bidi characters escaped ([`crate::errtext::json_line`]; the SDK escapes every
+    /// non-ASCII character, `ensure_ascii=True`).
     pub fn text(&self) -> String {
-        self.body.to_string()
+        crate::errtext::json_line(&self.body)
     }
 
     /// The error text, on a failure.

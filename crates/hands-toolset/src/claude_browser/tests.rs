@@ -1191,6 +1191,33 @@ async fn unknown_and_disabled_members_are_refused_before_anything_is_read() {
     assert!(take(&log).is_empty());
 }
 
+/// Names the model sends come back one line, without control or bidi characters, cut to 200
+/// characters; no error text is longer than 4,096 characters.
+#[tokio::test]
+async fn hostile_names_are_echoed_one_line_and_bounded() {
+    let log = Log::default();
+    let mut toolset = ClaudeBrowserToolset::new(FakeBrowser::new(&log), config(&log)).unwrap();
+    let hostile = format!("a\n\u{202e}{}", "z".repeat(5000));
+    let blocks = [
+        block("toolu_1", &hostile, json!({})),
+        block("toolu_2", "left_click", json!({ hostile.clone(): 1 })),
+        block(
+            "toolu_3",
+            "left_click",
+            json!({"target": {"type": "ref", "ref": "e1", hostile.clone(): 1}}),
+        ),
+        block("toolu_4", "key", json!({"text": hostile.clone()})),
+    ];
+    for b in blocks {
+        let outcome = turn(&mut toolset, &[b]).await;
+        let text = outcome.results[0].text().unwrap().to_owned();
+        assert!(outcome.results[0].is_error());
+        assert!(!text.chars().any(crate::errtext::is_line_unsafe), "{text}");
+        assert!(!text.contains(&"z".repeat(201)), "{text}");
+        assert!(text.chars().count() <= crate::errtext::MAX_ERROR_CHARS);
+    }
+}
+
 #[tokio::test]
 async fn driver_failures_become_safe_texts() {
     let log = Log::default();

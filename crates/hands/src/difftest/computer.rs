@@ -3,6 +3,7 @@
 
 use hands_core::CancellationToken;
 use hands_toolset::computer::declaration::ToolsetDeclaration;
+use hands_toolset::computer::members::Member;
 use hands_toolset::computer::{Batch, ComputerConfig, ComputerToolset, Shape};
 use hands_toolset::wire::ToolUse;
 use serde_json::{Value, json};
@@ -66,6 +67,9 @@ pub async fn claude_computer(env: &mut Env, case: &Value) -> anyhow::Result<Valu
         .collect();
     Ok(json!({
         "declaration": toolset.declaration(),
+        // The members hands' computer toolset can require a confirmation for, to compare with the
+        // SDK's list of the members that need a `confirm` callback.
+        "confirm_members": Member::KEYBOARD.iter().map(|m| m.name()).collect::<Vec<_>>(),
         "results": results,
         "closing_acted": !closing.is_empty(),
         "fault": fault.map(|f| f.to_string()),

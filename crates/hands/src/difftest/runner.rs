@@ -10,12 +10,13 @@ use hands_core::{CancellationToken, Desktop};
 use hands_models::RetryPolicy;
 use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
 use hands_models::openai::{OpenAiClient, OpenAiConfig};
-use hands_runner::approval::{ActionContext, ComputerApprover, Decision, SafetyChecksContext};
+use hands_runner::approval::{Approver, Decision, Effect, EffectKind, SafetyChecksContext};
 use hands_runner::diagnostics::{Record, Stage};
 use hands_runner::{
     AnthropicSettings, OpenAiSettings, RunConfig, RunOutcome, RunStatus, Runner, Toolbox,
 };
 use hands_toolset::computer::declaration::ToolsetDeclaration;
+use hands_toolset::computer::members::Member;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset, Shape};
 use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor};
 use serde_json::{Value, json};
@@ -37,10 +38,12 @@ pub async fn anthropic(env: &mut Env, case: &Value) -> anyhow::Result<Value> {
     };
     let log = Log::default();
     let desktop: Box<dyn Desktop> = Box::new(RecordedDesktop::new(env.desktop()?, log.clone()));
+    // As the SDK's toolset: `type`, `key` and `hold_key` run only on an explicit approval.
     let computer = ComputerToolset::new(
         desktop,
         ComputerConfig {
             shape: Shape::Toolset(declaration),
+            confirm_members: Member::KEYBOARD.to_vec(),
             ..ComputerConfig::default()
         },
     )?;
@@ -157,7 +160,7 @@ struct CaseApprover {
 }
 
 #[async_trait]
-impl ComputerApprover for CaseApprover {
+impl Approver for CaseApprover {
     async fn approve_safety_checks(
         &mut self,
         _: SafetyChecksContext,
@@ -170,12 +173,12 @@ impl ComputerApprover for CaseApprover {
         }
     }
 
-    fn checks_before_action(&self) -> bool {
-        !self.deny.is_empty()
+    fn reviews(&self, kind: EffectKind) -> bool {
+        kind == EffectKind::Computer && !self.deny.is_empty()
     }
 
-    async fn before_action(&mut self, context: ActionContext, _: &CancellationToken) -> Decision {
-        if self.deny.contains(&context.name) {
+    async fn approve(&mut self, effect: Effect, _: &CancellationToken) -> Decision {
+        if self.deny.iter().any(|name| name == effect.name()) {
             Decision::Deny
         } else {
             Decision::Approve
