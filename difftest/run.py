@@ -112,10 +112,13 @@ def finish_hands(proc: subprocess.Popen, started: float, workdir: Path, verbose:
     return answers
 
 
-def start_node(cases: list[dict], base: str, workdir: Path) -> subprocess.Popen | None:
+def start_node(cases: list[dict], base: str, workdir: Path, wanted: bool) -> subprocess.Popen | None:
     node_dir = HERE / "node"
-    if shutil.which("node") is None or not (node_dir / "node_modules" / "openai").exists():
+    if not wanted or not cases:
         return None
+    if shutil.which("node") is None or not (node_dir / "node_modules" / "openai" / "package.json").exists():
+        raise SystemExit("the npm side needs node and difftest/node/node_modules: run scripts/install-difftest-deps.sh "
+                         "(or pass --no-node)")
     path = workdir / "node-cases.jsonl"
     with path.open("w") as out:
         for case in cases:
@@ -167,6 +170,7 @@ def main() -> int:
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--report", default=str(ROOT / "target" / "difftest" / "report.json"))
     parser.add_argument("--show", type=int, default=40, help="failures printed in full")
+    parser.add_argument("--no-node", action="store_true", help="skip the npm package's side")
     args = parser.parse_args()
 
     started = time.monotonic()
@@ -186,7 +190,7 @@ def main() -> int:
         workdir = Path(tmp)
         # hands and the npm side run in their own processes while the Python SDKs answer here.
         hands_proc, hands_started = start_hands(args.hands, cases, workdir)
-        node_proc = start_node([c for c in cases if c["surface"] == "fn_browser"], base, workdir)
+        node_proc = start_node([c for c in cases if c["surface"] == "fn_browser"], base, workdir, not args.no_node)
         try:
             sdk_answers = sdk_side_answers(cases, standin, base, args.verbose)
             node_answers = finish_node(node_proc)

@@ -24,7 +24,8 @@ fi
 
 venv="${HANDS_DIFFTEST_VENV:-target/difftest-venv}"
 pins=$(sha256sum difftest/requirements.txt | cut -c1-16)
-if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.pins" 2>/dev/null)" != "$pins" ]; then
+if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.pins" 2>/dev/null)" != "$pins" ] ||
+   ! "$venv/bin/python" -c 'import anthropic, openai' 2>/dev/null; then
   echo "installing the official Python SDKs into $venv" >&2
   rm -rf "$venv"
   python3 -m venv "$venv"
@@ -34,7 +35,8 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.pins" 2>/dev/null)" != "$pins
 fi
 
 lock=$(sha256sum difftest/node/package-lock.json | cut -c1-16)
-if [ "$(cat difftest/node/node_modules/.pins 2>/dev/null)" != "$lock" ]; then
+if [ ! -f difftest/node/node_modules/openai/package.json ] ||
+   [ "$(cat difftest/node/node_modules/.pins 2>/dev/null)" != "$lock" ]; then
   echo "installing the openai npm package into difftest/node" >&2
   (cd difftest/node && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
   echo "$lock" > difftest/node/node_modules/.pins

@@ -17,8 +17,8 @@ use hands_core::browser::args::{PageUrl, ReadFilter};
 use hands_core::browser::driver::ReadResult;
 use hands_core::browser::{Browser, BrowserMember, BrowserState, DriverError, MemberSet};
 use hands_toolset::browser::{
-    Approval, BrowserToolCall, BrowserToolset, BrowserToolsetConfig, CallOutput, ConfirmContext,
-    ConfirmFn, OriginAllowList, UrlPolicy, UrlPolicyFn, UrlVerdict,
+    Approval, BrowserToolCall, BrowserToolset, BrowserToolsetConfig, ConfirmContext, ConfirmFn,
+    OriginAllowList, UrlPolicy, UrlPolicyFn, UrlVerdict,
 };
 use hands_toolset::claude_browser::declaration::BrowserToolsetDeclaration;
 use hands_toolset::claude_browser::{Batch, ClaudeBrowserConfig, ClaudeBrowserToolset, Member};
@@ -128,7 +128,7 @@ pub async fn fn_browser(env: &mut Env, case: &Value) -> anyhow::Result<Value> {
         let call = BrowserToolCall::from_text(text("call_id"), text("name"), text("arguments"));
         log.take();
         let (output, fault) = if failed {
-            (CallOutput::skipped(&call.call_id), None)
+            toolset.skip(&call, &cancel).await
         } else {
             toolset.call(&call, &cancel).await
         };
