@@ -50,6 +50,10 @@ pub enum Command {
     Mcp(McpArgs),
     /// Show a run directory step by step in a local web page.
     View(ViewArgs),
+    /// hands' side of the differential suite against the official SDKs (`difftest/`): runs
+    /// each case of a JSON-lines file and prints one JSON line per case.
+    #[command(hide = true)]
+    Difftest(DifftestArgs),
 }
 
 /// `hands mcp`.
@@ -118,6 +122,14 @@ pub struct ViewArgs {
     /// The loopback address to serve the page on (port 0 picks one).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub addr: std::net::SocketAddr,
+}
+
+/// `hands difftest`.
+#[derive(Debug, Args)]
+pub struct DifftestArgs {
+    /// The cases, one JSON object per line (written by `difftest/run.py`).
+    #[arg(value_name = "CASES.jsonl")]
+    pub cases: PathBuf,
 }
 
 /// `hands run`.

@@ -9,6 +9,7 @@
 mod approve;
 mod cli;
 mod demo;
+mod difftest;
 mod drill;
 mod environment;
 mod exec;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
             cli::Command::Demo(args) => demo::run(args).await,
             cli::Command::Mcp(args) => mcp::run(args).await,
             cli::Command::View(args) => view::run(args).await,
+            cli::Command::Difftest(args) => difftest::run(args).await,
         }
     });
     match result {
