@@ -145,7 +145,9 @@ pub trait Desktop: Send {
     async fn key_hold(&mut self, chord: &KeyChord, down: bool) -> Result<(), DesktopError>;
 
     /// Types `text` literally into the focused window: newline as Return, tab as Tab, any other
-    /// character as the key (or a temporarily bound key) that produces it.
+    /// character as a key whose keysym means exactly that character (a layout key, or a spare
+    /// key bound to it). A text holding any other control character is refused whole
+    /// ([`crate::input::text_keysyms`]) before anything is typed.
     async fn type_text(
         &mut self,
         text: &str,
