@@ -11,10 +11,12 @@ use x11rb::connection::{Connection as _, RequestConnection as _};
 use x11rb::errors::{ConnectionError, ReplyError, ReplyOrIdError};
 use x11rb::protocol::Event;
 use x11rb::protocol::xproto::{
-    Atom, ClientMessageEvent, ConnectionExt as _, CreateGCAux, CreateWindowAux, EventMask,
-    ImageFormat, ImageOrder, InputFocus, MapState, Mapping, Window, WindowClass,
+    Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, CreateGCAux, CreateWindowAux,
+    EventMask, ImageFormat, ImageOrder, InputFocus, MapState, Mapping, PropMode, Window,
+    WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
+use x11rb::wrapper::ConnectionExt as _;
 
 use crate::events::{EventKind, InputEvent};
 use crate::keyboard::KeyboardMap;
@@ -111,6 +113,9 @@ pub struct RecorderConfig {
     pub ready_timeout: Duration,
     /// How long [`InputRecorder::sync`] waits for the server.
     pub sync_timeout: Duration,
+    /// Whether the window lists `_NET_WM_PING` in `WM_PROTOCOLS` and answers pings, as GTK,
+    /// Qt and browsers do (an answer comes after every earlier event was recorded).
+    pub answer_pings: bool,
 }
 
 impl Default for RecorderConfig {
@@ -120,6 +125,7 @@ impl Default for RecorderConfig {
             cell: crate::pattern::DEFAULT_CELL,
             ready_timeout: Duration::from_secs(5),
             sync_timeout: Duration::from_secs(5),
+            answer_pings: true,
         }
     }
 }
@@ -135,6 +141,10 @@ struct Shared {
     /// Set when the thread stopped, with the reason.
     stopped: Option<String>,
     keyboard: KeyboardMap,
+    /// Keyboard MappingNotify events received.
+    n_mapping_notifies: u64,
+    /// Pings answered.
+    n_pings: u64,
 }
 
 struct State {
@@ -178,6 +188,9 @@ impl std::fmt::Debug for InputRecorder {
 struct Atoms {
     sync: Atom,
     quit: Atom,
+    wm_protocols: Atom,
+    net_wm_ping: Atom,
+    root: Window,
 }
 
 impl InputRecorder {
@@ -209,15 +222,15 @@ impl InputRecorder {
         let pattern = Pattern::new(config.cell);
 
         let keyboard = fetch_keyboard(&conn)?;
+        let intern = |name: &[u8]| -> Result<Atom, RecorderError> {
+            Ok(conn.intern_atom(false, name)?.reply()?.atom)
+        };
         let atoms = Atoms {
-            sync: conn
-                .intern_atom(false, b"HANDS_TESTKIT_SYNC")?
-                .reply()?
-                .atom,
-            quit: conn
-                .intern_atom(false, b"HANDS_TESTKIT_QUIT")?
-                .reply()?
-                .atom,
+            sync: intern(b"HANDS_TESTKIT_SYNC")?,
+            quit: intern(b"HANDS_TESTKIT_QUIT")?,
+            wm_protocols: intern(b"WM_PROTOCOLS")?,
+            net_wm_ping: intern(b"_NET_WM_PING")?,
+            root: screen.root,
         };
 
         // The pattern lives in a pixmap that is the window's background, so the server repaints
@@ -261,6 +274,15 @@ impl InputRecorder {
                 .override_redirect(1),
         )?;
         conn.free_pixmap(pixmap)?;
+        if config.answer_pings {
+            conn.change_property32(
+                PropMode::REPLACE,
+                window,
+                atoms.wm_protocols,
+                AtomEnum::ATOM,
+                &[atoms.net_wm_ping],
+            )?;
+        }
         conn.map_window(window)?;
         conn.flush()?;
 
@@ -462,6 +484,17 @@ impl InputRecorder {
         Modifier::ALL
             .iter()
             .fold(0, |mask, m| mask | shared.keyboard.mask(*m))
+    }
+
+    /// How many keyboard MappingNotify events the recorder has received (every client gets one
+    /// per mapping change).
+    pub fn n_mapping_notifies(&self) -> u64 {
+        self.state.lock().n_mapping_notifies
+    }
+
+    /// How many pings the recorder has answered.
+    pub fn n_pings(&self) -> u64 {
+        self.state.lock().n_pings
     }
 
     /// How many keycodes carry no keysym in the current mapping (the spare keycodes a driver may
@@ -677,6 +710,7 @@ fn handle(
             // Read the new mapping before translating any later key event, as Xlib does on its
             // next lookup.
             if e.request == Mapping::KEYBOARD {
+                state.lock().n_mapping_notifies += 1;
                 let reply = conn
                     .get_keyboard_mapping(e.first_keycode, e.count)?
                     .reply()?;
@@ -707,6 +741,20 @@ fn handle(
             state.changed.notify_all();
         }
         Event::ClientMessage(e) if e.type_ == atoms.quit => return Ok(false),
+        Event::ClientMessage(mut e)
+            if e.type_ == atoms.wm_protocols && e.data.as_data32()[0] == atoms.net_wm_ping =>
+        {
+            // Every earlier event is recorded: answer as EWMH says, back to the root window.
+            e.window = atoms.root;
+            conn.send_event(
+                false,
+                atoms.root,
+                EventMask::SUBSTRUCTURE_NOTIFY | EventMask::SUBSTRUCTURE_REDIRECT,
+                e,
+            )?;
+            conn.flush()?;
+            state.lock().n_pings += 1;
+        }
         _ => {}
     }
     Ok(true)
