@@ -374,6 +374,14 @@ impl InputRecorder {
         self.window
     }
 
+    /// Takes the input focus back (after another client had it).
+    pub fn focus(&self) -> Result<(), RecorderError> {
+        self.conn
+            .set_input_focus(InputFocus::PARENT, self.window, x11rb::CURRENT_TIME)?;
+        self.conn.get_input_focus()?.reply()?;
+        Ok(())
+    }
+
     /// Every event recorded since the start or the last [`InputRecorder::clear`], without
     /// waiting for events still on their way (see [`InputRecorder::sync`]).
     pub fn events(&self) -> Vec<InputEvent> {
