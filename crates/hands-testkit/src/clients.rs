@@ -336,7 +336,7 @@ impl XlibKeys {
         let want = format!("S {token}");
         self.lines
             .wait(NAME, &want, self.start, ANSWER_TIMEOUT, |lines| {
-                lines.iter().any(|l| *l == want).then_some(())
+                lines.contains(&want).then_some(())
             })?;
         Ok(self.presses())
     }

@@ -28,6 +28,7 @@ mod events;
 mod keyboard;
 pub mod pattern;
 mod recorder;
+pub mod texts;
 
 pub use clients::{ClientError, CpuLoad, GtkText, Layout, XlibKeys, XlibPress};
 pub use events::{BUTTON1_MASK, EventKind, InputEvent, typed_text};

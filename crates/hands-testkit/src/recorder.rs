@@ -12,7 +12,7 @@ use x11rb::errors::{ConnectionError, ReplyError, ReplyOrIdError};
 use x11rb::protocol::Event;
 use x11rb::protocol::xproto::{
     Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, CreateGCAux, CreateWindowAux,
-    EventMask, ImageFormat, ImageOrder, InputFocus, MapState, Mapping, PropMode, Window,
+    EventMask, ImageFormat, ImageOrder, InputFocus, MapState, Mapping, PropMode, Rectangle, Window,
     WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
@@ -143,6 +143,9 @@ struct Shared {
     keyboard: KeyboardMap,
     /// Keyboard MappingNotify events received.
     n_mapping_notifies: u64,
+    /// A slow key handler to act out: on a press of this keysym, work this long, then paint
+    /// the window in this colour.
+    slow_key: Option<(u32, Duration, [u8; 3])>,
     /// Pings answered.
     n_pings: u64,
 }
@@ -188,9 +191,11 @@ impl std::fmt::Debug for InputRecorder {
 struct Atoms {
     sync: Atom,
     quit: Atom,
+    stall: Atom,
     wm_protocols: Atom,
     net_wm_ping: Atom,
     root: Window,
+    window: Window,
 }
 
 impl InputRecorder {
@@ -228,9 +233,11 @@ impl InputRecorder {
         let atoms = Atoms {
             sync: intern(b"HANDS_TESTKIT_SYNC")?,
             quit: intern(b"HANDS_TESTKIT_QUIT")?,
+            stall: intern(b"HANDS_TESTKIT_STALL")?,
             wm_protocols: intern(b"WM_PROTOCOLS")?,
             net_wm_ping: intern(b"_NET_WM_PING")?,
             root: screen.root,
+            window: x11rb::NONE,
         };
 
         // The pattern lives in a pixmap that is the window's background, so the server repaints
@@ -249,6 +256,7 @@ impl InputRecorder {
         conn.free_gc(gc)?;
 
         let window = conn.generate_id()?;
+        let atoms = Atoms { window, ..atoms };
         let events = EventMask::BUTTON_PRESS
             | EventMask::BUTTON_RELEASE
             | EventMask::POINTER_MOTION
@@ -500,6 +508,24 @@ impl InputRecorder {
         self.state.lock().n_mapping_notifies
     }
 
+    /// Makes the event thread stop reading events for `duration` once it gets to this request
+    /// (events sent meanwhile wait in its queue), as a busy application does.
+    pub fn stall(&self, duration: Duration) -> Result<(), RecorderError> {
+        let ms = u32::try_from(duration.as_millis()).unwrap_or(u32::MAX);
+        let message = ClientMessageEvent::new(32, self.window, self.atoms.stall, [ms, 0, 0, 0, 0]);
+        self.conn
+            .send_event(false, self.window, EventMask::NO_EVENT, message)?;
+        self.conn.flush()?;
+        Ok(())
+    }
+
+    /// Acts out a slow key handler: from now on, a press of `keysym` makes the event thread
+    /// work for `delay`, then paint the whole window `rgb` (the pattern returns on the next
+    /// exposure).
+    pub fn paint_after_key(&self, keysym: u32, delay: Duration, rgb: [u8; 3]) {
+        self.state.lock().slow_key = Some((keysym, delay, rgb));
+    }
+
     /// How many pings the recorder has answered.
     pub fn n_pings(&self) -> u64 {
         self.state.lock().n_pings
@@ -698,14 +724,39 @@ fn handle(
             e.state.into(),
             e.time,
         )),
-        Event::KeyPress(e) => key(
-            EventKind::KeyPress,
-            e.detail,
-            e.root_x,
-            e.root_y,
-            e.state.into(),
-            e.time,
-        ),
+        Event::KeyPress(e) => {
+            key(
+                EventKind::KeyPress,
+                e.detail,
+                e.root_x,
+                e.root_y,
+                e.state.into(),
+                e.time,
+            );
+            let slow = {
+                let shared = state.lock();
+                let pressed = shared.keyboard.keysym(e.detail, e.state.into());
+                shared.slow_key.filter(|(sym, _, _)| pressed == Some(*sym))
+            };
+            if let Some((_, delay, [r, g, b])) = slow {
+                std::thread::sleep(delay);
+                let gc = conn.generate_id()?;
+                let pixel = u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b);
+                conn.create_gc(gc, atoms.window, &CreateGCAux::new().foreground(pixel))?;
+                conn.poly_fill_rectangle(
+                    atoms.window,
+                    gc,
+                    &[Rectangle {
+                        x: 0,
+                        y: 0,
+                        width: u16::MAX,
+                        height: u16::MAX,
+                    }],
+                )?;
+                conn.free_gc(gc)?;
+                conn.flush()?;
+            }
+        }
         Event::KeyRelease(e) => key(
             EventKind::KeyRelease,
             e.detail,
@@ -749,6 +800,9 @@ fn handle(
             state.changed.notify_all();
         }
         Event::ClientMessage(e) if e.type_ == atoms.quit => return Ok(false),
+        Event::ClientMessage(e) if e.type_ == atoms.stall => {
+            std::thread::sleep(Duration::from_millis(u64::from(e.data.as_data32()[0])));
+        }
         Event::ClientMessage(mut e)
             if e.type_ == atoms.wm_protocols && e.data.as_data32()[0] == atoms.net_wm_ping =>
         {

@@ -34,6 +34,8 @@ pub(crate) struct Keymap {
     /// Strokes for layout keys under `state`, by canonical keysym.
     strokes: HashMap<u32, Stroke>,
     spares: Spares,
+    /// Modifiers locked (Caps Lock, Num Lock …) when the state was last read.
+    locked_mods: u8,
     /// Someone (maybe us) changed the mapping since it was read.
     stale: bool,
     /// Mapping changes this keymap sent (each one MappingNotify to every client).
@@ -71,6 +73,7 @@ impl Keymap {
             state: KeyState::default(),
             strokes: HashMap::new(),
             spares: Spares::default(),
+            locked_mods: 0,
             stale: true,
             n_mapping_changes: 0,
         };
@@ -162,6 +165,12 @@ impl Keymap {
                 continue;
             }
             if ours && !levels.is_empty() {
+                tracing::debug!(
+                    keycode,
+                    ours = ?levels,
+                    server = ?self.keyboard.key(keycode),
+                    "a spare keycode was remapped by someone else"
+                );
                 self.spares.forget(keycode);
             }
             if self.keyboard.is_spare(keycode) {
@@ -191,6 +200,7 @@ impl Keymap {
             self.reload(conn)?;
         }
         let reply = conn.xkb_get_state(CORE_KEYBOARD)?.reply()?;
+        self.locked_mods = u16::from(reply.locked_mods) as u8;
         let state = KeyState {
             group: u8::from(reply.group),
             mods: u16::from(reply.base_mods) as u8
@@ -202,6 +212,35 @@ impl Keymap {
             self.rebuild_strokes();
         }
         Ok(())
+    }
+
+    /// Whether Caps Lock (the Lock modifier) is locked.
+    pub(crate) fn caps_locked(&self) -> bool {
+        self.locked_mods & xkb::LOCK_MASK != 0
+    }
+
+    /// Locks or unlocks the Lock modifier (Caps Lock), as pressing Caps Lock would.
+    pub(crate) fn set_caps_lock(
+        &mut self,
+        conn: &RustConnection,
+        on: bool,
+    ) -> Result<(), X11Error> {
+        let lock = x11rb::protocol::xproto::ModMask::from(u16::from(xkb::LOCK_MASK));
+        conn.xkb_latch_lock_state(
+            CORE_KEYBOARD,
+            lock,
+            if on {
+                lock
+            } else {
+                x11rb::protocol::xproto::ModMask::from(0u16)
+            },
+            false,
+            proto::Group::M1,
+            x11rb::protocol::xproto::ModMask::from(0u16),
+            false,
+            0,
+        )?;
+        self.refresh(conn)
     }
 
     /// How many keysyms the spare keycodes hold at once.

@@ -217,7 +217,8 @@ impl Spares {
     }
 
     /// A binding of `sym` alone on a keycode (both levels free), for a chord that presses it
-    /// with any modifiers; `keep` lists keycodes the chord already uses.
+    /// with any modifiers; `keep` lists keycodes the chord already uses. A slot that holds `sym`
+    /// with another keysym beside it is emptied: a keysym has one slot.
     pub(crate) fn plan_single(&self, sym: u32, keep: &[Keycode], proven: u64) -> Option<Plan> {
         let keycode_rank = |keycode: Keycode| {
             let levels: Vec<&Entry> = (0..self.levels)
@@ -248,6 +249,10 @@ impl Spares {
             } else if bound {
                 plan.binds.push((slot, 0));
             }
+        }
+        if let Some(old) = self.find(sym).filter(|old| old.keycode != keycode) {
+            plan.needs_proof |= !self.reusable(old, proven);
+            plan.binds.push((old, 0));
         }
         Some(plan)
     }

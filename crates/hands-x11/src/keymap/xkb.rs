@@ -17,7 +17,7 @@ use x11rb::protocol::xproto::Keycode;
 /// The Shift modifier bit.
 pub(crate) const SHIFT_MASK: u8 = 1;
 /// The Lock modifier bit.
-const LOCK_MASK: u8 = 2;
+pub(crate) const LOCK_MASK: u8 = 2;
 /// The index of the canonical `ONE_LEVEL` type in every XKB keymap.
 pub(crate) const ONE_LEVEL: u8 = 0;
 /// The index of the canonical `TWO_LEVEL` type (Shift selects level 2).
@@ -76,10 +76,18 @@ pub(crate) struct KeySyms {
 
 impl KeySyms {
     /// A key of one group whose levels are `levels` (one keysym: `ONE_LEVEL`; two:
-    /// `TWO_LEVEL`, the second with Shift). No keysyms at all: an empty key.
+    /// `TWO_LEVEL`, the second with Shift). No keysyms at all: an empty key. A lone letter is
+    /// put on both levels: core clients read a lone `A` as the key of `a` and `A`, so `A`
+    /// without Shift would reach them as `a`.
     pub(crate) fn of_levels(levels: &[u32]) -> KeySyms {
         match levels {
             [] => KeySyms::default(),
+            [one] if keysym::to_lower(*one) != keysym::to_upper(*one) => KeySyms {
+                kt_index: [TWO_LEVEL; 4],
+                group_info: 1,
+                width: 2,
+                syms: vec![*one, *one],
+            },
             [one] => KeySyms {
                 kt_index: [ONE_LEVEL; 4],
                 group_info: 1,
@@ -104,11 +112,10 @@ impl KeySyms {
     pub(crate) fn holds(&self, levels: &[u32]) -> bool {
         let expected = KeySyms::of_levels(levels);
         let width = usize::from(self.width);
-        let mut first_group: Vec<u32> = self.syms.iter().take(width).copied().collect();
-        while first_group.last() == Some(&NO_SYMBOL) {
-            first_group.pop();
-        }
-        self.n_groups() == 1 && self.kt_index[0] == expected.kt_index[0] && first_group == levels
+        let first_group: Vec<u32> = self.syms.iter().take(width).copied().collect();
+        self.n_groups() == 1
+            && self.kt_index[0] == expected.kt_index[0]
+            && first_group == expected.syms
     }
 
     /// Whether the key produces nothing.
@@ -348,8 +355,8 @@ impl Keyboard {
         let lock = self.lock_kind();
         let nl = self.modifier_bits_of(keysym::NUM_LOCK);
         let want = canonical(sym);
+        // A modifier key is found too: naming ISO_Level3_Shift or Caps_Lock means that key.
         self.keycodes()
-            .filter(|(i, _)| self.modmap[*i] == 0)
             .find(|(i, _)| canonical(self.agreed_keysym(*i, state, state.mods, lock, nl)) == want)
             .map(|(_, code)| code)
     }
@@ -512,6 +519,7 @@ mod tests {
             Some(11)
         );
         assert_eq!(kb.modifier_key(keysym::SHIFT_L), Some(8));
+        assert_eq!(kb.chord_key(state, keysym::CAPS_LOCK), Some(13));
         assert!(kb.is_spare(14));
         assert!(!kb.is_spare(13));
         assert_eq!(kb.levels_available(), 2);
@@ -529,6 +537,10 @@ mod tests {
         assert_eq!(k.keysym(&types, 3, SHIFT_MASK), 0x6ea, "clamps");
         assert_eq!(KeySyms::default().keysym(&types, 0, 0), NO_SYMBOL);
         assert_eq!(KeySyms::of_levels(&[0x41, 0x42]).kt_index, [TWO_LEVEL; 4]);
+        // A lone letter on both levels, anything else on one.
+        assert_eq!(KeySyms::of_levels(&[0x41]).syms, vec![0x41, 0x41]);
+        assert_eq!(KeySyms::of_levels(&[0x2603]).kt_index, [ONE_LEVEL; 4]);
+        assert!(KeySyms::of_levels(&[0x41]).holds(&[0x41]));
         assert!(KeySyms::of_levels(&[]).is_empty());
     }
 }

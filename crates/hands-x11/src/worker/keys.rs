@@ -130,7 +130,8 @@ impl XState {
     /// keysym. Characters the layout lacks are bound a stretch at a time: when the next one is
     /// not bound, the keys so far are sent, and one mapping change binds as many of the coming
     /// ones as the spare slots hold (after proving the client read the keys of any slot it
-    /// takes back).
+    /// takes back). Caps Lock, if on, is off while typing (clients disagree on what it does to
+    /// a letter on a key bound without case) and on again afterwards.
     pub(crate) fn type_text(
         &mut self,
         text: &str,
@@ -138,6 +139,22 @@ impl XState {
     ) -> Result<(), DesktopError> {
         let syms = text_keysyms(text).map_err(|e| DesktopError::Unsupported(e.to_string()))?;
         self.keymap.refresh(&self.conn)?;
+        let caps = self.keymap.caps_locked();
+        if caps {
+            self.keymap.set_caps_lock(&self.conn, false)?;
+        }
+        let typed = self.type_keysyms(&syms, cancel);
+        if caps {
+            self.keymap.set_caps_lock(&self.conn, true)?;
+        }
+        typed
+    }
+
+    fn type_keysyms(
+        &mut self,
+        syms: &[u32],
+        cancel: &CancellationToken,
+    ) -> Result<(), DesktopError> {
         let mut pending: Vec<Stroke> = Vec::with_capacity(TYPE_BATCH);
         let mut i = 0;
         while i < syms.len() {
