@@ -17,62 +17,8 @@ const CONTROL: u16 = 4;
 const ALT: u16 = 8;
 const SUPER: u16 = 64;
 
-/// Lone keys, each expected to arrive as the keysym its name means, with no modifier.
-const LONE_KEYS: &[&str] = &[
-    "Return",
-    "enter",
-    "ENTER",
-    "KP_Enter",
-    "kp_enter",
-    "KP_ENTER",
-    "Escape",
-    "esc",
-    "Tab",
-    "BackSpace",
-    "backspace",
-    "Delete",
-    "Insert",
-    "space",
-    "Home",
-    "End",
-    "Prior",
-    "Page_Down",
-    "pageup",
-    "PgDn",
-    "Up",
-    "down",
-    "ArrowLeft",
-    "RIGHT",
-    "F1",
-    "F5",
-    "F12",
-    "F13",
-    "F24",
-    "F35",
-    "KP_0",
-    "KP_1",
-    "KP_5",
-    "KP_9",
-    "kp_7",
-    "KP_Add",
-    "KP_Subtract",
-    "KP_Multiply",
-    "KP_Divide",
-    "KP_Decimal",
-    "KP_Equal",
-    "KP_Home",
-    "KP_Insert",
-    "Print",
-    "Pause",
-    "Menu",
-    "XF86AudioMute",
-    "XF86AudioRaiseVolume",
-    "XF86Back",
-    "shift",
-    "ctrl",
-    "alt",
-    "super",
-    "altgr",
+/// Characters and keysym names of characters, each expected to arrive as named, alone.
+const CHARACTERS: &[&str] = &[
     "a",
     "z",
     "A",
@@ -129,8 +75,41 @@ const LONE_KEYS: &[&str] = &[
     "Aacute",
     "aacute",
     "Cyrillic_zhe",
-    "ISO_Left_Tab",
+    "EuroSign",
 ];
+
+/// Lock keys, pressed on purpose elsewhere: pressing them here would change what follows.
+const LOCKS: &[u32] = &[
+    0xffe5, 0xffe6, 0xff7f, 0xff14, 0xfe01, 0xfe04, 0xfe07, 0xfe0c, 0xfe0d, 0xfe0e, 0xfe0f, 0xfe13,
+];
+
+/// Every name of the key grammar that names a key (each alias spelling, F1–F35, every keysym
+/// name of a keyboard function) but the locks, a few in another case, and characters.
+fn lone_keys() -> Vec<String> {
+    let mut names: Vec<String> = hands_core::input::key_names()
+        .into_iter()
+        .filter(|name| {
+            KeyChord::parse(name)
+                .map(|c| !LOCKS.contains(&c.keys()[0].keysym()))
+                .unwrap_or(false)
+        })
+        .map(str::to_owned)
+        .collect();
+    for name in [
+        "kp_enter",
+        "KP_ENTER",
+        "ENTER",
+        "PgDn",
+        "ArrowLeft",
+        "RIGHT",
+        "kp_7",
+        "F35",
+    ] {
+        names.push(name.to_owned());
+    }
+    names.extend(CHARACTERS.iter().map(|c| (*c).to_owned()));
+    names
+}
 
 /// Chords: the named modifiers and exactly those are held, and the other key is the named one
 /// (its first-level keysym; Shift may then change what it types, as on a real keyboard).
@@ -178,39 +157,47 @@ fn same_key(a: u32, b: u32) -> bool {
     canon(a) == canon(b)
 }
 
-/// Every key name arrives at the Xlib client as named, and lone keys at the recorder too.
+/// Every key name arrives at the Xlib client as named, and lone keys at the recorder too. The
+/// chords are pressed one after another and checked once the client has them all.
 async fn check_key_grammar(
     desktop: &mut X11Desktop,
     xlib: &mut XlibKeys,
     recorder: &InputRecorder,
     layout: Layout,
 ) {
+    let lone = lone_keys();
+    let chords: Vec<(&str, KeyChord)> = lone
+        .iter()
+        .map(String::as_str)
+        .chain(CHORDS.iter().copied())
+        .map(|name| (name, KeyChord::parse(name).expect("a chord")))
+        .collect();
     xlib.focus().expect("focus");
-    for name in LONE_KEYS.iter().chain(CHORDS) {
-        let chord = KeyChord::parse(name).expect("a chord");
-        xlib.clear().expect("clear");
-        desktop.key_chord(&chord).await.expect("key");
-        let presses = xlib.sync().expect("sync");
+    xlib.clear().expect("clear");
+    for (_, chord) in &chords {
+        desktop.key_chord(chord).await.expect("key");
+    }
+    let presses = xlib.sync().expect("sync");
+    assert_eq!(
+        presses.len(),
+        chords.iter().map(|(_, c)| c.keys().len()).sum::<usize>(),
+        "{layout:?}: one press per key"
+    );
+    let mut at = 0;
+    for (name, chord) in &chords {
         let keys = chord.keys();
-        assert_eq!(
-            presses.len(),
-            keys.len(),
-            "{layout:?} {name:?}: one press per key, got {presses:x?}"
-        );
-        let (key, press) = (&keys[keys.len() - 1], presses[presses.len() - 1]);
-        let named = modifier_mask(&chord);
-        let held = press.state & (SHIFT | CONTROL | ALT | SUPER);
-        if key.modifier().is_some() {
+        at += keys.len();
+        let (key, press) = (&keys[keys.len() - 1], presses[at - 1]);
+        if let Some(m) = key.modifier() {
             // A lone modifier: its own press carries no state yet.
             assert!(
-                same_key(
-                    press.keysym,
-                    key.modifier().map(|m| m.key().keysym()).unwrap_or(0)
-                ),
+                same_key(press.keysym, m.key().keysym()),
                 "{layout:?} {name:?}: {press:x?}"
             );
             continue;
         }
+        let named = modifier_mask(chord);
+        let held = press.state & (SHIFT | CONTROL | ALT | SUPER);
         assert_eq!(held, named, "{layout:?} {name:?}: modifiers {press:x?}");
         assert!(
             same_key(press.base, key.keysym()),
@@ -228,19 +215,22 @@ async fn check_key_grammar(
         }
     }
     // The core client reads lone keys as named too.
+    let lone: Vec<&(&str, KeyChord)> = chords[..lone.len()]
+        .iter()
+        .filter(|(_, c)| c.keys()[0].modifier().is_none())
+        .collect();
     recorder.focus().expect("focus");
-    for name in LONE_KEYS {
-        let chord = KeyChord::parse(name).expect("a chord");
-        if chord.keys()[0].modifier().is_some() {
-            continue;
-        }
-        recorder.clear().expect("clear");
-        desktop.key_chord(&chord).await.expect("key");
-        let events = recorder.sync().expect("sync");
-        let press = events
-            .iter()
-            .find(|e| e.kind == EventKind::KeyPress)
-            .unwrap_or_else(|| panic!("{layout:?} {name:?}: no press"));
+    recorder.clear().expect("clear");
+    for (_, chord) in &lone {
+        desktop.key_chord(chord).await.expect("key");
+    }
+    let events = recorder.sync().expect("sync");
+    let presses: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind == EventKind::KeyPress)
+        .collect();
+    assert_eq!(presses.len(), lone.len(), "{layout:?}: the core client");
+    for ((name, chord), press) in lone.iter().zip(presses) {
         assert_eq!(press.state & (SHIFT | CONTROL | ALT | SUPER), 0, "{name:?}");
         assert!(
             press

@@ -29,13 +29,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail, ensure};
 use base64::Engine as _;
-use hands_core::geometry::{ImageTier, ScreenshotSizing, Size};
-use hands_core::image::{ImageFormat, encode};
-use hands_core::{CancellationToken, Desktop as _};
 use hands_core::desktop::SettleBudget;
 use hands_core::geometry::ScreenPoint;
+use hands_core::geometry::{ImageTier, ScreenshotSizing, Size};
 use hands_core::image::Pixels;
+use hands_core::image::{ImageFormat, encode};
 use hands_core::input::{Button, KeyChord, ModifierSet};
+use hands_core::{CancellationToken, Desktop as _};
 use hands_testkit::InputRecorder;
 use hands_testkit::texts::long_mixed;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
@@ -662,7 +662,9 @@ async fn run() -> anyhow::Result<()> {
         );
     }
     for (who, n_stale, n) in &stale {
-        println!("(e) {who}: {n_stale} of {n} closing screenshots showed the document, not the dialog");
+        println!(
+            "(e) {who}: {n_stale} of {n} closing screenshots showed the document, not the dialog"
+        );
     }
     println!("\ntotal benchmark time {}", ms(started.elapsed()));
     drop(recorder);
@@ -717,7 +719,10 @@ async fn ctrl_s_in_mousepad(
         if changed_share(&blank, &now) > 0.1 {
             break;
         }
-        ensure!(Instant::now() < deadline, "mousepad did not show its window");
+        ensure!(
+            Instant::now() < deadline,
+            "mousepad did not show its window"
+        );
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let config = ComputerConfig {

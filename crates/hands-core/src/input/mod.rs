@@ -308,78 +308,168 @@ impl Key {
 /// The largest keysym value (keysyms are 29-bit).
 const MAX_KEYSYM: u32 = 0x1fff_ffff;
 
-/// Aliases models emit for keys, lower-cased, with the keysym name and value they mean.
+/// Aliases models emit for keys: their lower-case spellings, and the X keysym name and value
+/// they mean.
+const ALIASES: &[(&[&str], &str, u32)] = &[
+    (&["enter", "return", "ret"], "Return", 0xff0d),
+    (&["esc", "escape"], "Escape", 0xff1b),
+    (&["tab"], "Tab", 0xff09),
+    (&["backspace", "back_space", "bksp"], "BackSpace", 0xff08),
+    (&["delete", "del"], "Delete", 0xffff),
+    (&["insert", "ins"], "Insert", 0xff63),
+    (&["space", "spacebar"], "space", 0x20),
+    (&["home"], "Home", 0xff50),
+    (&["end"], "End", 0xff57),
+    (&["pageup", "page_up", "pgup", "prior"], "Prior", 0xff55),
+    (&["pagedown", "page_down", "pgdn", "next"], "Next", 0xff56),
+    (&["up", "arrowup", "arrow_up", "uparrow"], "Up", 0xff52),
+    (
+        &["down", "arrowdown", "arrow_down", "downarrow"],
+        "Down",
+        0xff54,
+    ),
+    (
+        &["left", "arrowleft", "arrow_left", "leftarrow"],
+        "Left",
+        0xff51,
+    ),
+    (
+        &["right", "arrowright", "arrow_right", "rightarrow"],
+        "Right",
+        0xff53,
+    ),
+    (&["shift", "shift_l"], "Shift_L", 0xffe1),
+    (&["shift_r"], "Shift_R", 0xffe2),
+    (
+        &["ctrl", "control", "ctl", "control_l", "ctrl_l"],
+        "Control_L",
+        0xffe3,
+    ),
+    (&["control_r", "ctrl_r"], "Control_R", 0xffe4),
+    (&["alt", "option", "opt", "alt_l"], "Alt_L", 0xffe9),
+    (&["alt_r"], "Alt_R", 0xffea),
+    (&["altgr", "alt_gr"], "ISO_Level3_Shift", 0xfe03),
+    // "meta" follows the DOM, where Meta is the Windows/Command key: on X11 that is Super.
+    (
+        &[
+            "super", "super_l", "cmd", "command", "win", "windows", "meta", "os",
+        ],
+        "Super_L",
+        0xffeb,
+    ),
+    (&["super_r"], "Super_R", 0xffec),
+    (&["capslock", "caps_lock", "caps"], "Caps_Lock", 0xffe5),
+    (&["numlock", "num_lock"], "Num_Lock", 0xff7f),
+    (&["scrolllock", "scroll_lock"], "Scroll_Lock", 0xff14),
+    (
+        &["printscreen", "print", "prtsc", "print_screen"],
+        "Print",
+        0xff61,
+    ),
+    (&["pause", "break"], "Pause", 0xff13),
+    (
+        &["menu", "apps", "contextmenu", "context_menu"],
+        "Menu",
+        0xff67,
+    ),
+    (&["plus"], "plus", 0x2b),
+    (&["minus"], "minus", 0x2d),
+    // XF86 media keys (not in the core keysym tables).
+    (
+        &["xf86audiomute", "audiomute", "volumemute", "mute"],
+        "XF86AudioMute",
+        0x1008_ff12,
+    ),
+    (
+        &["xf86audiolowervolume", "audiovolumedown", "volumedown"],
+        "XF86AudioLowerVolume",
+        0x1008_ff11,
+    ),
+    (
+        &["xf86audioraisevolume", "audiovolumeup", "volumeup"],
+        "XF86AudioRaiseVolume",
+        0x1008_ff13,
+    ),
+    (
+        &["xf86audioplay", "mediaplaypause", "audioplay"],
+        "XF86AudioPlay",
+        0x1008_ff14,
+    ),
+    (
+        &["xf86audiostop", "mediastop"],
+        "XF86AudioStop",
+        0x1008_ff15,
+    ),
+    (
+        &["xf86audioprev", "mediatrackprevious"],
+        "XF86AudioPrev",
+        0x1008_ff16,
+    ),
+    (
+        &["xf86audionext", "mediatracknext"],
+        "XF86AudioNext",
+        0x1008_ff17,
+    ),
+    (&["xf86monbrightnessup"], "XF86MonBrightnessUp", 0x1008_ff02),
+    (
+        &["xf86monbrightnessdown"],
+        "XF86MonBrightnessDown",
+        0x1008_ff03,
+    ),
+    (&["xf86back", "browserback"], "XF86Back", 0x1008_ff26),
+    (
+        &["xf86forward", "browserforward"],
+        "XF86Forward",
+        0x1008_ff27,
+    ),
+    (
+        &["xf86refresh", "browserrefresh"],
+        "XF86Refresh",
+        0x1008_ff29,
+    ),
+    (&["xf86search"], "XF86Search", 0x1008_ff1b),
+    (&["xf86homepage"], "XF86HomePage", 0x1008_ff18),
+];
+
+/// The keysym name and value an alias (lower-cased) means, F1–F35 included.
 fn alias(lower: &str) -> Option<(&'static str, u32)> {
-    Some(match lower {
-        "enter" | "return" | "ret" => ("Return", 0xff0d),
-        "esc" | "escape" => ("Escape", 0xff1b),
-        "tab" => ("Tab", 0xff09),
-        "backspace" | "back_space" | "bksp" => ("BackSpace", 0xff08),
-        "delete" | "del" => ("Delete", 0xffff),
-        "insert" | "ins" => ("Insert", 0xff63),
-        "space" | "spacebar" => ("space", 0x20),
-        "home" => ("Home", 0xff50),
-        "end" => ("End", 0xff57),
-        "pageup" | "page_up" | "pgup" | "prior" => ("Prior", 0xff55),
-        "pagedown" | "page_down" | "pgdn" | "next" => ("Next", 0xff56),
-        "up" | "arrowup" | "arrow_up" | "uparrow" => ("Up", 0xff52),
-        "down" | "arrowdown" | "arrow_down" | "downarrow" => ("Down", 0xff54),
-        "left" | "arrowleft" | "arrow_left" | "leftarrow" => ("Left", 0xff51),
-        "right" | "arrowright" | "arrow_right" | "rightarrow" => ("Right", 0xff53),
-        "shift" | "shift_l" => ("Shift_L", 0xffe1),
-        "shift_r" => ("Shift_R", 0xffe2),
-        "ctrl" | "control" | "ctl" | "control_l" | "ctrl_l" => ("Control_L", 0xffe3),
-        "control_r" | "ctrl_r" => ("Control_R", 0xffe4),
-        "alt" | "option" | "opt" | "alt_l" => ("Alt_L", 0xffe9),
-        "alt_r" => ("Alt_R", 0xffea),
-        "altgr" | "alt_gr" => ("ISO_Level3_Shift", 0xfe03),
-        // "meta" follows the DOM, where Meta is the Windows/Command key: on X11 that is Super.
-        "super" | "super_l" | "cmd" | "command" | "win" | "windows" | "meta" | "os" => {
-            ("Super_L", 0xffeb)
-        }
-        "super_r" => ("Super_R", 0xffec),
-        "capslock" | "caps_lock" | "caps" => ("Caps_Lock", 0xffe5),
-        "numlock" | "num_lock" => ("Num_Lock", 0xff7f),
-        "scrolllock" | "scroll_lock" => ("Scroll_Lock", 0xff14),
-        "printscreen" | "print" | "prtsc" | "print_screen" => ("Print", 0xff61),
-        "pause" | "break" => ("Pause", 0xff13),
-        "menu" | "apps" | "contextmenu" | "context_menu" => ("Menu", 0xff67),
-        "plus" => ("plus", 0x2b),
-        "minus" => ("minus", 0x2d),
-        // XF86 media keys (not in the core keysym tables).
-        "xf86audiomute" | "audiomute" | "volumemute" | "mute" => ("XF86AudioMute", 0x1008_ff12),
-        "xf86audiolowervolume" | "audiovolumedown" | "volumedown" => {
-            ("XF86AudioLowerVolume", 0x1008_ff11)
-        }
-        "xf86audioraisevolume" | "audiovolumeup" | "volumeup" => {
-            ("XF86AudioRaiseVolume", 0x1008_ff13)
-        }
-        "xf86audioplay" | "mediaplaypause" | "audioplay" => ("XF86AudioPlay", 0x1008_ff14),
-        "xf86audiostop" | "mediastop" => ("XF86AudioStop", 0x1008_ff15),
-        "xf86audioprev" | "mediatrackprevious" => ("XF86AudioPrev", 0x1008_ff16),
-        "xf86audionext" | "mediatracknext" => ("XF86AudioNext", 0x1008_ff17),
-        "xf86monbrightnessup" => ("XF86MonBrightnessUp", 0x1008_ff02),
-        "xf86monbrightnessdown" => ("XF86MonBrightnessDown", 0x1008_ff03),
-        "xf86back" | "browserback" => ("XF86Back", 0x1008_ff26),
-        "xf86forward" | "browserforward" => ("XF86Forward", 0x1008_ff27),
-        "xf86refresh" | "browserrefresh" => ("XF86Refresh", 0x1008_ff29),
-        "xf86search" => ("XF86Search", 0x1008_ff1b),
-        "xf86homepage" => ("XF86HomePage", 0x1008_ff18),
-        _ => return function_key(lower),
-    })
+    ALIASES
+        .iter()
+        .find(|(names, _, _)| names.contains(&lower))
+        .map(|(_, name, sym)| (*name, *sym))
+        .or_else(|| function_key(lower))
 }
+
+/// Every name of the key grammar that names a key rather than a character: each alias
+/// spelling, F1–F35, and every X keysym name of a keyboard function (editing, cursor, keypad,
+/// modifier, lock, ISO and dead keys, 0xfd00–0xffff). For tests that press them all, and docs.
+pub fn key_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = ALIASES
+        .iter()
+        .flat_map(|(spellings, _, _)| spellings.iter().copied())
+        .collect();
+    names.extend(FUNCTION_KEYS);
+    for sym in 0xfd00..=0xffff {
+        if let Some(record) = x11_keysymdef::lookup_by_keysym(sym) {
+            names.extend(record.names.iter().copied());
+        }
+    }
+    names
+}
+
+/// F1 … F35.
+const FUNCTION_KEYS: [&str; 35] = [
+    "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F11", "F12", "F13", "F14", "F15",
+    "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "F25", "F26", "F27", "F28",
+    "F29", "F30", "F31", "F32", "F33", "F34", "F35",
+];
 
 /// `f1` … `f35`.
 fn function_key(lower: &str) -> Option<(&'static str, u32)> {
-    const NAMES: [&str; 35] = [
-        "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F11", "F12", "F13", "F14",
-        "F15", "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "F25", "F26", "F27",
-        "F28", "F29", "F30", "F31", "F32", "F33", "F34", "F35",
-    ];
     let n: usize = lower.strip_prefix('f')?.parse().ok()?;
     (1..=35)
         .contains(&n)
-        .then(|| (NAMES[n - 1], 0xffbe + n as u32 - 1))
+        .then(|| (FUNCTION_KEYS[n - 1], 0xffbe + n as u32 - 1))
 }
 
 impl fmt::Display for Key {
@@ -666,6 +756,28 @@ mod tests {
         check("☺", &[&[0x0100_263a]]);
         check("0xff0d", &[&[0xff0d]]);
         check("XF86AudioMute", &[&[0x1008_ff12]]);
+    }
+
+    #[test]
+    fn every_key_name_parses_in_any_case() {
+        let names = key_names();
+        assert!(names.len() > 300, "{}", names.len());
+        for name in names {
+            let key = Key::parse(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            for variant in [name.to_ascii_lowercase(), name.to_ascii_uppercase()] {
+                let again = Key::parse(&variant).unwrap_or_else(|e| panic!("{variant}: {e}"));
+                // dead_a and dead_A are one name in any case but the exact spelling.
+                if keysym::to_lower(again.keysym()) != keysym::to_lower(key.keysym())
+                    && !name.starts_with("dead_")
+                {
+                    panic!(
+                        "{variant} is {:#x}, {name} is {:#x}",
+                        again.keysym(),
+                        key.keysym()
+                    );
+                }
+            }
+        }
     }
 
     #[test]
