@@ -93,8 +93,11 @@ pub trait Desktop: Send {
     /// A full-resolution capture of the whole screen.
     async fn capture(&mut self) -> Result<Pixels, DesktopError>;
 
-    /// Waits until the screen has not changed for `budget.quiet` since the last input or change,
-    /// or `budget.cap` has passed.
+    /// Waits until the screen is current, or `budget.cap` has passed: the application that got
+    /// the last input has handled it (where the driver can tell), the screen has changed if that
+    /// input was expected to change it (a key, a click; briefly, since many do not), and the
+    /// screen has then not changed for `budget.quiet`. A screen that does not change after the
+    /// input is settled without waiting out the quiet period.
     async fn settle(
         &mut self,
         budget: SettleBudget,
