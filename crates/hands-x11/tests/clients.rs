@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hands_core::input::{KeyChord, keysym};
 use hands_core::{CancellationToken, Desktop as _, DesktopError, geometry::Size};
-use hands_testkit::texts::{cjk, long_mixed};
+use hands_testkit::texts::{cjk, long_mixed, missing_pool};
 use hands_testkit::{
     Area, CpuLoad, EventKind, GtkText, InputRecorder, Layout, RecorderConfig, XlibKeys,
 };
@@ -266,7 +266,8 @@ async fn typing_and_keys_are_exact_at_real_clients_under_five_layouts_while_core
     let cancel = CancellationToken::new();
     // More distinct characters missing from every layout than the spare keycodes hold, so
     // bindings are reused while clients are starved.
-    let text = format!("{} @{{}}[]|\\~€µ²", long_mixed(300));
+    let across: String = missing_pool().into_iter().step_by(5).collect();
+    let text = format!("{} @{{}}[]|\\~€µ² {across}", long_mixed(300));
     let n_chars = text.chars().count();
     for layout in Layout::ALL {
         layout.apply(&display).expect("setxkbmap");

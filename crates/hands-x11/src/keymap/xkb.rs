@@ -378,12 +378,18 @@ impl Keyboard {
     }
 }
 
-/// The keysym that stands for the same character as `sym` (a layout's `U20AC` and
-/// `EuroSign` are one), or `sym` itself for keysyms that are not characters.
+/// The keysym that stands for the same character as `sym`, the form lookups and bindings use:
+/// a Latin-1 character's own keysym, any other character's Unicode keysym (a layout's
+/// `Cyrillic_zhe` and `U0436` are one; `EuroSign` and `U20AC` too), and `sym` itself for
+/// keysyms that are not characters. Spare keys are bound to this form: toolkits map every
+/// Unicode keysym to its character but not every legacy one (GTK drops U+2500 typed as
+/// `horizconnector`).
 pub(crate) fn canonical(sym: u32) -> u32 {
-    keysym::char_of(sym)
-        .and_then(keysym::of_char)
-        .unwrap_or(sym)
+    match keysym::char_of(sym) {
+        Some(c) if u32::from(c) > 0xff => keysym::UNICODE_OFFSET | u32::from(c),
+        Some(c) => u32::from(c),
+        None => sym,
+    }
 }
 
 #[cfg(test)]
@@ -523,6 +529,17 @@ mod tests {
         assert!(kb.is_spare(14));
         assert!(!kb.is_spare(13));
         assert_eq!(kb.levels_available(), 2);
+    }
+
+    #[test]
+    fn characters_are_looked_up_and_bound_as_unicode_keysyms() {
+        assert_eq!(canonical(0x6d6), 0x0100_0436, "Cyrillic_zhe");
+        assert_eq!(canonical(0x0100_0436), 0x0100_0436);
+        assert_eq!(canonical(0x20ac), 0x0100_20ac, "EuroSign");
+        assert_eq!(canonical(0x8a3), 0x0100_2500, "horizconnector");
+        assert_eq!(canonical(0xe9), 0xe9);
+        assert_eq!(canonical(0x0100_00e9), 0xe9);
+        assert_eq!(canonical(0xffb0), 0xffb0, "KP_0 is no character");
     }
 
     #[test]
