@@ -14,6 +14,7 @@ use hands_models::anthropic::{
     Role, StopReason as ApiStopReason, System, ThinkingConfig, ToolChoice,
 };
 use hands_sandbox::strings::{BASH_TOOL_NAME, EDITOR_TOOL_NAME};
+use hands_sandbox::{BashInput, EditorCommand};
 use hands_toolset::browser::BrowserFault;
 use hands_toolset::claude_browser::Batch as ClaudeBatch;
 use hands_toolset::computer::declaration::check_tools;
@@ -22,21 +23,20 @@ use hands_toolset::strings::{LEGACY_20250124_BETA, LEGACY_20251124_BETA};
 use hands_toolset::wire::{ResultBlock, ToolResult as WireResult, ToolUse};
 use serde_json::Value;
 
-use crate::approval::{ActionContext, Decision};
+use crate::approval::{
+    ActionContext, BashEffect, Decision, EditorEffect, Effect, FunctionEffect, refused_text,
+};
 use crate::context::{
     CONTEXT_MANAGEMENT_BETA, HistoryConfig, PruneMode, place_breakpoints, prune_screenshots,
     server_clearing_edit,
 };
 use crate::diagnostics::{Api, Reason, Usage};
-use crate::outcome::{RunError, StopReason};
+use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::session::{
-    Session, StepContext, StepResult, cancelled_text, function_result, unknown_tool_text,
+    NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult, cancelled_text, function_result,
+    not_executed_turn_ended, unknown_tool_text,
 };
 use crate::tools::is_server_tool;
-
-/// The text of a computer block that the approver refused before it ran.
-pub const REFUSED_BY_APPROVER: &str =
-    "Error: this action was refused by the person supervising the run; it was not executed.";
 
 /// How a Claude run talks to the Messages API.
 #[derive(Debug, Clone)]
@@ -83,7 +83,8 @@ pub(crate) struct AnthropicSession {
     computer: Option<ComputerToolset<Box<dyn Desktop>>>,
     tools: Vec<Value>,
     messages: Vec<MessageParam>,
-    /// Whether the last assistant turn has `tool_use` blocks that no `user` message answers yet.
+    /// Whether the last assistant turn has `tool_use` blocks that no `user` message answers
+    /// yet, or is a paused turn the API expects back last.
     unanswered: bool,
 }
 
@@ -383,45 +384,78 @@ impl AnthropicSession {
         if let Some(computer) = self.computer.as_mut()
             && computer.owns(tool_use)
         {
-            let decision = if ctx.checks_before_action() && !batch.failed() {
-                ctx.before_action(ActionContext {
-                    call_id: tool_use.id.clone(),
-                    index,
-                    name: tool_use.name.clone(),
-                    action: tool_use.input.clone(),
-                    final_screenshot: false,
-                })
-                .await
-            } else {
-                Decision::Approve
+            let member = computer.member(tool_use);
+            let confirm_required = computer.requires_confirm(tool_use);
+            // Nobody is asked about a block that will not run: one after a failure (answered
+            // as not executed) or one naming no enabled member (answered with what is wrong).
+            let decision = match member {
+                Some(member) if !batch.failed() => {
+                    ctx.approve(Effect::Computer(ActionContext {
+                        call_id: tool_use.id.clone(),
+                        index,
+                        name: member.name().to_owned(),
+                        action: tool_use.input.clone(),
+                        final_screenshot: false,
+                        confirm_required,
+                    }))
+                    .await
+                }
+                _ => Decision::Approve,
             };
-            return Ok(match decision {
-                Decision::Approve => {
+            let computer = self
+                .computer
+                .as_mut()
+                .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
+            return Ok(match (decision, member) {
+                (Decision::Approve, _) | (Decision::Deny, None) => {
                     let r = computer.run_block(batch, tool_use, index, ctx.cancel).await;
                     let reason = reason_of(&r);
                     (r, reason)
                 }
-                Decision::Deny => (
-                    computer.refuse_block(batch, tool_use, index, REFUSED_BY_APPROVER),
+                (Decision::Deny, Some(member)) => (
+                    computer.refuse_block(batch, tool_use, index, &refused_text(member.name())),
                     Reason::Refused,
                 ),
             });
         }
         let plain = tool_use.toolset_name.is_none();
-        if plain
-            && tool_use.name == BASH_TOOL_NAME
-            && let Some(bash) = ctx.toolbox.bash.as_mut()
-        {
-            let outcome = bash.call(&tool_use.input, ctx.cancel).await;
+        if plain && tool_use.name == BASH_TOOL_NAME && ctx.toolbox.bash.is_some() {
+            let input = match BashInput::parse(&tool_use.input) {
+                Ok(input) => input,
+                // Nothing would run: the model reads what is wrong, nobody is asked.
+                Err(e) => return Ok((text_result(tool_use, true, &e.to_string()), Reason::Failed)),
+            };
+            let effect = Effect::Bash(BashEffect {
+                call_id: tool_use.id.clone(),
+                input: input.clone(),
+            });
+            if ctx.approve(effect).await == Decision::Deny {
+                return Ok(refused(tool_use, BASH_TOOL_NAME));
+            }
+            let Some(bash) = ctx.toolbox.bash.as_mut() else {
+                return Ok(refused(tool_use, BASH_TOOL_NAME));
+            };
+            let outcome = bash.answer(input, ctx.cancel).await;
             let r = text_result(tool_use, outcome.is_error, &outcome.text);
             let reason = reason_of(&r);
             return Ok((r, reason));
         }
-        if plain
-            && tool_use.name == EDITOR_TOOL_NAME
-            && let Some(editor) = ctx.toolbox.editor.as_mut()
-        {
-            let outcome = editor.call(&tool_use.input, ctx.cancel).await;
+        if plain && tool_use.name == EDITOR_TOOL_NAME && ctx.toolbox.editor.is_some() {
+            let command = match EditorCommand::parse(&tool_use.input) {
+                Ok(command) => command,
+                Err(e) => return Ok((text_result(tool_use, true, &e.to_string()), Reason::Failed)),
+            };
+            let effect = Effect::Editor(EditorEffect {
+                call_id: tool_use.id.clone(),
+                command: command.clone(),
+            });
+            if ctx.approve(effect).await == Decision::Deny {
+                return Ok(refused(tool_use, EDITOR_TOOL_NAME));
+            }
+            let Some(editor) = ctx.toolbox.editor.as_ref() else {
+                return Ok(refused(tool_use, EDITOR_TOOL_NAME));
+            };
+            let outcome = editor.answer(command, ctx.cancel).await;
             let r = text_result(tool_use, outcome.is_error, &outcome.text);
             let reason = reason_of(&r);
             return Ok((r, reason));
@@ -455,14 +489,37 @@ impl AnthropicSession {
             let reason = reason_of(&r);
             return Ok((r, reason));
         }
-        if plain && let Some(function) = ctx.toolbox.functions.get(&tool_use.name) {
-            let text = function_result(function, tool_use.input.clone()).await?;
-            return Ok((text_result(tool_use, false, &text), Reason::Completed));
+        if plain && ctx.toolbox.functions.get(&tool_use.name).is_some() {
+            let effect = Effect::Function(FunctionEffect {
+                call_id: tool_use.id.clone(),
+                name: tool_use.name.clone(),
+                arguments: tool_use.input.clone(),
+            });
+            if ctx.approve(effect).await == Decision::Deny {
+                return Ok(refused(tool_use, &tool_use.name));
+            }
+            if let Some(function) = ctx.toolbox.functions.get(&tool_use.name) {
+                let text = function_result(function, tool_use.input.clone()).await?;
+                return Ok((text_result(tool_use, false, &text), Reason::Completed));
+            }
         }
         Ok((
             text_result(tool_use, true, &unknown_tool_text(&tool_use.name)),
             Reason::Failed,
         ))
+    }
+
+    /// Answers, in the conversation, the `tool_use` blocks of a turn that runs nothing, so a
+    /// later task can continue it (the API refuses a `tool_use` left unanswered).
+    fn answer_unrun(&mut self, uses: &[ToolUse], text: &str) {
+        if uses.is_empty() {
+            return;
+        }
+        let results: Vec<Value> = uses
+            .iter()
+            .map(|tool_use| WireResult::error(tool_use, text).to_json())
+            .collect();
+        self.push_results(&results, Vec::new());
     }
 
     fn push_results(&mut self, results: &[Value], queued: Vec<String>) {
@@ -475,6 +532,14 @@ impl AnthropicSession {
         self.messages.push(MessageParam::user(blocks));
         self.unanswered = false;
     }
+}
+
+/// The answer to a call whose effect the approver refused: it did not run.
+fn refused(tool_use: &ToolUse, name: &str) -> (WireResult, Reason) {
+    (
+        text_result(tool_use, true, &refused_text(name)),
+        Reason::Refused,
+    )
 }
 
 /// A text result; an empty text still says something (an empty content is not useful).
@@ -560,7 +625,7 @@ impl Session for AnthropicSession {
     fn add_task(&mut self, task: &str) -> Result<(), RunError> {
         if self.unanswered {
             return Err(RunError::Config(
-                "the previous run stopped with tool calls unanswered: start a new runner".into(),
+                "the previous run stopped with tool calls unanswered, or on a paused turn: start a new runner".into(),
             ));
         }
         match self.messages.last_mut() {
@@ -595,17 +660,36 @@ impl Session for AnthropicSession {
                 _ => None,
             })
             .collect();
-        let paused = message.stop_reason == Some(ApiStopReason::PauseTurn);
+        let stop = ApiStop::messages(message.stop_reason.as_ref().map(ApiStopReason::as_str));
+        *ctx.api_stop = Some(stop.clone());
         self.messages.push(message.to_param());
-        if uses.is_empty() {
-            if paused {
-                // A server tool paused the turn: send the conversation again to let it go on.
+        // Client tools run only on `tool_use`; every other stop runs nothing of the turn.
+        // Spec: api-contracts A, `stop_reason`; the SDK's runner (`_STOP_REASON_STEPS`).
+        match message.stop_reason {
+            Some(ApiStopReason::ToolUse) if !uses.is_empty() => {}
+            Some(ApiStopReason::PauseTurn) => {
+                // The API asks for the paused turn back, last and unchanged, to let it go on:
+                // nothing of it runs, and a later task cannot follow it.
+                self.unanswered = true;
                 return Ok(StepResult::Continue);
             }
-            return Ok(StepResult::Finished(text));
+            Some(ApiStopReason::ToolUse | ApiStopReason::EndTurn | ApiStopReason::StopSequence) => {
+                self.answer_unrun(&uses, &not_executed_turn_ended(&stop));
+                self.unanswered = false;
+                return Ok(StepResult::Finished(text));
+            }
+            // `max_tokens`, `refusal`, `model_context_window_exceeded`, and a reason this
+            // runner does not know (or none): the turn is not a finish, and runs nothing.
+            _ => {
+                self.answer_unrun(&uses, &not_executed_turn_ended(&stop));
+                self.unanswered = false;
+                return Err(StopReason::ModelStopped(stop));
+            }
         }
         self.unanswered = true;
         if last_allowed {
+            // Sent with tool choice `none`: its calls never run.
+            self.answer_unrun(&uses, NOT_EXECUTED_STEP_LIMIT);
             return Ok(StepResult::StepLimit(text));
         }
         if ctx.keeps_checkpoints() {
@@ -613,5 +697,18 @@ impl Session for AnthropicSession {
         }
         self.execute(ctx, uses).await?;
         Ok(StepResult::Continue)
+    }
+
+    fn needs_approver(&self) -> Option<String> {
+        let computer = self.computer.as_ref()?;
+        let members = &computer.config().confirm_members;
+        if members.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = members.iter().map(|m| m.name()).collect();
+        Some(format!(
+            "the computer toolset requires a confirmation before {}: give the runner an approver (Runner::set_approver)",
+            names.join(", ")
+        ))
     }
 }

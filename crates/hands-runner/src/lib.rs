@@ -4,8 +4,11 @@
 //! and the text editor, ordinary functions — answers them all, and repeats until the model stops
 //! calling tools or the step limit is reached.
 //!
-//! What it owns: the step limit (the last allowed request cannot start new effects), approvals
-//! of computer actions ([`approval`]), diagnostics records and usage totals ([`diagnostics`]),
+//! What it owns: the validation of every answer before any of it runs (Claude's client tools
+//! run only on `stop_reason: "tool_use"`; an OpenAI response and its calls must be `completed`
+//! and declared), the step limit (the last allowed request cannot start new effects),
+//! approvals of every effect — computer actions, bash, the text editor, ordinary functions
+//! ([`approval`]), diagnostics records and usage totals ([`diagnostics`]),
 //! cancellation between actions and into driver calls, screenshot history and cache breakpoints
 //! ([`context`]), typed functions ([`functions`]), a journal for run directories ([`journal`]).
 //! What it does not know: how a driver acts, or the wire JSON beyond what the model clients and
@@ -31,6 +34,7 @@ pub mod approval;
 pub mod context;
 pub mod diagnostics;
 pub mod functions;
+mod items;
 pub mod journal;
 pub mod ledger;
 pub mod openai;
@@ -41,7 +45,7 @@ pub mod tools;
 
 pub use anthropic::AnthropicSettings;
 pub use openai::OpenAiSettings;
-pub use outcome::{RunError, RunOutcome, RunStatus, StopReason};
+pub use outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason};
 pub use runner::{DEFAULT_MAX_STEPS, RunConfig, Runner};
-pub use session::NOT_EXECUTED_RUN_STOPPED;
+pub use session::{NOT_EXECUTED_RUN_STOPPED, NOT_EXECUTED_STEP_LIMIT, not_executed_turn_ended};
 pub use tools::{BrowserCallOutcome, BrowserStop, BrowserTools, ClaudeBrowserTools, Toolbox};

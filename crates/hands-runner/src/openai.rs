@@ -7,6 +7,7 @@
 //! acciones y administrar la sesión", "Combinar acciones del navegador con otras herramientas";
 //! api-contracts B.
 
+use std::collections::HashSet;
 use std::time::Instant;
 
 use async_trait::async_trait;
@@ -18,8 +19,11 @@ use hands_models::openai::{
 use hands_toolset::computer_call::{ComputerCallExecutor, call_output, parse_call};
 use serde_json::{Value, json};
 
-use crate::approval::{ActionContext, CheckView, Decision, SafetyChecksContext};
+use crate::approval::{
+    ActionContext, CheckView, Decision, Effect, FunctionEffect, SafetyChecksContext, refused_text,
+};
 use crate::diagnostics::{Api, Reason, Usage};
+use crate::items::{Declared, ItemKind, api_stop, check_item, check_response, note_call_id};
 use crate::outcome::{RunError, StopReason};
 use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
 use crate::tools::{Toolbox, is_server_tool};
@@ -83,6 +87,10 @@ pub(crate) struct OpenAiSession {
     settings: OpenAiSettings,
     computer: Option<ComputerCallExecutor<Box<dyn Desktop>>>,
     tools: Vec<Value>,
+    /// What the request's tools let a response hold.
+    declared: Declared,
+    /// The `call_id` of every call of earlier responses: none may come again.
+    call_ids: HashSet<String>,
     /// Every item of the conversation (inputs and outputs), for stateless requests.
     items: Vec<Item>,
     /// Items not yet sent, for chained requests.
@@ -108,6 +116,8 @@ impl OpenAiSession {
             settings,
             computer,
             tools: Vec::new(),
+            declared: Declared::default(),
+            call_ids: HashSet::new(),
             items: Vec::new(),
             pending: Vec::new(),
             previous_response_id: None,
@@ -205,6 +215,7 @@ impl OpenAiSession {
     ) -> Result<hands_models::Completed<Response>, hands_models::Error> {
         let mut browser_failed = false;
         let mut failed = false;
+        let mut seen = self.call_ids.clone();
         while let Some(event) = stream.next().await {
             event?;
             for (_, item) in stream.take_ready() {
@@ -212,6 +223,21 @@ impl OpenAiSession {
                 self.appended_early += 1;
                 if failed || ctx.cancel.is_cancelled() {
                     continue;
+                }
+                // Each item is checked as it completes, as the whole response is otherwise: a
+                // call that is not `completed`, or an item the request did not declare, runs
+                // nothing and nothing after it runs.
+                let checked = check_item(&item, &self.declared)
+                    .and_then(|kind| note_call_id(&item, &mut seen).map(|()| kind));
+                match checked {
+                    Ok(ItemKind::Call) => {}
+                    Ok(_) => continue,
+                    Err(reason) => {
+                        tracing::info!(%reason, "a streamed item stopped the run");
+                        self.early_stop = Some(reason);
+                        failed = true;
+                        continue;
+                    }
                 }
                 match self.run_call(ctx, &item, &mut browser_failed).await {
                     Ok(Some(output)) => {
@@ -322,15 +348,16 @@ impl OpenAiSession {
             if ctx.cancel.is_cancelled() {
                 return Err(StopReason::Cancelled);
             }
-            if ctx.checks_before_action() {
+            {
                 let decision = ctx
-                    .before_action(ActionContext {
+                    .approve(Effect::Computer(ActionContext {
                         call_id: call.call_id.clone(),
                         index,
                         name: action.kind().to_owned(),
                         action: raw_actions.get(index).cloned().unwrap_or(Value::Null),
                         final_screenshot: false,
-                    })
+                        confirm_required: false,
+                    }))
                     .await;
                 if decision != Decision::Approve {
                     ctx.action_done(
@@ -340,7 +367,7 @@ impl OpenAiSession {
                         Reason::Refused,
                         start.elapsed(),
                         true,
-                        "refused by before_action",
+                        "refused by the approver",
                     );
                     return Err(StopReason::ActionRefused {
                         call_id: call.call_id,
@@ -365,15 +392,16 @@ impl OpenAiSession {
                 return Err(desktop_stop(&call.call_id, e));
             }
         }
-        if ctx.checks_before_action() {
+        {
             let decision = ctx
-                .before_action(ActionContext {
+                .approve(Effect::Computer(ActionContext {
                     call_id: call.call_id.clone(),
                     index: call.actions.len(),
                     name: "screenshot".into(),
                     action: json!({"type": "screenshot"}),
                     final_screenshot: true,
-                })
+                    confirm_required: false,
+                }))
                 .await;
             if decision != Decision::Approve {
                 return Err(StopReason::ActionRefused {
@@ -416,15 +444,14 @@ impl OpenAiSession {
         let start = Instant::now();
         ctx.executed.push(call_id.to_owned());
         // Arguments arrive as JSON text; text that is not JSON is invalid arguments.
-        let parsed: Result<Value, String> =
-            serde_json::from_str(arguments).map_err(|e| e.to_string());
-        let (output, is_error) =
+        let parsed = crate::functions::parse_arguments(arguments);
+        let (output, reason) =
             if let Some(browser) = ctx.toolbox.browser.as_mut()
                 && browser.owns(name)
             {
-                let args = parsed.unwrap_or_else(|_| Value::String(arguments.to_owned()));
+                // The text as sent: arguments that are not JSON are answered "not valid JSON".
                 let outcome = browser
-                    .call(call_id, name, &args, *browser_failed, ctx.cancel)
+                    .call_text(call_id, name, arguments, *browser_failed, ctx.cancel)
                     .await
                     .map_err(|e| match e {
                         crate::tools::BrowserStop::Cancelled => StopReason::Cancelled,
@@ -443,35 +470,49 @@ impl OpenAiSession {
                             FunctionOutputPart::InputImage {
                                 image_url: Some(i.data_url()),
                                 file_id: None,
-                                detail: None,
+                                detail: outcome.detail.map(|d| d.name().to_owned()),
                             }
                         }));
                         FunctionOutput::Parts(parts)
                     };
-                (output, !outcome.ok)
-            } else if let Some(function) = ctx.toolbox.functions.get(name) {
+                (
+                    output,
+                    if outcome.ok {
+                        Reason::Completed
+                    } else {
+                        Reason::Failed
+                    },
+                )
+            } else if ctx.toolbox.functions.get(name).is_some() {
                 let args = parsed.map_err(|why| StopReason::InvalidFunctionArguments {
                     name: name.to_owned(),
                     why,
                 })?;
-                (
-                    FunctionOutput::Text(function_result(function, args).await?),
-                    false,
-                )
+                let effect = Effect::Function(FunctionEffect {
+                    call_id: call_id.to_owned(),
+                    name: name.to_owned(),
+                    arguments: args.clone(),
+                });
+                match ctx.approve(effect).await {
+                    Decision::Deny => (FunctionOutput::Text(refused_text(name)), Reason::Refused),
+                    Decision::Approve => match ctx.toolbox.functions.get(name) {
+                        Some(function) => (
+                            FunctionOutput::Text(function_result(function, args).await?),
+                            Reason::Completed,
+                        ),
+                        None => (FunctionOutput::Text(unknown(name)), Reason::Failed),
+                    },
+                }
             } else {
-                (FunctionOutput::Text(unknown(name)), true)
+                (FunctionOutput::Text(unknown(name)), Reason::Failed)
             };
         ctx.action_done(
             Api::Responses,
             call_id,
             name,
-            if is_error {
-                Reason::Failed
-            } else {
-                Reason::Completed
-            },
+            reason,
             start.elapsed(),
-            is_error,
+            reason != Reason::Completed,
             match &output {
                 FunctionOutput::Text(t) => t,
                 FunctionOutput::Parts(_) => "",
@@ -486,11 +527,7 @@ impl OpenAiSession {
 
 /// The `call_id` of a computer or function call item.
 fn call_id_of(item: &Item) -> Option<String> {
-    match item.view() {
-        ItemView::ComputerCall(c) => Some(c.call_id.clone()),
-        ItemView::FunctionCall(c) => Some(c.call_id.clone()),
-        _ => None,
-    }
+    crate::items::call_id(item).map(str::to_owned)
 }
 
 fn desktop_stop(call_id: &str, e: DesktopError) -> StopReason {
@@ -549,6 +586,7 @@ impl Session for OpenAiSession {
             ));
         }
         tools.extend(self.settings.extra_tools.iter().cloned());
+        self.declared = Declared::new(self.computer.is_some(), &tools);
         let has_server_tool = tools.iter().any(is_server_tool);
         let forced = match &self.settings.tool_choice {
             Some(ToolChoice::Required) if !has_server_tool => Some("\"required\"".to_owned()),
@@ -615,6 +653,7 @@ impl Session for OpenAiSession {
         last_allowed: bool,
     ) -> Result<StepResult, StopReason> {
         let response = self.send(ctx, last_allowed).await?;
+        *ctx.api_stop = Some(api_stop(&response));
         if response.status == Some(ResponseStatus::Failed) {
             return Err(StopReason::Api(format!(
                 "the response failed: {}",
@@ -625,6 +664,9 @@ impl Session for OpenAiSession {
                     .unwrap_or_default()
             )));
         }
+        // Calls of this response left unanswered, should the run stop here: a later task on
+        // this runner is then refused.
+        self.unanswered = response.calls().next().is_some();
         if let Some(reason) = self.early_stop.take() {
             self.unanswered = true;
             return Err(reason);
@@ -636,16 +678,14 @@ impl Session for OpenAiSession {
         if self.settings.store {
             self.previous_response_id = Some(response.id.clone());
         }
-        let has_calls = response.output.iter().any(|i| {
-            matches!(
-                i.view(),
-                ItemView::ComputerCall(_) | ItemView::FunctionCall(_)
-            )
-        });
-        if !has_calls {
+        // Nothing runs before the whole response is checked (an eager stream checked each
+        // item before running it).
+        let kinds = check_response(&response, &self.declared, &self.call_ids)?;
+        self.call_ids
+            .extend(response.calls().filter_map(call_id_of));
+        if !kinds.contains(&ItemKind::Call) {
             return Ok(StepResult::Finished(text));
         }
-        self.unanswered = true;
         if let Some(why) = response.output.iter().find_map(failed_server_item) {
             return Err(StopReason::ServerToolFailed(why));
         }

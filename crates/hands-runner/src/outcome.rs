@@ -1,6 +1,77 @@
 //! How a run ends, and the errors that refuse to start one.
 
+use std::fmt;
+
 use crate::diagnostics::UsageTotals;
+
+/// How the model's API said its last answer ended: the Messages API's `stop_reason`, or the
+/// Responses API's `status` with `incomplete_details.reason`. Values the API may add later are
+/// kept as sent (bounded, see [`ApiStop::messages`]).
+///
+/// Spec: api-contracts A ("`stop_reason` ∈ …") and B ("Response object").
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ApiStop {
+    /// Messages API: `stop_reason` (`end_turn`, `tool_use`, `max_tokens`, `pause_turn`,
+    /// `refusal`, `model_context_window_exceeded`, `stop_sequence`, …); empty when absent.
+    Messages(String),
+    /// Responses API: `status` (`completed`, `incomplete`, …; empty when absent) and, for an
+    /// incomplete response, why (`max_output_tokens`, `content_filter`).
+    Responses {
+        /// `status`.
+        status: String,
+        /// `incomplete_details.reason`.
+        reason: Option<String>,
+    },
+}
+
+/// Longest API value kept in an [`ApiStop`]: the known values are short, and a longer one is
+/// not echoed whole into error texts.
+const MAX_API_VALUE_CHARS: usize = 64;
+
+/// An API's value as kept: printable ASCII only, at most [`MAX_API_VALUE_CHARS`] characters.
+fn api_value(value: &str) -> String {
+    value
+        .chars()
+        .filter(|c| c.is_ascii_graphic())
+        .take(MAX_API_VALUE_CHARS)
+        .collect()
+}
+
+impl ApiStop {
+    /// A Messages API `stop_reason` (`None` when the message had none).
+    pub fn messages(stop_reason: Option<&str>) -> ApiStop {
+        ApiStop::Messages(api_value(stop_reason.unwrap_or("")))
+    }
+
+    /// A Responses API `status` and incomplete reason.
+    pub fn responses(status: Option<&str>, reason: Option<&str>) -> ApiStop {
+        ApiStop::Responses {
+            status: api_value(status.unwrap_or("")),
+            reason: reason.map(api_value),
+        }
+    }
+}
+
+impl fmt::Display for ApiStop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApiStop::Messages(reason) if reason.is_empty() => f.write_str("no stop_reason"),
+            ApiStop::Messages(reason) => write!(f, "stop_reason `{reason}`"),
+            ApiStop::Responses { status, reason } => {
+                if status.is_empty() {
+                    f.write_str("no status")?;
+                } else {
+                    write!(f, "status `{status}`")?;
+                }
+                match reason {
+                    Some(reason) => write!(f, " (`{reason}`)"),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
 
 /// Why a run stopped before the model finished.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,14 +136,81 @@ pub enum StopReason {
     /// The model answered with something the runner cannot pair or execute.
     #[error("the model's answer cannot be executed: {0}")]
     InvalidResponse(String),
+    /// The API ended the turn for another reason than a tool call or its natural end
+    /// (`max_tokens`, `refusal`, `model_context_window_exceeded`, an unknown `stop_reason`; a
+    /// Responses `status` other than `completed`): no call of that answer was run.
+    #[error("the model's answer ended with {0}: none of its calls was run")]
+    ModelStopped(ApiStop),
+    /// An output item whose `status` is not `completed`: a call (`function_call`,
+    /// `computer_call`) or an assistant message still `in_progress` or `incomplete`. No call of
+    /// that response was run.
+    #[error(
+        "{item_type} {id} has status `{status}`, not `completed`: no call of this response was run"
+    )]
+    ItemNotCompleted {
+        /// `function_call`, `computer_call`, `message`.
+        item_type: String,
+        /// Its `call_id` (a call) or `id` (a message).
+        id: String,
+        /// Its status (empty when absent).
+        status: String,
+    },
+    /// Two calls with one `call_id` (in one response, or across the run): no call of that
+    /// response was run, since their answers could not be told apart.
+    #[error("two calls have the call_id `{call_id}`: no call of this response was run")]
+    DuplicateCallId {
+        /// The `call_id`.
+        call_id: String,
+    },
+    /// An output item of a kind the request did not declare (an `mcp_approval_request` without
+    /// an MCP tool, a server tool's item without that tool, a type this runner does not know):
+    /// no call of that response was run.
+    #[error(
+        "the response holds a `{item_type}` item, which this run did not declare: no call of this response was run"
+    )]
+    UndeclaredItem {
+        /// The item's `type`, bounded and printable.
+        item_type: String,
+    },
+    /// A response with neither a final message nor a call.
+    #[error("the response holds neither a final message nor a call")]
+    EmptyResponse,
+}
+
+impl StopReason {
+    /// An [`StopReason::UndeclaredItem`] for an item `type` as the API sent it (kept printable
+    /// and bounded, since it is the server's text).
+    pub fn undeclared_item(item_type: &str) -> StopReason {
+        StopReason::UndeclaredItem {
+            item_type: api_value(item_type),
+        }
+    }
+
+    /// A [`StopReason::ItemNotCompleted`] (the values are kept printable and bounded).
+    pub fn item_not_completed(item_type: &str, id: &str, status: Option<&str>) -> StopReason {
+        StopReason::ItemNotCompleted {
+            item_type: api_value(item_type),
+            id: api_value(id),
+            status: api_value(status.unwrap_or("")),
+        }
+    }
+
+    /// A [`StopReason::DuplicateCallId`] (the value is kept printable and bounded).
+    pub fn duplicate_call_id(call_id: &str) -> StopReason {
+        StopReason::DuplicateCallId {
+            call_id: api_value(call_id),
+        }
+    }
 }
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunStatus {
-    /// The model answered without calling a tool.
+    /// The model answered without calling a tool (on the last allowed request too: a text
+    /// answer there is a finish).
     Finished,
-    /// The step limit was reached; the last allowed request started no new effect.
+    /// The step limit was reached before the model finished (the last allowed request was
+    /// answered with calls, which did not run, or with a paused turn).
     StepLimit,
     /// The run stopped.
     Stopped(StopReason),
@@ -91,6 +229,8 @@ pub struct RunOutcome {
     pub usage: UsageTotals,
     /// Tool calls executed (attempted), in order.
     pub executed_call_ids: Vec<String>,
+    /// How the API said its last answer ended (`None` when no answer came).
+    pub api_stop: Option<ApiStop>,
 }
 
 impl RunOutcome {

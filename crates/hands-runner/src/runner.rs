@@ -15,12 +15,12 @@ use hands_toolset::computer_call::ComputerCallExecutor;
 use tokio::sync::Mutex;
 
 use crate::anthropic::{AnthropicSession, AnthropicSettings};
-use crate::approval::ComputerApprover;
+use crate::approval::Approver;
 use crate::diagnostics::{Observer, UsageTotals};
 use crate::journal::Journal;
 use crate::ledger::{Checkpoint, CheckpointStatus, Ledger};
 use crate::openai::{OpenAiSession, OpenAiSettings};
-use crate::outcome::{RunError, RunOutcome, RunStatus, StopReason};
+use crate::outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason};
 use crate::session::{Session, StepContext, StepResult};
 use crate::tools::Toolbox;
 
@@ -45,7 +45,7 @@ impl Default for RunConfig {
 struct State {
     session: Box<dyn Session>,
     toolbox: Toolbox,
-    approver: Option<Box<dyn ComputerApprover>>,
+    approver: Option<Box<dyn Approver>>,
     observer: Option<Observer>,
     journal: Option<Box<dyn Journal>>,
     ledger: Option<Box<dyn Ledger>>,
@@ -114,8 +114,9 @@ impl Runner {
         )
     }
 
-    /// Sets the approver of computer actions (safety checks, `before_action`).
-    pub fn set_approver(&mut self, approver: Box<dyn ComputerApprover>) {
+    /// Sets the approver of the run's effects (computer actions and safety checks, bash, the
+    /// text editor, ordinary functions; see [`crate::approval`]).
+    pub fn set_approver(&mut self, approver: Box<dyn Approver>) {
         self.state.get_mut().approver = Some(approver);
     }
 
@@ -152,10 +153,7 @@ impl Runner {
     ) -> Result<RunOutcome, RunError> {
         let mut guard = self.state.try_lock().map_err(|_| RunError::Busy)?;
         let state = &mut *guard;
-        if !state.prepared {
-            state.session.prepare(&state.toolbox)?;
-            state.prepared = true;
-        }
+        prepare(state)?;
         state.session.add_task(task)?;
         Ok(self.drive(state, 0, cancel).await)
     }
@@ -182,10 +180,7 @@ impl Runner {
                 state.session.api().name()
             )));
         }
-        if !state.prepared {
-            state.session.prepare(&state.toolbox)?;
-            state.prepared = true;
-        }
+        prepare(state)?;
         state.session.restore(&checkpoint.conversation)?;
         state.config.max_steps = checkpoint.max_steps;
         Ok(self.drive(state, checkpoint.steps_used, cancel).await)
@@ -202,6 +197,7 @@ impl Runner {
         let mut executed = Vec::new();
         let mut steps = steps_used;
         let mut final_text = String::new();
+        let mut api_stop: Option<ApiStop> = None;
         let api = state.session.api();
         // The starting point is the end of a completed turn (the task just added, or the
         // checkpoint resumed from).
@@ -212,6 +208,7 @@ impl Runner {
                 final_text,
                 usage,
                 executed_call_ids: executed,
+                api_stop,
             };
         }
         let status = loop {
@@ -236,17 +233,14 @@ impl Runner {
                 ledger: &mut state.ledger,
                 max_steps: state.config.max_steps,
                 api,
+                api_stop: &mut api_stop,
                 attempted: Vec::new(),
                 completed: Vec::new(),
             };
             match state.session.step(&mut ctx, last_allowed).await {
                 Ok(StepResult::Continue) => {}
-                // The last allowed request is sent with tool choice `none`: the model can only
-                // sum up, so the run ends at the limit even when it answered with text.
-                Ok(StepResult::Finished(text)) if last_allowed => {
-                    final_text = text;
-                    break RunStatus::StepLimit;
-                }
+                // A text answer is a finish, on the last allowed request too (sent with tool
+                // choice `none`, the model sums up there): as the SDKs' runners end.
                 Ok(StepResult::Finished(text)) => {
                     final_text = text;
                     break RunStatus::Finished;
@@ -272,8 +266,23 @@ impl Runner {
             final_text,
             usage,
             executed_call_ids: executed,
+            api_stop,
         }
     }
+}
+
+/// Builds the declarations once, and refuses a run that needs an approver without one.
+fn prepare(state: &mut State) -> Result<(), RunError> {
+    if state.approver.is_none()
+        && let Some(why) = state.session.needs_approver()
+    {
+        return Err(RunError::Config(why));
+    }
+    if !state.prepared {
+        state.session.prepare(&state.toolbox)?;
+        state.prepared = true;
+    }
+    Ok(())
 }
 
 /// Saves a completed checkpoint of the conversation, when the run keeps a ledger.

@@ -8,17 +8,28 @@ use hands_core::CancellationToken;
 use hands_core::image::EncodedImage;
 use serde_json::Value;
 
-use crate::approval::{ActionContext, ComputerApprover, Decision, SafetyChecksContext, decide};
+use crate::approval::{Approver, Decision, Effect, EffectKind, SafetyChecksContext, decide};
 use crate::diagnostics::{Api, Observer, Reason, Record, Stage, Usage, UsageTotals, emit};
 use crate::functions::Function;
 use crate::journal::{Entry, Journal};
 use crate::ledger::{Checkpoint, CheckpointStatus, Ledger};
-use crate::outcome::{RunError, StopReason};
+use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::tools::Toolbox;
 
 /// The text answering a call that was not executed because the run stopped.
 pub const NOT_EXECUTED_RUN_STOPPED: &str =
     "Not executed: the run stopped before this call (cancelled, or an earlier call stopped it).";
+
+/// The text answering, in the conversation kept for a later task, a call of the last allowed
+/// request (sent with tool choice `none`), which never runs.
+pub const NOT_EXECUTED_STEP_LIMIT: &str =
+    "Not executed: the run reached its step limit before this call.";
+
+/// The text answering, in the conversation kept for a later task, a call of a turn the API
+/// ended for another reason than `tool_use` (such a turn runs nothing).
+pub fn not_executed_turn_ended(stop: &ApiStop) -> String {
+    format!("Not executed: the turn ended with {stop}, so none of its calls was run.")
+}
 
 /// What a step ended in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +60,12 @@ pub(crate) trait Session: Send {
     /// Restores the conversation of a completed checkpoint.
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError>;
 
+    /// Why this session cannot run without an approver, if it cannot (a computer toolset that
+    /// requires confirmations).
+    fn needs_approver(&self) -> Option<String> {
+        None
+    }
+
     /// One request, and the execution of the calls it returns.
     async fn step(
         &mut self,
@@ -60,7 +77,7 @@ pub(crate) trait Session: Send {
 /// Everything a step works with, borrowed from the runner for the step's length.
 pub(crate) struct StepContext<'a> {
     pub(crate) toolbox: &'a mut Toolbox,
-    pub(crate) approver: &'a mut Option<Box<dyn ComputerApprover>>,
+    pub(crate) approver: &'a mut Option<Box<dyn Approver>>,
     pub(crate) observer: &'a mut Option<Observer>,
     pub(crate) journal: &'a mut Option<Box<dyn Journal>>,
     pub(crate) cancel: &'a CancellationToken,
@@ -71,6 +88,8 @@ pub(crate) struct StepContext<'a> {
     pub(crate) ledger: &'a mut Option<Box<dyn Ledger>>,
     pub(crate) max_steps: u32,
     pub(crate) api: Api,
+    /// How the API said its last answer ended.
+    pub(crate) api_stop: &'a mut Option<ApiStop>,
     /// Calls of the current turn started and finished, for pending checkpoints.
     pub(crate) attempted: Vec<String>,
     pub(crate) completed: Vec<String>,
@@ -112,20 +131,22 @@ impl StepContext<'_> {
             .map_err(|e| StopReason::LedgerFailed(e.to_string()))
     }
 
-    /// Whether `before_action` is to be consulted.
-    pub(crate) fn checks_before_action(&self) -> bool {
-        self.approver
-            .as_ref()
-            .is_some_and(|a| a.checks_before_action())
+    /// Whether the approver reviews every effect of `kind`.
+    pub(crate) fn reviews(&self, kind: EffectKind) -> bool {
+        self.approver.as_ref().is_some_and(|a| a.reviews(kind))
     }
 
-    /// Asks `before_action`; cancellation while it decides denies.
-    pub(crate) async fn before_action(&mut self, context: ActionContext) -> Decision {
+    /// Asks the approver about `effect` when it reviews effects of its kind or the effect
+    /// requires a confirmation; otherwise approves. A required confirmation without an
+    /// approver, and cancellation while it decides, deny.
+    pub(crate) async fn approve(&mut self, effect: Effect) -> Decision {
+        let required = effect.confirm_required();
+        if !required && !self.reviews(effect.kind()) {
+            return Decision::Approve;
+        }
         match self.approver.as_mut() {
-            Some(approver) => {
-                decide(approver.before_action(context, self.cancel), self.cancel).await
-            }
-            None => Decision::Approve,
+            Some(approver) => decide(approver.approve(effect, self.cancel), self.cancel).await,
+            None => Decision::Deny,
         }
     }
 
@@ -288,7 +309,11 @@ pub(crate) fn cancelled_text() -> &'static str {
 
 /// The answer to a call of a tool this run does not have.
 pub(crate) fn unknown_tool_text(name: &str) -> String {
-    format!("Error: this run has no tool named `{name}`; use one of the declared tools.")
+    // The name is the model's: echoed on one line and cut short.
+    format!(
+        "Error: this run has no tool named `{}`; use one of the declared tools.",
+        hands_toolset::errtext::name(name)
+    )
 }
 
 /// Runs an ordinary function: invalid arguments stop the run before it runs; a failure stops the

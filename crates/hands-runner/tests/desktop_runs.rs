@@ -15,7 +15,7 @@ use hands_models::RetryPolicy;
 use hands_models::anthropic::{AnthropicClient, AnthropicConfig, ToolChoice};
 use hands_models::openai::{OpenAiClient, OpenAiConfig, ToolChoice as OpenAiToolChoice};
 use hands_runner::approval::{
-    ActionContext, ApproveAll, ComputerApprover, Decision, DenyAll, SafetyChecksContext,
+    ApproveAll, Approver, Decision, DenyAll, Effect, EffectKind, SafetyChecksContext,
 };
 use hands_runner::diagnostics::{Record, Stage};
 use hands_runner::{
@@ -191,7 +191,7 @@ async fn rate_limits_and_overload_are_retried_without_repeating_an_action() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_step_limit_holds_and_the_last_request_starts_nothing() {
+async fn the_last_allowed_request_starts_nothing_and_its_text_is_a_finish() {
     let (desktop, recorder) = desk();
     // A model that always wants one more click, unless tools are off.
     let sim = SimServer::start(SimConfig::with_policy(|request: &Value| {
@@ -211,7 +211,8 @@ async fn the_step_limit_holds_and_the_last_request_starts_nothing() {
         .run("Click forever.", &CancellationToken::new())
         .await
         .unwrap();
-    assert_eq!(outcome.status, RunStatus::StepLimit);
+    // A text answer on the last allowed request is a finish, as the SDKs' runners end.
+    assert_eq!(outcome.status, RunStatus::Finished);
     assert_eq!(outcome.steps, 3);
     assert!(outcome.final_text.starts_with("I ran out of steps"));
     assert_eq!(
@@ -303,7 +304,7 @@ async fn a_forced_local_tool_choice_is_refused_before_any_request() {
 struct CountingDeny(Arc<AtomicUsize>);
 
 #[async_trait]
-impl ComputerApprover for CountingDeny {
+impl Approver for CountingDeny {
     async fn approve_safety_checks(
         &mut self,
         _: SafetyChecksContext,
@@ -311,10 +312,10 @@ impl ComputerApprover for CountingDeny {
     ) -> Decision {
         Decision::Deny
     }
-    fn checks_before_action(&self) -> bool {
-        true
+    fn reviews(&self, kind: EffectKind) -> bool {
+        kind == EffectKind::Computer
     }
-    async fn before_action(&mut self, _: ActionContext, _: &CancellationToken) -> Decision {
+    async fn approve(&mut self, _: Effect, _: &CancellationToken) -> Decision {
         self.0.fetch_add(1, Ordering::SeqCst);
         Decision::Deny
     }
@@ -349,6 +350,21 @@ async fn a_refused_claude_action_is_answered_and_nothing_reaches_the_desktop() {
     assert!(presses(&recorder, 1).is_empty());
     assert_eq!(recorder.typed_text(), "");
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let answer = sim.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(answer[0]["is_error"], json!(true));
+    assert_eq!(
+        answer[0]["content"],
+        json!(hands_runner::approval::refused_text("left_click"))
+    );
+    assert_eq!(
+        answer[1]["content"],
+        json!(hands_toolset::strings::NOT_EXECUTED)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,11 @@
 //! typed errors.
 //!
 //! This crate is not a security boundary: the shell runs as the calling user, and the
-//! editor's root only keeps the editor's own paths in place. It knows nothing of the Messages
+//! editor's root only keeps the editor's own paths in place. One thing it does guard: the shell
+//! starts from an allow-list of the caller's environment variables, and never with one whose
+//! name looks like a credential (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, any `…KEY`, `…TOKEN`,
+//! `…SECRET`, `…PASSWORD`; see [`bash::env`]), so a model reading the shell's environment finds
+//! no key of the caller's. It knows nothing of the Messages
 //! API beyond the two declarations and the tools' input objects, and nothing of other toolsets.
 //!
 //! ```no_run
@@ -39,7 +43,7 @@
 //! ```
 //!
 //! Layout: `bash/` (the tool, the shell process in `session.rs`, marker detection and the
-//! output cap in `capture.rs`), `editor/` (the tool, input parsing in `command.rs`, path checks
+//! output cap in `capture.rs`, the inherited environment in `env.rs`), `editor/` (the tool, input parsing in `command.rs`, path checks
 //! in `paths.rs`, directory listing in `listing.rs`, the pure text edits in `text.rs`),
 //! `strings.rs` (every exact text), `input.rs` (field readers and [`InputError`]).
 
@@ -49,7 +53,9 @@ pub mod input;
 pub mod outcome;
 pub mod strings;
 
-pub use bash::{BashConfig, BashError, BashInput, BashReply, BashTool, CommandOutput, StreamText};
+pub use bash::{
+    BashConfig, BashError, BashInput, BashReply, BashTool, CommandOutput, Inherit, StreamText,
+};
 pub use editor::{EditorCommand, EditorConfig, EditorConfigError, EditorError, EditorTool};
 pub use input::InputError;
 pub use outcome::ToolOutcome;

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use hands_sandbox::strings;
-use hands_sandbox::{BashConfig, BashError, BashInput, BashReply, BashTool, CommandOutput};
+use hands_sandbox::{
+    BashConfig, BashError, BashInput, BashReply, BashTool, CommandOutput, Inherit,
+};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -340,7 +342,7 @@ async fn working_dir_and_env_come_from_the_config() {
     let mut bash = BashTool::new(BashConfig {
         working_dir: Some(dir.path().to_path_buf()),
         env: vec![("HANDS_TEST_VAR".to_owned(), "from config".to_owned())],
-        inherit_env: false,
+        inherit: Inherit::Nothing,
         timeout: Duration::from_secs(20),
         ..BashConfig::default()
     });
@@ -410,4 +412,65 @@ async fn wait_until_gone(pid: u32) -> bool {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     false
+}
+
+/// The names of the variables `env` prints in the shell, minus those bash sets itself.
+async fn shell_variables(bash: &mut BashTool) -> Vec<String> {
+    let out = ok(bash, "env -0 | tr '\\0' '\\n' | cut -d= -f1 | sort").await;
+    out.stdout
+        .text
+        .lines()
+        .filter(|name| !["PWD", "OLDPWD", "SHLVL", "_"].contains(name))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_shell_inherits_only_the_allow_list() {
+    // The test runner's environment is full of variables (CARGO_*, NEXTEST_*, RUST_*…): none
+    // of them reaches the shell, nor does anything else off the list.
+    let mut bash = tool(Duration::from_secs(20));
+    let seen = shell_variables(&mut bash).await;
+    assert!(seen.iter().any(|n| n == "PATH"), "{seen:?}");
+    for name in &seen {
+        assert!(
+            hands_sandbox::bash::env::SAFE_VARIABLES.contains(&name.as_str()),
+            "{name} leaked into the shell: {seen:?}"
+        );
+    }
+    // What a model would try: the shell's own /proc entry and a child process see the same.
+    let proc_environ = ok(
+        &mut bash,
+        "tr '\\0' '\\n' < /proc/self/environ | cut -d= -f1",
+    )
+    .await;
+    let child = ok(
+        &mut bash,
+        "sh -c 'cat /proc/$$/environ' | tr '\\0' '\\n' | cut -d= -f1",
+    )
+    .await;
+    for text in [proc_environ.stdout.text, child.stdout.text] {
+        for name in text
+            .lines()
+            .filter(|n| !["PWD", "OLDPWD", "SHLVL", "_"].contains(n))
+        {
+            assert!(
+                hands_sandbox::bash::env::SAFE_VARIABLES.contains(&name),
+                "{name} in /proc environ"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_allow_list_admits_exactly_its_names() {
+    // Cargo sets CARGO_PKG_NAME for every test it runs.
+    let mut bash = BashTool::new(BashConfig {
+        inherit: Inherit::AllowList(vec!["CARGO_PKG_NAME".into(), "PATH".into()]),
+        timeout: Duration::from_secs(20),
+        ..BashConfig::default()
+    });
+    assert_eq!(shell_variables(&mut bash).await, ["CARGO_PKG_NAME", "PATH"]);
+    let out = ok(&mut bash, "echo \"$CARGO_PKG_NAME\"").await;
+    assert_eq!(out.stdout.text, "hands-sandbox");
 }

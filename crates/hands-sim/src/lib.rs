@@ -4,7 +4,14 @@
 //! their error shapes: an unanswered `tool_use`, a toolset result without `toolset_name`, an
 //! image over the size limits, a fifth cache breakpoint, legacy fields on the toolset entry,
 //! a replayed thinking block or reasoning blob that was changed, an unacknowledged safety
-//! check, a `previous_response_id` that was never stored, and more (see [`messages`]).
+//! check, a `previous_response_id` that was never stored, a user message after a turn paused
+//! with `pause_turn` (which goes back last, unchanged), an output for a call that did not
+//! complete, an MCP approval nobody asked for, and more (see [`messages`]).
+//!
+//! Turns can end the ways the real APIs end them: `max_tokens`, `refusal`, `pause_turn`,
+//! `model_context_window_exceeded`; an `incomplete` response; calls left `in_progress` or
+//! `incomplete`; items a request did not declare (an `mcp_approval_request` without an MCP
+//! tool), so a test fails when a client acts on them.
 //!
 //! Turns come from a script ([`SimConfig::scripted`], [`SimHandle::push_turn`]) or from a
 //! [`Policy`] that looks at each request; the server fills in ids, signatures, usage and

@@ -3,8 +3,9 @@
 //!
 //! A turn carries only what a model decides. The server fills in the rest: ids (`toolu_…`,
 //! `call_…`, `cu_…`, `fc_…`, `rs_…`, `msg_…`), thinking signatures and encrypted reasoning,
-//! safety-check ids, usage, and `stop_reason` (`tool_use` when the turn calls a tool, else
-//! `end_turn`).
+//! safety-check ids, usage, `stop_reason` (`tool_use` when the turn calls a tool, else
+//! `end_turn`; [`Turn::stopped`] sets another) and a call's `status` (`completed` unless the
+//! turn sets one, see [`with_status`]).
 
 use std::collections::VecDeque;
 
@@ -135,6 +136,21 @@ pub fn computer_call_with_checks(actions: Vec<Value>, checks: Vec<Value>) -> Val
 /// OpenAI `function_call` item; `arguments` is serialized to the JSON string the API sends.
 pub fn function_call(name: &str, arguments: Value) -> Value {
     json!({"type": "function_call", "name": name, "arguments": arguments.to_string()})
+}
+
+/// `item` (an OpenAI call) with the `status` a model left it in: `in_progress` or `incomplete`
+/// for a call cut short (the server keeps a status it is given; otherwise `completed`).
+pub fn with_status(mut item: Value, status: &str) -> Value {
+    item["status"] = json!(status);
+    item
+}
+
+/// OpenAI `mcp_approval_request` item (id filled by the server), asking to approve an MCP call.
+/// The server emits it even when the request declares no MCP tool, so a client's refusal can be
+/// tested.
+pub fn mcp_approval_request(server_label: &str, name: &str, arguments: Value) -> Value {
+    json!({"type": "mcp_approval_request", "server_label": server_label, "name": name,
+        "arguments": arguments.to_string()})
 }
 
 /// OpenAI `reasoning` item with one summary text.

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use hands_sim::policy::{self, text, thinking, toolset_use};
+use hands_sim::policy::{self, text, thinking, tool_use, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn, Verdict, messages as m};
 use serde_json::{Value, json};
 
@@ -377,4 +377,73 @@ async fn a_policy_can_stop_a_turn_for_another_reason() {
     let answer = anthropic(&server, &request(json!([user("hi")]))).await;
     assert_eq!(answer.body["stop_reason"], "max_tokens");
     assert_eq!(answer.body["content"][0]["text"], "The answer is");
+}
+
+#[tokio::test]
+async fn a_paused_turn_is_sent_back_last_and_continued() {
+    // A paused server-tool turn with a client call in it: the call is not answered; the turn
+    // goes back last and unchanged, and its continuation follows it as an assistant message.
+    let paused = Turn::stopped(
+        Turn::Blocks(vec![
+            text("Searching…"),
+            tool_use("lookup", json!({"q": "x"})),
+        ]),
+        "pause_turn",
+    );
+    let server = SimServer::start(SimConfig::scripted(vec![
+        paused,
+        Turn::text("Found it."),
+        Turn::text("Next."),
+    ]))
+    .expect("start");
+    let body = with_tools(
+        request(json!([user("find x")])),
+        json!([custom_tool("lookup")]),
+    );
+    let answer = anthropic(&server, &body).await;
+    assert_eq!(answer.body["stop_reason"], "pause_turn");
+    let turn = json!({"role": "assistant", "content": answer.body["content"].clone()});
+
+    // Anything after the paused turn but its continuation is refused.
+    let mut answered = body.clone();
+    let id = answer.body["content"][1]["id"].clone();
+    answered["messages"] = json!([user("find x"), turn,
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "ran"}]}]);
+    let refused = anthropic(&server, &answered).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.message(), m::paused_turn_not_last(1));
+
+    // A changed paused turn is a prefill.
+    let mut changed = body.clone();
+    let mut edited = turn.clone();
+    edited["content"][0]["text"] = json!("Searching (edited)…");
+    changed["messages"] = json!([user("find x"), edited]);
+    let refused = anthropic(&server, &changed).await;
+    assert_eq!(refused.message(), m::PREFILL_UNSUPPORTED);
+
+    // Sent back last and unchanged, it is continued.
+    let mut resumed = body.clone();
+    resumed["messages"] = json!([user("find x"), turn.clone()]);
+    let answer = anthropic(&server, &resumed).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.body["content"][0]["text"], "Found it.");
+    // The continuation follows it as an assistant message of its own.
+    let mut next = body;
+    next["messages"] = json!([user("find x"), turn,
+        {"role": "assistant", "content": answer.body["content"].clone()}, user("and then?")]);
+    let answer = anthropic(&server, &next).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+}
+
+#[tokio::test]
+async fn a_turn_cut_at_max_tokens_can_hold_a_tool_use() {
+    let server = SimServer::start(SimConfig::scripted(vec![Turn::stopped(
+        Turn::Blocks(vec![tool_use("lookup", json!({"q": "x"}))]),
+        "max_tokens",
+    )]))
+    .expect("start");
+    let body = with_tools(request(json!([user("hi")])), json!([custom_tool("lookup")]));
+    let answer = anthropic(&server, &body).await;
+    assert_eq!(answer.body["stop_reason"], "max_tokens");
+    assert_eq!(answer.body["content"][0]["type"], "tool_use");
 }

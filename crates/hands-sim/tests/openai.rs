@@ -197,6 +197,33 @@ async fn screenshots_are_usable_images() {
 }
 
 #[tokio::test]
+async fn function_output_images_name_a_known_detail() {
+    let server = text_server();
+    let with_detail = |detail: Value| {
+        body(json!([user("go"),
+            {"type": "function_call", "id": "fc_1", "call_id": "call_f", "name": "browser_screenshot",
+             "arguments": "{\"tab_id\": null}"},
+            {"type": "function_call_output", "call_id": "call_f", "output": [
+                {"type": "input_text", "text": "{\"ok\":true}"},
+                {"type": "input_image", "image_url": format!("data:image/png;base64,{}", png_b64(8, 8)),
+                 "detail": detail}]}]))
+    };
+    check(
+        &server,
+        "unknown detail",
+        with_detail(json!("ultra")),
+        with_detail(json!("original")),
+        &m::invalid_value("ultra", "'low', 'high', 'auto', and 'original'"),
+        Some("input[2].output[1].detail"),
+    )
+    .await;
+    for fine in [json!("auto"), json!("low"), json!("high"), Value::Null] {
+        let answer = openai(&server, &with_detail(fine.clone())).await;
+        assert_eq!(answer.status, 200, "{fine}: {}", answer.body);
+    }
+}
+
+#[tokio::test]
 async fn previous_response_id_needs_a_stored_response() {
     let server = SimServer::start(SimConfig::with_policy(|request: &Value| {
         if request.get("previous_response_id").is_some() {
@@ -528,4 +555,91 @@ async fn an_incomplete_response_ends_with_response_incomplete() {
         events.last().map(|e| e.name.as_str()),
         Some("response.incomplete")
     );
+}
+
+#[tokio::test]
+async fn a_call_that_did_not_complete_keeps_its_status_and_takes_no_output() {
+    use hands_sim::policy::with_status;
+    let server = SimServer::start(SimConfig::scripted(vec![
+        Turn::stopped(
+            Turn::Items(vec![
+                function_call("f", json!({"x": 1})),
+                with_status(function_call("f", json!({"x": 2})), "incomplete"),
+            ]),
+            "max_output_tokens",
+        ),
+        Turn::text("ok"),
+        Turn::text("ok"),
+        Turn::Items(vec![with_status(
+            function_call("f", json!({})),
+            "in_progress",
+        )]),
+    ]))
+    .expect("start");
+    let tools = json!([{"type": "function", "name": "f", "parameters": {"type": "object"}}]);
+    let answer = openai(
+        &server,
+        &json!({"model": GPT, "tools": tools, "input": "go"}),
+    )
+    .await;
+    assert_eq!(answer.body["status"], "incomplete");
+    let output = answer.body["output"].as_array().unwrap().clone();
+    assert_eq!(output[0]["status"], "completed");
+    assert_eq!(output[1]["status"], "incomplete");
+    let id = answer.body["id"].as_str().unwrap().to_owned();
+    let (done, cut) = (output[0]["call_id"].clone(), output[1]["call_id"].clone());
+    let answer_to = |call_id: &Value| json!({"type": "function_call_output", "call_id": call_id, "output": "done"});
+    // The cut call takes no output; the completed one still needs its own.
+    let bad = json!({"model": GPT, "tools": tools, "previous_response_id": id,
+        "input": [answer_to(&done), answer_to(&cut)]});
+    let refused = openai(&server, &bad).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(
+        refused.message(),
+        m::output_for_unfinished_call(cut.as_str().unwrap(), "incomplete")
+    );
+    let good = json!({"model": GPT, "tools": tools, "previous_response_id": id,
+        "input": [answer_to(&done)]});
+    assert_eq!(openai(&server, &good).await.status, 200);
+    // Replayed statelessly, the unfinished status travels with the item.
+    let stateless = json!({"model": GPT, "tools": tools, "store": false,
+        "input": [{"role": "user", "content": "go"}, output[0], answer_to(&done), output[1]]});
+    assert_eq!(openai(&server, &stateless).await.status, 200);
+    // Streamed, the item's last event carries its status.
+    let streamed = json!({"model": GPT, "tools": tools, "input": "again", "stream": true});
+    let (events, _) = sse(
+        &server,
+        "/v1/responses",
+        &[("authorization", "Bearer sk")],
+        &streamed,
+    )
+    .await;
+    let done_item = events
+        .iter()
+        .find(|e| e.name == "response.output_item.done")
+        .unwrap();
+    assert_eq!(done_item.data["item"]["status"], "in_progress");
+}
+
+#[tokio::test]
+async fn an_mcp_approval_request_is_emitted_and_only_an_mcp_run_may_answer_it() {
+    use hands_sim::policy::mcp_approval_request;
+    let server = SimServer::start(SimConfig::scripted(vec![Turn::Items(vec![
+        mcp_approval_request("tickets", "delete_ticket", json!({"id": 7})),
+    ])]))
+    .expect("start");
+    let answer = openai(&server, &json!({"model": GPT, "input": "go"})).await;
+    let item = answer.body["output"][0].clone();
+    assert_eq!(item["type"], "mcp_approval_request");
+    let request_id = item["id"].as_str().unwrap().to_owned();
+    assert!(request_id.starts_with("mcpr_"), "{request_id}");
+    let approval = json!({"type": "mcp_approval_response",
+        "approval_request_id": request_id, "approve": true});
+    let refused = openai(
+        &server,
+        &json!({"model": GPT, "previous_response_id": answer.body["id"], "input": [approval]}),
+    )
+    .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.message(), m::mcp_approval_unexpected(&request_id));
 }

@@ -43,6 +43,78 @@ pub enum Command {
     /// The offline demo: spawn a desktop with an editor, replay a sample turn, show what came
     /// back.
     Demo(DemoArgs),
+    /// Serve the browser and/or the desktop to any MCP client (stdio, or HTTP on loopback).
+    Mcp(McpArgs),
+    /// Show a run directory step by step in a local web page.
+    View(ViewArgs),
+}
+
+/// `hands mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Serve a Chromium, opened at URL when one is given.
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    pub browser: Option<String>,
+    /// Origins the browser may open (`https://example.com`, `https://*.example.com`); default:
+    /// the origin of the start URL. Enforced at `navigate` and on every request the browser makes.
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// Drive a running Chromium at this DevTools endpoint (`ws://…`) instead of launching one.
+    #[arg(long, value_name = "WS_URL", requires = "browser")]
+    pub attach: Option<String>,
+    /// Serve a desktop: a spawned Xvfb display with a window manager, unless `--display` names
+    /// one.
+    #[arg(long)]
+    pub desktop: bool,
+    /// Attach to this X display.
+    #[arg(
+        long,
+        value_name = ":N",
+        conflicts_with = "spawn",
+        requires = "desktop"
+    )]
+    pub display: Option<String>,
+    /// The size of the spawned display.
+    #[arg(
+        long,
+        value_name = "WIDTHxHEIGHT",
+        default_value = "1280x800",
+        requires = "desktop"
+    )]
+    pub spawn: Size,
+    /// Serve streamable HTTP at this loopback address (`127.0.0.1:8931`; port 0 picks one)
+    /// instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// What is decided for consequential actions when the client cannot ask a person
+    /// (no elicitation): approve what the policies allow (`all`) or refuse (`none`).
+    #[arg(long, value_enum, default_value_t = McpApproveArg::None)]
+    pub approve: McpApproveArg,
+    /// The most tokens one tool response may cost (Claude Code's MAX_MCP_OUTPUT_TOKENS).
+    #[arg(long, value_name = "TOKENS", default_value_t = 25_000)]
+    pub max_tokens: u32,
+    /// Encode desktop screenshots as JPEG at this quality (1–100) instead of PNG.
+    #[arg(long, value_name = "QUALITY", value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub jpeg: Option<u8>,
+}
+
+/// `hands mcp --approve`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpApproveArg {
+    /// Approve what the URL policy and allow-list allow.
+    All,
+    /// Refuse every consequential action.
+    None,
+}
+
+/// `hands view`.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// The run directory (`runs/run-<time>`, with its `log.jsonl`).
+    pub run_dir: PathBuf,
+    /// The loopback address to serve the page on (port 0 picks one).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub addr: std::net::SocketAddr,
 }
 
 /// `hands run`.
@@ -78,6 +150,31 @@ pub struct RunArgs {
     /// the origin of `--browser`.
     #[arg(long, value_name = "ORIGIN")]
     pub allow_origin: Vec<String>,
+    /// Exactly these browser members (comma-separated; `''` for none): members of Claude's
+    /// browser toolset (`navigate,read_page,left_click`), or with `--provider openai` the
+    /// function tools without `browser_` (`read_page,click`).
+    #[arg(
+        long,
+        value_name = "MEMBERS",
+        value_delimiter = ',',
+        requires = "browser",
+        conflicts_with = "browser_extra_members"
+    )]
+    pub browser_members: Option<Vec<String>>,
+    /// Members added to the defaults, for the opt-in ones: Claude's `javascript_exec`,
+    /// `read_console`, `read_network`, `file_upload`; OpenAI's `read_page_scoped`, `click_at`,
+    /// `drag_path`, `hold_keys`, `hover_at`, `set_checked`, `read_diagnostics`, `run_script`,
+    /// `upload_file`, `download_file`.
+    #[arg(
+        long,
+        value_name = "MEMBERS",
+        value_delimiter = ',',
+        requires = "browser"
+    )]
+    pub browser_extra_members: Option<Vec<String>>,
+    /// `detail` of the browser's screenshots and zooms (OpenAI function tools).
+    #[arg(long, value_enum, value_name = "DETAIL", requires = "browser")]
+    pub image_detail: Option<ImageDetailArg>,
     /// Who approves consequential actions: a person on the terminal (`ask`), everything the
     /// policies allow (`all`, for scripts), or nothing (`none`).
     #[arg(long, value_enum, default_value_t = ApproveArg::Ask)]
@@ -94,6 +191,46 @@ pub struct RunArgs {
     /// The run directory (default `runs/run-<time>`): a JSONL log and the screenshots.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Watch the run in a local web page as it happens, and approve or deny its actions there.
+    #[arg(long)]
+    pub view: bool,
+}
+
+/// `detail` of an OpenAI `input_image`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImageDetailArg {
+    /// `auto`.
+    Auto,
+    /// `low`.
+    Low,
+    /// `high`.
+    High,
+    /// `original`.
+    Original,
+}
+
+impl ImageDetailArg {
+    /// The toolset's value.
+    pub fn detail(self) -> hands_toolset::browser::ImageDetail {
+        use hands_toolset::browser::ImageDetail;
+        match self {
+            ImageDetailArg::Auto => ImageDetail::Auto,
+            ImageDetailArg::Low => ImageDetail::Low,
+            ImageDetailArg::High => ImageDetail::High,
+            ImageDetailArg::Original => ImageDetail::Original,
+        }
+    }
+}
+
+/// A member list as given: empty names (from `''` or a stray comma) dropped.
+pub fn member_names(list: Option<&Vec<String>>) -> Option<Vec<String>> {
+    list.map(|names| {
+        names
+            .iter()
+            .map(|n| n.trim().to_owned())
+            .filter(|n| !n.is_empty())
+            .collect()
+    })
 }
 
 /// Who approves.
@@ -119,6 +256,10 @@ pub struct ReadArgs {
     /// Print `BrowserReadV1` JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read in a running browser's active tab instead of starting one: its DevTools endpoint
+    /// (`ws://127.0.0.1:9222/devtools/browser/…`). The browser is left running.
+    #[arg(long, value_name = "WS_URL")]
+    pub attach: Option<String>,
 }
 
 /// `read_page`'s filter.

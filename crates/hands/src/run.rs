@@ -18,16 +18,19 @@ use hands_runner::diagnostics::{Record, Stage};
 use hands_runner::ledger::FileLedger;
 use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
 use hands_sandbox::{BashConfig, BashTool, EditorConfig, EditorTool};
+use hands_toolset::browser::consent::Confirm;
 use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
+use hands_toolset::claude_browser::declaration::BrowserToolsetDeclaration;
 use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
+use hands_toolset::computer::members::Member;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
 use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor};
 use hands_x11::X11Desktop;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::approve::Approver;
-use crate::cli::{ProviderArg, RunArgs};
+use crate::approve::TerminalApprover;
+use crate::cli::{ApproveArg, ImageDetailArg, ProviderArg, RunArgs, member_names};
 use crate::environment::DesktopEnv;
 use crate::policy::RequestAllowList;
 use crate::rundir::RunDir;
@@ -45,6 +48,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         ProviderArg::Anthropic => (anthropic::API_KEY_ENV, anthropic::BASE_URL_ENV),
         ProviderArg::Openai => (openai::API_KEY_ENV, openai::BASE_URL_ENV),
     };
+    // This process holds the API key in its environment: no other process of the user's (the
+    // model's bash among them) may read it through /proc/<pid>/environ or ptrace. Root is not
+    // held back by this.
+    if let Err(e) =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    {
+        tracing::warn!(error = %e, "could not make hands run non-dumpable");
+    }
     let Some(key) = std::env::var(key_var).ok().filter(|k| !k.trim().is_empty()) else {
         eprintln!(
             "hands run: no API key: set {key_var} (and {base_var} for another endpoint).\n\
@@ -73,7 +84,18 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut rundir = RunDir::create(&out)?;
     rundir.line(serde_json::json!({"kind": "start", "task": args.task, "resume": args.resume, "provider": format!("{:?}", args.provider),
         "model": model, "desktop": use_desktop, "browser": args.browser}));
-    let approver = Approver::new(args.approve);
+    let bar = progress_bar();
+    // With --view (and --approve ask), the person approves on the page instead of the terminal.
+    let live = if args.view {
+        Some(crate::view::LiveView::start(&out).await?)
+    } else {
+        None
+    };
+    let approver = match live.as_ref().filter(|_| args.approve == ApproveArg::Ask) {
+        Some(view) => view.approver(),
+        None => TerminalApprover::with_progress(args.approve, bar.clone()),
+    };
+    let confirm: Arc<dyn Confirm> = Arc::new(approver.clone());
 
     // The desktop: a display of our own (with a window manager) unless one is named.
     let mut _env_clients = Vec::new();
@@ -124,10 +146,22 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         // function tools. Both sit on the same driver, under the same policies.
         match args.provider {
             ProviderArg::Anthropic => {
+                let mut declaration = BrowserToolsetDeclaration::new();
+                if let Some(names) = member_names(args.browser_members.as_ref()) {
+                    declaration = declaration
+                        .with_members(&names)
+                        .context("--browser-members")?;
+                }
+                if let Some(names) = member_names(args.browser_extra_members.as_ref()) {
+                    declaration = declaration
+                        .with_extra_members(&names)
+                        .context("--browser-extra-members")?;
+                }
                 toolbox.claude_browser = Some(Box::new(ClaudeBrowserToolset::new(
                     browser,
                     ClaudeBrowserConfig {
-                        confirm: Some(Arc::new(approver.clone())),
+                        declaration,
+                        confirm: Some(Arc::clone(&confirm)),
                         url_policy: Some(Arc::new(allow)),
                         ..ClaudeBrowserConfig::default()
                     },
@@ -137,7 +171,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 toolbox.browser = Some(Box::new(BrowserToolset::new(
                     browser,
                     BrowserToolsetConfig {
-                        confirm: Some(Arc::new(approver.clone())),
+                        members: member_names(args.browser_members.as_ref()),
+                        additional_members: member_names(args.browser_extra_members.as_ref()),
+                        image_detail: args.image_detail.map(ImageDetailArg::detail),
+                        confirm: Some(Arc::clone(&confirm)),
                         url_policy: Some(Arc::new(allow)),
                         ..BrowserToolsetConfig::default()
                     },
@@ -173,8 +210,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 client_config.base_url = url;
             }
             let client = AnthropicClient::new(client_config)?;
+            // Keyboard input needs a confirmation, as in the SDK's toolset: under `--approve
+            // ask` a person confirms each `type`, `key` and `hold_key`; under `none` they are
+            // refused.
+            let computer_config = ComputerConfig {
+                confirm_members: Member::KEYBOARD.to_vec(),
+                ..ComputerConfig::default()
+            };
             let computer = desktop
-                .map(|d| ComputerToolset::new(d, ComputerConfig::default()))
+                .map(|d| ComputerToolset::new(d, computer_config))
                 .transpose()?;
             if computer.is_some() {
                 // Claude uses bash and the editor beside the computer (the spec's quick start);
@@ -188,6 +232,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                     .or_else(|| std::env::var("DISPLAY").ok())
                 {
                     bash.env.push(("DISPLAY".into(), display));
+                }
+                // The shell inherits no credential (hands-sandbox's allow-list); on a display
+                // of the user's, X clients started from it need its cookie file.
+                if display_name.is_some()
+                    && let Ok(xauthority) = std::env::var("XAUTHORITY")
+                {
+                    bash.env.push(("XAUTHORITY".into(), xauthority));
                 }
                 toolbox.bash = Some(BashTool::new(bash));
                 toolbox.editor = Some(EditorTool::new(EditorConfig::default())?);
@@ -213,7 +264,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     runner.set_approver(Box::new(approver));
-    let bar = progress_bar();
+    bar.enable_steady_tick(Duration::from_millis(120));
     {
         let bar = bar.clone();
         let mut n_requests = 0u32;
@@ -246,7 +297,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }));
     }
     let out_path = rundir.path().to_owned();
-    runner.set_journal(Box::new(rundir));
+    match &live {
+        Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
+        None => runner.set_journal(Box::new(rundir)),
+    }
     // Every step is checkpointed in the run directory: `--resume` continues from it.
     let checkpoint_path = out_path.join("checkpoint.json");
     let resume_from = match &args.resume {
@@ -269,13 +323,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     println!("{}", outcome.final_text);
     eprintln!(
-        "hands run: {} after {} request(s); {} input + {} cached + {} output tokens{}; run directory {} (resume with --resume {}/checkpoint.json)",
+        "hands run: {} after {} request(s){}; {} input + {} cached + {} output tokens{}; run directory {} (resume with --resume {}/checkpoint.json)",
         match &outcome.status {
             RunStatus::Finished => "finished".to_owned(),
             RunStatus::StepLimit => format!("hit the step limit ({})", args.max_steps),
             RunStatus::Stopped(why) => format!("stopped: {why}"),
         },
         outcome.steps,
+        match &outcome.api_stop {
+            Some(stop) => format!(" (the last answer ended with {stop})"),
+            None => String::new(),
+        },
         outcome.usage.input_tokens,
         outcome.usage.cache_read_input_tokens,
         outcome.usage.output_tokens,
@@ -294,11 +352,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The progress line, ticking once the run starts.
 fn progress_bar() -> ProgressBar {
     let bar = ProgressBar::new_spinner();
     if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
         bar.set_style(style);
     }
-    bar.enable_steady_tick(Duration::from_millis(120));
     bar
 }

@@ -2,6 +2,7 @@
 //! per-command timeout, an output cap, and stdout, stderr and the exit status kept apart.
 
 mod capture;
+pub mod env;
 mod session;
 
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use crate::outcome::ToolOutcome;
 use crate::strings;
 
 pub use capture::StreamText;
+pub use env::Inherit;
 use session::{RunEnd, Session};
 
 /// How the bash tool starts its shell and bounds each command.
@@ -24,12 +26,15 @@ pub struct BashConfig {
     pub shell: PathBuf,
     /// The shell's working directory at start; `None` keeps the caller's.
     pub working_dir: Option<PathBuf>,
-    /// Whether the shell inherits the caller's environment (default `true`). `BASH_ENV` and
-    /// `ENV` are removed either way so no rc file runs, unless `env` sets them. Without
-    /// inheritance, give `PATH` (and `HOME`) in `env`: bash then falls back to its built-in
-    /// default `PATH`.
-    pub inherit_env: bool,
-    /// Variables set for the shell, after the inheritance above.
+    /// Which of the caller's variables the shell starts with. The default is an allow-list
+    /// ([`env::SAFE_VARIABLES`]: `PATH`, `HOME`, the locale, `TERM`, `DISPLAY`…); a variable
+    /// whose name looks like a credential (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, anything
+    /// with `KEY`, `TOKEN`, `SECRET`, `PASS`, `AUTH`… in its name, see
+    /// [`env::looks_like_credential`]) and `BASH_ENV` / `ENV` are never inherited, whatever
+    /// the list says.
+    pub inherit: Inherit,
+    /// Variables set for the shell, after the inheritance above, as given: a credential set
+    /// here is the caller's deliberate choice.
     pub env: Vec<(String, String)>,
     /// How long one command may run before the session is killed. Default 120 s, the
     /// reference demo's (anchors: computer-use §1).
@@ -51,7 +56,7 @@ impl Default for BashConfig {
         Self {
             shell: PathBuf::from("/bin/bash"),
             working_dir: None,
-            inherit_env: true,
+            inherit: Inherit::default(),
             env: Vec::new(),
             timeout: Self::DEFAULT_TIMEOUT,
             max_output_chars: Self::DEFAULT_MAX_OUTPUT_CHARS,
@@ -255,6 +260,13 @@ enum Shell {
 /// keep answers clean. Jobs die with the session (restart, timeout, cancel, drop), since the
 /// whole process group is killed; a job that calls `setsid` leaves the group and survives.
 /// The shell has no terminal: programs that need one fail or run until the timeout.
+///
+/// The shell starts from an environment with every credential removed ([`BashConfig::inherit`]):
+/// a model that runs `env`, `echo $ANTHROPIC_API_KEY` or `cat /proc/self/environ` finds no API
+/// key, token, secret or password of the caller's. The shell still runs as the calling user:
+/// it can read what that user can read, the environment of the user's other processes under
+/// `/proc` included, unless they are non-dumpable (`hands run` makes itself so) or the user is
+/// root. Run it as another user, or in a container, to keep it from the caller's files.
 #[derive(Debug)]
 pub struct BashTool {
     config: BashConfig,
@@ -277,11 +289,16 @@ impl BashTool {
 
     /// Runs one `tool_use` input and answers it; every failure becomes an `is_error` outcome.
     pub async fn call(&mut self, input: &Value, cancel: &CancellationToken) -> ToolOutcome {
-        let result = match BashInput::parse(input) {
-            Ok(bash_input) => self.run(bash_input, cancel).await,
-            Err(err) => Err(err.into()),
-        };
-        match result {
+        match BashInput::parse(input) {
+            Ok(bash_input) => self.answer(bash_input, cancel).await,
+            Err(err) => ToolOutcome::error(BashError::from(err).text()),
+        }
+    }
+
+    /// Runs one parsed input (e.g. once a person approved it) and answers it; every failure
+    /// becomes an `is_error` outcome.
+    pub async fn answer(&mut self, input: BashInput, cancel: &CancellationToken) -> ToolOutcome {
+        match self.run(input, cancel).await {
             Ok(reply) => ToolOutcome::ok(reply.text()),
             Err(err) => ToolOutcome::error(err.text()),
         }

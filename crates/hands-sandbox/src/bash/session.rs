@@ -81,12 +81,11 @@ impl Session {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        if !config.inherit_env {
-            command.env_clear();
-        }
-        // A non-interactive bash sources $BASH_ENV (and sh mode $ENV): the session starts
-        // without any rc file unless the configuration names one explicitly.
-        command.env_remove("BASH_ENV").env_remove("ENV");
+        // Nothing of the caller's environment but what the allow-list admits: no credential,
+        // and no `BASH_ENV` / `ENV` (which a non-interactive bash would source) unless the
+        // configuration sets one explicitly.
+        command.env_clear();
+        command.envs(config.inherit.select(std::env::vars_os()));
         command.envs(config.env.iter().map(|(k, v)| (k, v)));
         if let Some(dir) = &config.working_dir {
             command.current_dir(dir);

@@ -269,11 +269,16 @@ impl EditorTool {
 
     /// Runs one `tool_use` input and answers it; every failure becomes an `is_error` outcome.
     pub async fn call(&mut self, input: &Value, cancel: &CancellationToken) -> ToolOutcome {
-        let result = match EditorCommand::parse(input) {
-            Ok(command) => self.execute(command, cancel).await,
-            Err(err) => Err(err.into()),
-        };
-        match result {
+        match EditorCommand::parse(input) {
+            Ok(command) => self.answer(command, cancel).await,
+            Err(err) => ToolOutcome::error(EditorError::from(err).to_string()),
+        }
+    }
+
+    /// Runs one parsed command (e.g. once a person approved it) and answers it; every failure
+    /// becomes an `is_error` outcome.
+    pub async fn answer(&self, command: EditorCommand, cancel: &CancellationToken) -> ToolOutcome {
+        match self.execute(command, cancel).await {
             Ok(text) => ToolOutcome::ok(text),
             Err(err) => ToolOutcome::error(err.to_string()),
         }

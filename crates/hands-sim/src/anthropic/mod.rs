@@ -27,6 +27,9 @@ pub(crate) struct Memory {
     /// Ids of tool_use blocks emitted in a turn that also held thinking: when such a turn is
     /// the last assistant turn and thinking is on, it must be replayed with its thinking.
     pub(crate) thinking_turns: HashSet<String>,
+    /// The content of every turn answered with `stop_reason: "pause_turn"`: sent back last and
+    /// unchanged, it is continued (not a prefill), and nothing but its continuation may follow.
+    pub(crate) paused: Vec<Value>,
 }
 
 pub(crate) fn handle(
@@ -74,6 +77,7 @@ pub(crate) fn handle(
         &state.anthropic_config,
         &state.signer,
         &state.anthropic.thinking_turns,
+        &state.anthropic.paused,
         &mut state.images,
     );
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
@@ -164,6 +168,10 @@ fn cut(mut events: Vec<crate::sse::Event>, fault: &Fault) -> (Vec<crate::sse::Ev
         _ => (events, Ending::Finish),
     }
 }
+
+/// The `stop_reason` of a turn the server paused (a long server-tool turn): the client sends it
+/// back, last and unchanged, to let it go on (api-contracts A).
+const PAUSE_TURN: &str = "pause_turn";
 
 /// Turns a policy's turn into a Message: ids, signatures, stop_reason, usage. Fails when the
 /// turn could not come from a model given this request.
@@ -290,6 +298,9 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
         None if n_tool_uses > 0 => "tool_use",
         None => "end_turn",
     };
+    if stop_reason == PAUSE_TURN {
+        state.anthropic.paused.push(Value::Array(blocks.clone()));
+    }
     Ok(json!({
         "id": state.ids.next("msg_01"),
         "type": "message",

@@ -32,6 +32,9 @@ pub(crate) struct Memory {
     pub(crate) follows: HashMap<String, String>,
     /// Safety-check ids issued with each computer call, by `call_id`.
     pub(crate) calls: HashMap<String, Vec<String>>,
+    /// Calls emitted with a `status` other than `completed`, by `call_id`: they cannot be
+    /// answered.
+    pub(crate) unfinished: HashMap<String, String>,
     /// Prompt prefixes seen (OpenAI caches automatically).
     pub(crate) cache: PrefixCache,
 }
@@ -168,6 +171,29 @@ fn cut(mut events: Vec<Event>, fault: &Fault) -> (Vec<Event>, Ending) {
     }
 }
 
+/// A call's `call_id`, filled in when the turn left it out.
+fn fill_call_id(state: &mut State, obj: &mut serde_json::Map<String, Value>) -> String {
+    obj.entry("call_id")
+        .or_insert_with(|| json!(state.ids.next("call_")))
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// A call's `status`: `completed` unless the turn set another (`in_progress`, `incomplete`),
+/// which is remembered: such a call cannot be answered.
+fn note_status(state: &mut State, obj: &mut serde_json::Map<String, Value>, call_id: &str) {
+    let status = obj
+        .entry("status")
+        .or_insert_with(|| json!("completed"))
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    if status != "completed" {
+        state.openai.unfinished.insert(call_id.to_owned(), status);
+    }
+}
+
 /// Turns a policy's turn into a Response object: ids, safety-check ids, encrypted reasoning,
 /// usage; stores it when `store` is on and `persist` holds.
 fn finalize(
@@ -244,13 +270,7 @@ fn finalize(
                 }
                 obj.entry("id")
                     .or_insert_with(|| json!(state.ids.next("cu_")));
-                let call_id = obj
-                    .entry("call_id")
-                    .or_insert_with(|| json!(state.ids.next("call_")))
-                    .as_str()
-                    .unwrap_or("")
-                    .to_owned();
-                obj.insert("status".into(), json!("completed"));
+                let call_id = fill_call_id(state, obj);
                 let checks = obj
                     .entry("pending_safety_checks")
                     .or_insert_with(|| json!([]));
@@ -267,7 +287,8 @@ fn finalize(
                         .to_owned();
                     check_ids.push(id);
                 }
-                state.openai.calls.insert(call_id, check_ids);
+                state.openai.calls.insert(call_id.clone(), check_ids);
+                note_status(state, obj, &call_id);
             }
             "function_call" => {
                 n_calls += 1;
@@ -279,13 +300,18 @@ fn finalize(
                 }
                 obj.entry("id")
                     .or_insert_with(|| json!(state.ids.next("fc_")));
-                obj.entry("call_id")
-                    .or_insert_with(|| json!(state.ids.next("call_")));
-                obj.insert("status".into(), json!("completed"));
+                let call_id = fill_call_id(state, obj);
+                note_status(state, obj, &call_id);
                 let arguments = obj.entry("arguments").or_insert_with(|| json!("{}"));
                 if !arguments.is_string() {
                     *arguments = json!(arguments.to_string());
                 }
+            }
+            // Passed through even when the request declares no MCP tool, so a test can check
+            // that the client stops on it.
+            "mcp_approval_request" => {
+                obj.entry("id")
+                    .or_insert_with(|| json!(state.ids.next("mcpr_")));
             }
             _ => {}
         }

@@ -37,6 +37,8 @@ fn unknown(param: &str) -> ApiError {
 pub(crate) struct Declared {
     pub(crate) computer: bool,
     pub(crate) functions: HashSet<String>,
+    /// An `mcp` tool.
+    pub(crate) mcp: bool,
 }
 
 /// A request that passed every rule.
@@ -166,7 +168,8 @@ pub(crate) fn validate(
     }
     unique_ids(&conversation)?;
     reasoning_followers(&conversation, memory)?;
-    pairing(&conversation)?;
+    pairing(&conversation, memory)?;
+    mcp_approvals(&conversation, &declared)?;
 
     let include_encrypted = obj
         .get("include")
@@ -251,6 +254,7 @@ fn tools(tools: Option<&Value>) -> Result<Declared> {
                     );
                 }
             }
+            Some("mcp") => declared.mcp = true,
             Some(_) => {}
         }
     }
@@ -324,11 +328,13 @@ fn check_item(
                 Some(Value::String(_)) => {}
                 Some(Value::Array(parts)) => {
                     for (part_idx, part) in parts.iter().enumerate() {
-                        if part.get("type").and_then(Value::as_str) == Some("input_image")
-                            && let Some(url) = part.get("image_url").and_then(Value::as_str)
-                        {
+                        if part.get("type").and_then(Value::as_str) != Some("input_image") {
+                            continue;
+                        }
+                        if let Some(url) = part.get("image_url").and_then(Value::as_str) {
                             images.check(url, &format!("{param}.output[{part_idx}].image_url"))?;
                         }
+                        check_detail(part, &format!("{param}.output[{part_idx}].detail"))?;
                     }
                 }
                 _ => return Err(missing(&format!("{param}.output"))),
@@ -360,6 +366,25 @@ fn check_item(
         _ => {}
     }
     Ok(item.clone())
+}
+
+/// An `input_image`'s `detail`: absent, null, or one of the four values.
+///
+/// Spec: openai-browser-desktop-drivers, "Devolver imágenes del navegador" ("usa auto, low,
+/// high u original").
+fn check_detail(part: &Value, param: &str) -> Result<()> {
+    match part.get("detail") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(d)) if ["auto", "low", "high", "original"].contains(&d.as_str()) => {
+            Ok(())
+        }
+        Some(other) => Err(invalid(m::invalid_value(
+            other.as_str().unwrap_or(&other.to_string()),
+            "'low', 'high', 'auto', and 'original'",
+        ))
+        .param(param)
+        .code("invalid_value")),
+    }
 }
 
 fn required_call_id<'a>(obj: &'a Map<String, Value>, param: &str) -> Result<&'a str> {
@@ -561,8 +586,19 @@ fn reasoning_followers(conversation: &[Value], memory: &Memory) -> Result<()> {
     Ok(())
 }
 
-/// Every output answers an earlier call of its kind; every call is answered later.
-fn pairing(conversation: &[Value]) -> Result<()> {
+/// The status a call was emitted with, when it was not `completed`.
+fn unfinished_status(call: &Value, call_id: &str, memory: &Memory) -> Option<String> {
+    match call.get("status").and_then(Value::as_str) {
+        Some("completed") => None,
+        Some(other) => Some(other.to_owned()),
+        None => memory.unfinished.get(call_id).cloned(),
+    }
+}
+
+/// Every output answers an earlier completed call of its kind; every completed call is
+/// answered later. A call that did not complete (`in_progress`, `incomplete`) needs no answer
+/// and takes none.
+fn pairing(conversation: &[Value], memory: &Memory) -> Result<()> {
     let kind_of = |item: &Value| {
         item.get("type")
             .and_then(Value::as_str)
@@ -580,10 +616,15 @@ fn pairing(conversation: &[Value]) -> Result<()> {
         let call_id = call_id_of(item);
         for (call_kind, output_kind) in CALL_KINDS {
             if kind == output_kind {
-                let called = conversation[..idx]
+                let call = conversation[..idx]
                     .iter()
-                    .any(|c| kind_of(c) == call_kind && call_id_of(c) == call_id);
-                if !called {
+                    .find(|c| kind_of(c) == call_kind && call_id_of(c) == call_id);
+                if let Some(status) = call.and_then(|c| unfinished_status(c, &call_id, memory)) {
+                    return Err(
+                        invalid(m::output_for_unfinished_call(&call_id, &status)).param("input")
+                    );
+                }
+                if call.is_none() {
                     let message = if call_kind == "computer_call" {
                         m::no_computer_call(&call_id)
                     } else {
@@ -592,7 +633,7 @@ fn pairing(conversation: &[Value]) -> Result<()> {
                     return Err(invalid(message).param("input"));
                 }
             }
-            if kind == call_kind {
+            if kind == call_kind && unfinished_status(item, &call_id, memory).is_none() {
                 let answered = conversation[idx + 1..]
                     .iter()
                     .any(|o| kind_of(o) == output_kind && call_id_of(o) == call_id);
@@ -605,6 +646,28 @@ fn pairing(conversation: &[Value]) -> Result<()> {
                     return Err(invalid(message).param("input"));
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// An `mcp_approval_response` needs a declared MCP tool and answers an `mcp_approval_request`
+/// of the conversation.
+fn mcp_approvals(conversation: &[Value], declared: &Declared) -> Result<()> {
+    for (idx, item) in conversation.iter().enumerate() {
+        if item.get("type").and_then(Value::as_str) != Some("mcp_approval_response") {
+            continue;
+        }
+        let request_id = item
+            .get("approval_request_id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let requested = conversation[..idx].iter().any(|c| {
+            c.get("type").and_then(Value::as_str) == Some("mcp_approval_request")
+                && c.get("id").and_then(Value::as_str) == Some(request_id)
+        });
+        if !declared.mcp || !requested {
+            return Err(invalid(m::mcp_approval_unexpected(request_id)).param("input"));
         }
     }
     Ok(())

@@ -52,6 +52,16 @@ pub enum Member {
 }
 
 impl Member {
+    /// The members that send keyboard input: the ones the SDK's computer toolset runs only
+    /// after its `confirm` callback approves (`CONFIRM_REQUIRED` in the `anthropic` package's
+    /// `_computer_registry.py`), because keys go to whichever window has focus and what the
+    /// screen shows can steer what the model types. Use them as
+    /// [`super::ComputerConfig::confirm_members`].
+    ///
+    /// Spec: api-contracts B, "Helpers" ("`type`, `key` and `hold_key` require a `confirm`
+    /// callback").
+    pub const KEYBOARD: [Member; 3] = [Member::Type, Member::Key, Member::HoldKey];
+
     /// All 17, in the spec's order.
     pub const ALL: [Member; 17] = [
         Member::Screenshot,

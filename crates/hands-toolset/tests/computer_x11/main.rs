@@ -7,6 +7,7 @@
 //! errores", "Dimensiona las capturas de pantalla para ajustarse a los límites de imagen".
 
 mod batches;
+mod confirm;
 mod images;
 mod keyboard;
 mod pointer;

@@ -19,7 +19,7 @@ use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
 
 use super::browser_policy::{self, BookingTask};
 use super::{anthropic_client, openai_client, run_and_check};
-use crate::approve::Approver;
+use crate::approve::TerminalApprover;
 use crate::cli::{ApproveArg, ProviderArg};
 use crate::policy::RequestAllowList;
 
@@ -55,7 +55,7 @@ pub async fn run(provider: ProviderArg) -> anyhow::Result<bool> {
         "  app on {origin}, Chromium ready after {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    let approver = Approver::new(ApproveArg::All);
+    let approver = TerminalApprover::new(ApproveArg::All);
     // Claude drives the browser through its own toolset; OpenAI through the driver spec's
     // function tools. Both sit on the same driver.
     let toolbox = match provider {

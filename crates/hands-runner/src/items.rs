@@ -1,0 +1,393 @@
+//! What a Responses API answer may hold, checked before any of it runs: a response whose
+//! `status` is not `completed`, a call item whose `status` is not `completed`, an item of a kind
+//! the request did not declare, or an answer with neither a final message nor a call starts
+//! nothing.
+//!
+//! Spec: api-contracts B ("Response object", "computer_call", "Function tools"); the rules of
+//! the `openai` SDK's `responses_tool_runner.py` (`validate`, `preflight`, `finish`) and
+//! `computer.py` (`_calls`), which hands follows; where hands differs, the item's doc says so.
+
+use std::collections::HashSet;
+
+use hands_models::openai::{Item, ItemView, Response, ResponseStatus};
+use serde_json::Value;
+
+use crate::outcome::{ApiStop, StopReason};
+use crate::tools::is_server_tool;
+
+/// `status` of a finished item or response.
+const COMPLETED: &str = "completed";
+/// `phase` of an assistant message that is commentary, not a final answer.
+const COMMENTARY: &str = "commentary";
+/// The item asking for a person's approval of an MCP call.
+const MCP_APPROVAL_REQUEST: &str = "mcp_approval_request";
+
+/// Output items of server tools, and the tool `type` prefixes whose declaration lets a response
+/// hold them (the SDK's `_SERVER_ITEMS`).
+const SERVER_ITEMS: [(&str, &[&str]); 7] = [
+    ("web_search_call", &["web_search"]),
+    ("file_search_call", &["file_search"]),
+    ("code_interpreter_call", &["code_interpreter"]),
+    ("image_generation_call", &["image_generation"]),
+    ("mcp_call", &["mcp"]),
+    ("mcp_list_tools", &["mcp"]),
+    (MCP_APPROVAL_REQUEST, &["mcp"]),
+];
+
+/// What a request declared the answer may hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Declared {
+    /// A computer tool.
+    pub(crate) computer: bool,
+    /// The `type` of every server tool declared.
+    pub(crate) server_tools: Vec<String>,
+}
+
+impl Declared {
+    /// From the request's `tools` and whether the run has a computer.
+    pub(crate) fn new(computer: bool, tools: &[Value]) -> Declared {
+        Declared {
+            computer,
+            server_tools: tools
+                .iter()
+                .filter(|t| is_server_tool(t))
+                .filter_map(|t| t.get("type").and_then(Value::as_str).map(str::to_owned))
+                .collect(),
+        }
+    }
+
+    fn declares_server_item(&self, item_type: &str) -> bool {
+        SERVER_ITEMS
+            .iter()
+            .find(|(item, _)| *item == item_type)
+            .is_some_and(|(_, prefixes)| {
+                self.server_tools
+                    .iter()
+                    .any(|tool| prefixes.iter().any(|p| tool.starts_with(p)))
+            })
+    }
+}
+
+/// What a checked output item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ItemKind {
+    /// A `function_call` or `computer_call` to run.
+    Call,
+    /// A completed assistant message that is not commentary.
+    FinalMessage,
+    /// A declared server tool's item (its own result; it may still have failed).
+    ServerItem,
+    /// Anything else the runner keeps without acting on it (reasoning, commentary).
+    Passive,
+}
+
+/// Checks one output item: a call must be `completed` (a `function_call` may leave `status`
+/// out, as the SDK allows; a `computer_call` may not), a `computer_call` needs a computer, a
+/// server tool's item needs that tool declared, and any other type stops the run with its name.
+///
+/// Where hands is stricter than the SDK: an `mcp_approval_request` stops the run even when an
+/// MCP tool is declared (this runner cannot answer it yet, and never guesses an approval), and
+/// an item type the SDK keeps (`compaction`) stops it too, since this runner never asks for it.
+pub(crate) fn check_item(item: &Item, declared: &Declared) -> Result<ItemKind, StopReason> {
+    match item.view() {
+        ItemView::FunctionCall(call) => match call.status.as_deref() {
+            None | Some(COMPLETED) => Ok(ItemKind::Call),
+            other => Err(StopReason::item_not_completed(
+                item.item_type(),
+                &call.call_id,
+                other,
+            )),
+        },
+        ItemView::ComputerCall(call) => {
+            if !declared.computer {
+                return Err(StopReason::undeclared_item(item.item_type()));
+            }
+            match call.status.as_deref() {
+                Some(COMPLETED) => Ok(ItemKind::Call),
+                other => Err(StopReason::item_not_completed(
+                    item.item_type(),
+                    &call.call_id,
+                    other,
+                )),
+            }
+        }
+        // An assistant message still being written makes the whole answer unfinished (the
+        // SDK: "Response message did not complete").
+        ItemView::Message(message) if message.role == "assistant" => {
+            if message.status.as_deref() != Some(COMPLETED) {
+                return Err(StopReason::item_not_completed(
+                    item.item_type(),
+                    message.id.as_deref().unwrap_or(""),
+                    message.status.as_deref(),
+                ));
+            }
+            let commentary =
+                item.to_value().get("phase").and_then(Value::as_str) == Some(COMMENTARY);
+            Ok(if commentary {
+                ItemKind::Passive
+            } else {
+                ItemKind::FinalMessage
+            })
+        }
+        ItemView::Message(_) => Ok(ItemKind::Passive),
+        ItemView::Reasoning(_) => Ok(ItemKind::Passive),
+        _ => {
+            let item_type = item.item_type();
+            if item_type == MCP_APPROVAL_REQUEST && declared.declares_server_item(item_type) {
+                return Err(StopReason::InvalidResponse(
+                    "the response asks for an MCP approval (`mcp_approval_request`), which this runner does not give: nothing of it was run".into(),
+                ));
+            }
+            if declared.declares_server_item(item_type) {
+                return Ok(ItemKind::ServerItem);
+            }
+            Err(StopReason::undeclared_item(item_type))
+        }
+    }
+}
+
+/// The `call_id` of a call item.
+pub(crate) fn call_id(item: &Item) -> Option<&str> {
+    match item.view() {
+        ItemView::FunctionCall(call) => Some(&call.call_id),
+        ItemView::ComputerCall(call) => Some(&call.call_id),
+        _ => None,
+    }
+}
+
+/// Records a call's `call_id` in `seen`, refusing one already there: two calls with one id
+/// could not be answered apart (the SDK: "Tool call ID is missing or duplicate").
+pub(crate) fn note_call_id(item: &Item, seen: &mut HashSet<String>) -> Result<(), StopReason> {
+    match call_id(item) {
+        Some(id) if !seen.insert(id.to_owned()) => Err(StopReason::duplicate_call_id(id)),
+        _ => Ok(()),
+    }
+}
+
+/// Checks a whole response before anything of it runs: `status` must be `completed`, every item
+/// must pass [`check_item`], no `call_id` may repeat one of the response or of `earlier` calls,
+/// and there must be a final message, a call or a server tool's item.
+pub(crate) fn check_response(
+    response: &Response,
+    declared: &Declared,
+    earlier: &HashSet<String>,
+) -> Result<Vec<ItemKind>, StopReason> {
+    if response.status != Some(ResponseStatus::Completed) {
+        return Err(StopReason::ModelStopped(api_stop(response)));
+    }
+    let mut seen = earlier.clone();
+    let kinds = response
+        .output
+        .iter()
+        .map(|item| {
+            let kind = check_item(item, declared)?;
+            note_call_id(item, &mut seen)?;
+            Ok(kind)
+        })
+        .collect::<Result<Vec<_>, StopReason>>()?;
+    if !kinds.iter().any(|k| *k != ItemKind::Passive) {
+        return Err(StopReason::EmptyResponse);
+    }
+    Ok(kinds)
+}
+
+/// How the Responses API said the answer ended.
+pub(crate) fn api_stop(response: &Response) -> ApiStop {
+    ApiStop::responses(
+        response.status.as_ref().map(ResponseStatus::as_str),
+        response
+            .incomplete_details
+            .as_ref()
+            .and_then(|d| d.reason.as_deref()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn item(value: Value) -> Item {
+        Item::from_value(&value).unwrap_or_else(|e| panic!("{value}: {e}"))
+    }
+
+    fn check(value: Value, declared: &Declared) -> Result<ItemKind, StopReason> {
+        check_item(&item(value), declared)
+    }
+
+    #[test]
+    fn items() {
+        let computer = Declared::new(true, &[json!({"type": "computer"})]);
+        let mcp = Declared::new(false, &[json!({"type": "mcp", "server_label": "x"})]);
+        let none = Declared::default();
+        let function = |status: Value| {
+            json!({"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}",
+                "status": status})
+        };
+        let computer_call = |status: Value| {
+            json!({"type": "computer_call", "call_id": "call_2", "status": status,
+                "actions": [{"type": "screenshot"}], "pending_safety_checks": []})
+        };
+        let message = |status: &str, phase: Option<&str>| {
+            let mut m = json!({"type": "message", "role": "assistant", "status": status,
+                "content": [{"type": "output_text", "text": "hi", "annotations": []}]});
+            if let Some(phase) = phase {
+                m["phase"] = json!(phase);
+            }
+            m
+        };
+        let not_completed = |ty: &str, id: &str, status: &str| {
+            Err(StopReason::ItemNotCompleted {
+                item_type: ty.into(),
+                id: id.into(),
+                status: status.into(),
+            })
+        };
+        let cases: Vec<(Value, &Declared, Result<ItemKind, StopReason>)> = vec![
+            (function(json!("completed")), &none, Ok(ItemKind::Call)),
+            (function(Value::Null), &none, Ok(ItemKind::Call)),
+            (
+                function(json!("incomplete")),
+                &none,
+                not_completed("function_call", "call_1", "incomplete"),
+            ),
+            (
+                function(json!("in_progress")),
+                &none,
+                not_completed("function_call", "call_1", "in_progress"),
+            ),
+            (
+                computer_call(json!("completed")),
+                &computer,
+                Ok(ItemKind::Call),
+            ),
+            (
+                computer_call(json!("incomplete")),
+                &computer,
+                not_completed("computer_call", "call_2", "incomplete"),
+            ),
+            (
+                computer_call(Value::Null),
+                &computer,
+                not_completed("computer_call", "call_2", ""),
+            ),
+            (
+                computer_call(json!("completed")),
+                &none,
+                Err(StopReason::undeclared_item("computer_call")),
+            ),
+            (
+                message("completed", None),
+                &none,
+                Ok(ItemKind::FinalMessage),
+            ),
+            (
+                message("completed", Some("commentary")),
+                &none,
+                Ok(ItemKind::Passive),
+            ),
+            (
+                message("incomplete", None),
+                &none,
+                not_completed("message", "", "incomplete"),
+            ),
+            (
+                json!({"type": "reasoning", "id": "rs_1", "summary": []}),
+                &none,
+                Ok(ItemKind::Passive),
+            ),
+            (
+                json!({"type": "mcp_approval_request", "id": "mcpr_1", "server_label": "x",
+                    "name": "delete", "arguments": "{}"}),
+                &none,
+                Err(StopReason::undeclared_item("mcp_approval_request")),
+            ),
+            (
+                json!({"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "x", "tools": []}),
+                &mcp,
+                Ok(ItemKind::ServerItem),
+            ),
+            (
+                json!({"type": "web_search_call", "id": "ws_1", "status": "completed"}),
+                &none,
+                Err(StopReason::undeclared_item("web_search_call")),
+            ),
+            (
+                json!({"type": "frobnicate_call\u{202e}\n", "id": "x"}),
+                &none,
+                Err(StopReason::undeclared_item("frobnicate_call")),
+            ),
+        ];
+        for (value, declared, want) in cases {
+            assert_eq!(check(value.clone(), declared), want, "{value}");
+        }
+        let approval = check(
+            json!({"type": "mcp_approval_request", "id": "mcpr_1", "server_label": "x",
+                "name": "delete", "arguments": "{}"}),
+            &mcp,
+        );
+        assert!(
+            matches!(&approval, Err(StopReason::InvalidResponse(why)) if why.contains("mcp_approval_request")),
+            "{approval:?}"
+        );
+    }
+
+    #[test]
+    fn an_undeclared_type_is_named_bounded() {
+        let long = "x".repeat(500);
+        let err = check(json!({"type": long}), &Declared::default()).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains(&"x".repeat(64)) && !text.contains(&"x".repeat(65)),
+            "{text}"
+        );
+    }
+
+    fn response(value: Value) -> Response {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn responses() {
+        let none = Declared::default();
+        let message = json!({"type": "message", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "hi", "annotations": []}]});
+        let incomplete = response(json!({"id": "resp_1", "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"}, "output": [message]}));
+        assert_eq!(
+            check_response(&incomplete, &none, &HashSet::new()),
+            Err(StopReason::ModelStopped(ApiStop::Responses {
+                status: "incomplete".into(),
+                reason: Some("max_output_tokens".into())
+            }))
+        );
+        let empty = response(json!({"id": "resp_2", "status": "completed",
+            "output": [{"type": "reasoning", "id": "rs_1", "summary": []}]}));
+        assert_eq!(
+            check_response(&empty, &none, &HashSet::new()),
+            Err(StopReason::EmptyResponse)
+        );
+        let done = response(json!({"id": "resp_3", "status": "completed", "output": [message]}));
+        assert_eq!(
+            check_response(&done, &none, &HashSet::new()),
+            Ok(vec![ItemKind::FinalMessage])
+        );
+        let call = |id: &str| {
+            json!({"type": "function_call", "call_id": id, "name": "f", "arguments": "{}",
+                "status": "completed"})
+        };
+        let twice = response(json!({"id": "resp_4", "status": "completed",
+            "output": [call("call_1"), call("call_1")]}));
+        assert_eq!(
+            check_response(&twice, &none, &HashSet::new()),
+            Err(StopReason::duplicate_call_id("call_1"))
+        );
+        let again = response(json!({"id": "resp_5", "status": "completed",
+            "output": [call("call_1")]}));
+        let earlier = HashSet::from(["call_1".to_owned()]);
+        assert_eq!(
+            check_response(&again, &none, &earlier),
+            Err(StopReason::duplicate_call_id("call_1"))
+        );
+    }
+}
