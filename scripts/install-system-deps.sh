@@ -3,10 +3,12 @@
 # present is not fetched again, and nothing runs when all are there.
 #   runtime:   Xvfb (the desktop), openbox (a window manager), fonts, chromium (the browser)
 #   reference: xdotool, scrot, imagemagick, used only by the benchmark's reference pipeline
+#   tests:     gcc and libx11-dev build the Xlib test client (the GTK one needs only mousepad's
+#              GTK runtime)
 set -euo pipefail
 
 packages=(xvfb xauth x11-utils x11-xkb-utils openbox fonts-dejavu-core chromium
-          xdotool scrot imagemagick mousepad)
+          xdotool scrot imagemagick mousepad gcc libx11-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -93,8 +93,11 @@ pub trait Desktop: Send {
     /// A full-resolution capture of the whole screen.
     async fn capture(&mut self) -> Result<Pixels, DesktopError>;
 
-    /// Waits until the screen has not changed for `budget.quiet` since the last input or change,
-    /// or `budget.cap` has passed.
+    /// Waits until the screen is current, or `budget.cap` has passed: the application that got
+    /// the last input has handled it (where the driver can tell), the screen has changed if that
+    /// input was expected to change it (a key, a click; briefly, since many do not), and the
+    /// screen has then not changed for `budget.quiet`. A screen that does not change after the
+    /// input is settled without waiting out the quiet period.
     async fn settle(
         &mut self,
         budget: SettleBudget,
@@ -145,7 +148,9 @@ pub trait Desktop: Send {
     async fn key_hold(&mut self, chord: &KeyChord, down: bool) -> Result<(), DesktopError>;
 
     /// Types `text` literally into the focused window: newline as Return, tab as Tab, any other
-    /// character as the key (or a temporarily bound key) that produces it.
+    /// character as a key whose keysym means exactly that character (a layout key, or a spare
+    /// key bound to it). A text holding any other control character is refused whole
+    /// ([`crate::input::text_keysyms`]) before anything is typed.
     async fn type_text(
         &mut self,
         text: &str,

@@ -1,12 +1,15 @@
 //! The recorder's copy of the keyboard and modifier mappings, and the core protocol's rules for
 //! turning a key event into a keysym.
 //!
-//! The rules are those of the X protocol specification, section 5 ("Keyboards"), for group 1:
-//! column 0 without Shift, column 1 with it; a lone lower-case letter in column 0 implies its
-//! upper case in column 1; Caps Lock upper-cases letters. Groups (Mode_switch) and Num Lock on the
-//! keypad are not interpreted: the driver under test never relies on them.
+//! The rules are those of the X protocol specification, section 5 ("Keyboards"), as
+//! [`keysym::core_keysym`] implements them: column 0 without Shift, column 1 with it; a lone
+//! letter stands for both its cases; Caps Lock upper-cases letters, Shift Lock acts as Shift;
+//! Num Lock picks a keypad key's second keysym unless Shift is held; Mode_switch selects the
+//! second group. This is how a client that does not use XKB reads keys, so a driver that types
+//! exactly for it types exactly for core clients.
 
-use hands_core::input::{Modifier, keysym};
+use hands_core::input::Modifier;
+use hands_core::input::keysym::{self, CoreState, Lock};
 use x11rb::protocol::xproto::{Keycode, Keysym};
 
 const NO_SYMBOL: Keysym = 0;
@@ -23,8 +26,12 @@ pub(crate) struct KeyboardMap {
     syms: Vec<Keysym>,
     /// The state bit each of the four modifiers is on (0 when the layout has none).
     masks: [u16; 4],
-    /// Whether the Lock modifier is Caps Lock (it upper-cases letters) rather than Shift Lock.
-    lock_is_caps: bool,
+    /// What the Lock modifier means.
+    lock: Lock,
+    /// The state bit Num_Lock is on (0 when none).
+    num_lock_mask: u16,
+    /// The state bit Mode_switch is on (0 when none).
+    mode_switch_mask: u16,
 }
 
 fn modifier_slot(m: Modifier) -> usize {
@@ -44,7 +51,9 @@ impl KeyboardMap {
             per_keycode: usize::from(per_keycode).max(1),
             syms,
             masks: [SHIFT_MASK, 4, 0, 0],
-            lock_is_caps: true,
+            lock: Lock::Caps,
+            num_lock_mask: 0,
+            mode_switch_mask: 0,
         }
     }
 
@@ -78,22 +87,42 @@ impl KeyboardMap {
     }
 
     /// Reads the modifier mapping (`keycodes_per_modifier` keycodes for each of the eight
-    /// modifiers, Shift first) to learn which state bit Alt and Super are on, and what Lock is.
+    /// modifiers, Shift first) to learn which state bit Alt, Super, Num Lock and Mode_switch are
+    /// on, and what Lock is.
     pub(crate) fn set_modifier_mapping(&mut self, per_modifier: usize, keycodes: &[Keycode]) {
         let mut masks = [0u16; 4];
-        let mut lock_is_caps = false;
+        let mut lock = Lock::Off;
+        let (mut num_lock_mask, mut mode_switch_mask) = (0, 0);
         for (index, codes) in keycodes.chunks(per_modifier.max(1)).take(8).enumerate() {
             let bit = 1u16 << index;
             for &code in codes.iter().filter(|&&c| c != 0) {
-                let sym = self.row(code).first().copied().unwrap_or(NO_SYMBOL);
+                let sym = self
+                    .row(code)
+                    .iter()
+                    .copied()
+                    .find(|&s| s != NO_SYMBOL)
+                    .unwrap_or(NO_SYMBOL);
                 let slot = match sym {
                     0xffe1 | 0xffe2 => Some(Modifier::Shift),
                     0xffe3 | 0xffe4 => Some(Modifier::Control),
                     // Meta_L, Meta_R, Alt_L, Alt_R.
                     0xffe7..=0xffea => Some(Modifier::Alt),
                     0xffeb | 0xffec => Some(Modifier::Super),
-                    0xffe5 if index == 1 => {
-                        lock_is_caps = true;
+                    keysym::CAPS_LOCK if index == 1 => {
+                        lock = Lock::Caps;
+                        None
+                    }
+                    keysym::SHIFT_LOCK if index == 1 && lock == Lock::Off => {
+                        lock = Lock::Shift;
+                        None
+                    }
+                    keysym::NUM_LOCK => {
+                        num_lock_mask |= bit;
+                        None
+                    }
+                    // Mode_switch.
+                    0xff7e => {
+                        mode_switch_mask |= bit;
                         None
                     }
                     _ => None,
@@ -110,7 +139,9 @@ impl KeyboardMap {
         masks[0] = SHIFT_MASK;
         masks[1] = 4;
         self.masks = masks;
-        self.lock_is_caps = lock_is_caps;
+        self.lock = lock;
+        self.num_lock_mask = num_lock_mask;
+        self.mode_switch_mask = mode_switch_mask;
     }
 
     /// The state bit of a modifier (0 when the layout has no key for it).
@@ -128,78 +159,24 @@ impl KeyboardMap {
 
     /// The keysym a key event of `keycode` with modifier `state` means.
     pub(crate) fn keysym(&self, keycode: Keycode, state: u16) -> Option<Keysym> {
-        let sym = translate(self.row(keycode), state, self.lock_is_caps);
+        let core = CoreState {
+            shift: state & SHIFT_MASK != 0,
+            lock: if state & LOCK_MASK != 0 {
+                self.lock
+            } else {
+                Lock::Off
+            },
+            num_lock: self.num_lock_mask != 0 && state & self.num_lock_mask != 0,
+            group2: self.mode_switch_mask != 0 && state & self.mode_switch_mask != 0,
+        };
+        let sym = keysym::core_keysym(self.row(keycode), core);
         (sym != NO_SYMBOL).then_some(sym)
-    }
-}
-
-/// The core protocol's group-1 rule: pick column 0 or 1 by Shift, with a lone lower-case letter
-/// implying its upper case, and Caps Lock upper-casing letters.
-pub(crate) fn translate(row: &[Keysym], state: u16, lock_is_caps: bool) -> Keysym {
-    let first = row.first().copied().unwrap_or(NO_SYMBOL);
-    let second = row.get(1).copied().unwrap_or(NO_SYMBOL);
-    let (lower, upper) = if second == NO_SYMBOL {
-        let implied = upper_case(first);
-        (first, implied)
-    } else {
-        (first, second)
-    };
-    let shift = state & SHIFT_MASK != 0;
-    let lock = state & LOCK_MASK != 0;
-    match (shift, lock) {
-        (false, false) => lower,
-        (false, true) if lock_is_caps => upper_case(lower),
-        (true, true) if lock_is_caps => upper_case(upper),
-        // Shift, or Shift Lock.
-        _ => upper,
-    }
-}
-
-/// The upper-case keysym of a letter keysym, or the keysym itself.
-fn upper_case(sym: Keysym) -> Keysym {
-    let Some(c) = keysym::to_char(sym) else {
-        return sym;
-    };
-    let mut upper = c.to_uppercase();
-    match (upper.next(), upper.next()) {
-        (Some(u), None) if u != c => keysym::of_char(u),
-        _ => sym,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn check(row: &[Keysym], state: u16, expect: Keysym) {
-        assert_eq!(
-            translate(row, state, true),
-            expect,
-            "row {row:x?} state {state:#x}"
-        );
-    }
-
-    #[test]
-    fn core_protocol_columns() {
-        let a = 'a' as u32;
-        let big_a = 'A' as u32;
-        check(&[a, NO_SYMBOL], 0, a);
-        check(&[a, NO_SYMBOL], SHIFT_MASK, big_a);
-        check(&[a, big_a], SHIFT_MASK, big_a);
-        check(&[a, NO_SYMBOL], LOCK_MASK, big_a);
-        check(&['1' as u32, '!' as u32], 0, '1' as u32);
-        check(&['1' as u32, '!' as u32], SHIFT_MASK, '!' as u32);
-        check(&['1' as u32, '!' as u32], LOCK_MASK, '1' as u32);
-        // A non-letter alone in column 0 means the same with Shift.
-        check(&[0xff0d, NO_SYMBOL], SHIFT_MASK, 0xff0d);
-        check(&[0x20ac, NO_SYMBOL], SHIFT_MASK, 0x20ac);
-        // Latin-1 and Cyrillic letters (legacy keysyms) follow the letter rule too.
-        check(&[0xe9, NO_SYMBOL], SHIFT_MASK, 0xc9);
-        check(&[0x6d6, NO_SYMBOL], SHIFT_MASK, 0x6f6);
-        // Control does not change the keysym.
-        check(&['s' as u32, 'S' as u32], 4, 's' as u32);
-        check(&[], 0, NO_SYMBOL);
-    }
 
     #[test]
     fn partial_updates_and_masks() {
@@ -219,5 +196,11 @@ mod tests {
         assert_eq!(map.mask(Modifier::Alt), 8);
         assert_eq!(map.mask(Modifier::Super), 0);
         assert_eq!(map.keysym(11, 1), Some('Q' as u32));
+        // Num_Lock on Mod2 picks a keypad key's digit.
+        let mut map = KeyboardMap::new(8, 2, vec![0xff7f, 0, 0xff9e, 0xffb0]);
+        map.set_modifier_mapping(1, &[0, 0, 0, 0, 8, 0, 0, 0]);
+        assert_eq!(map.keysym(9, 0), Some(0xff9e));
+        assert_eq!(map.keysym(9, 16), Some(0xffb0));
+        assert_eq!(map.keysym(9, 16 | 1), Some(0xff9e));
     }
 }

@@ -20,13 +20,17 @@
 //!
 //! Layout: [`pattern`] (the colours, a pure function of the position), `events` (what is
 //! recorded), `keyboard` (the mapping copy and the core translation rules), `recorder` (the
-//! client and its event thread).
+//! client and its event thread), `clients` (real Xlib and GTK clients built from C, the five
+//! layouts, and a CPU load generator).
 
+mod clients;
 mod events;
 mod keyboard;
 pub mod pattern;
 mod recorder;
+pub mod texts;
 
+pub use clients::{ClientError, CpuLoad, GtkText, Layout, XlibKeys, XlibPress};
 pub use events::{BUTTON1_MASK, EventKind, InputEvent, typed_text};
 pub use pattern::{Pattern, channel_distance};
 pub use recorder::{Area, InputRecorder, RecorderConfig, RecorderError};

@@ -11,10 +11,12 @@ use x11rb::connection::{Connection as _, RequestConnection as _};
 use x11rb::errors::{ConnectionError, ReplyError, ReplyOrIdError};
 use x11rb::protocol::Event;
 use x11rb::protocol::xproto::{
-    Atom, ClientMessageEvent, ConnectionExt as _, CreateGCAux, CreateWindowAux, EventMask,
-    ImageFormat, ImageOrder, InputFocus, MapState, Mapping, Window, WindowClass,
+    Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, CreateGCAux, CreateWindowAux,
+    EventMask, ImageFormat, ImageOrder, InputFocus, MapState, Mapping, PropMode, Rectangle, Window,
+    WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
+use x11rb::wrapper::ConnectionExt as _;
 
 use crate::events::{EventKind, InputEvent};
 use crate::keyboard::KeyboardMap;
@@ -111,6 +113,9 @@ pub struct RecorderConfig {
     pub ready_timeout: Duration,
     /// How long [`InputRecorder::sync`] waits for the server.
     pub sync_timeout: Duration,
+    /// Whether the window lists `_NET_WM_PING` in `WM_PROTOCOLS` and answers pings, as GTK,
+    /// Qt and browsers do (an answer comes after every earlier event was recorded).
+    pub answer_pings: bool,
 }
 
 impl Default for RecorderConfig {
@@ -120,6 +125,7 @@ impl Default for RecorderConfig {
             cell: crate::pattern::DEFAULT_CELL,
             ready_timeout: Duration::from_secs(5),
             sync_timeout: Duration::from_secs(5),
+            answer_pings: true,
         }
     }
 }
@@ -135,6 +141,13 @@ struct Shared {
     /// Set when the thread stopped, with the reason.
     stopped: Option<String>,
     keyboard: KeyboardMap,
+    /// Keyboard MappingNotify events received.
+    n_mapping_notifies: u64,
+    /// A slow key handler to act out: on a press of this keysym, work this long, then paint
+    /// the window in this colour.
+    slow_key: Option<(u32, Duration, [u8; 3])>,
+    /// Pings answered.
+    n_pings: u64,
 }
 
 struct State {
@@ -178,6 +191,11 @@ impl std::fmt::Debug for InputRecorder {
 struct Atoms {
     sync: Atom,
     quit: Atom,
+    stall: Atom,
+    wm_protocols: Atom,
+    net_wm_ping: Atom,
+    root: Window,
+    window: Window,
 }
 
 impl InputRecorder {
@@ -209,15 +227,17 @@ impl InputRecorder {
         let pattern = Pattern::new(config.cell);
 
         let keyboard = fetch_keyboard(&conn)?;
+        let intern = |name: &[u8]| -> Result<Atom, RecorderError> {
+            Ok(conn.intern_atom(false, name)?.reply()?.atom)
+        };
         let atoms = Atoms {
-            sync: conn
-                .intern_atom(false, b"HANDS_TESTKIT_SYNC")?
-                .reply()?
-                .atom,
-            quit: conn
-                .intern_atom(false, b"HANDS_TESTKIT_QUIT")?
-                .reply()?
-                .atom,
+            sync: intern(b"HANDS_TESTKIT_SYNC")?,
+            quit: intern(b"HANDS_TESTKIT_QUIT")?,
+            stall: intern(b"HANDS_TESTKIT_STALL")?,
+            wm_protocols: intern(b"WM_PROTOCOLS")?,
+            net_wm_ping: intern(b"_NET_WM_PING")?,
+            root: screen.root,
+            window: x11rb::NONE,
         };
 
         // The pattern lives in a pixmap that is the window's background, so the server repaints
@@ -236,6 +256,7 @@ impl InputRecorder {
         conn.free_gc(gc)?;
 
         let window = conn.generate_id()?;
+        let atoms = Atoms { window, ..atoms };
         let events = EventMask::BUTTON_PRESS
             | EventMask::BUTTON_RELEASE
             | EventMask::POINTER_MOTION
@@ -261,6 +282,15 @@ impl InputRecorder {
                 .override_redirect(1),
         )?;
         conn.free_pixmap(pixmap)?;
+        if config.answer_pings {
+            conn.change_property32(
+                PropMode::REPLACE,
+                window,
+                atoms.wm_protocols,
+                AtomEnum::ATOM,
+                &[atoms.net_wm_ping],
+            )?;
+        }
         conn.map_window(window)?;
         conn.flush()?;
 
@@ -350,6 +380,14 @@ impl InputRecorder {
     /// The window's id.
     pub fn window(&self) -> Window {
         self.window
+    }
+
+    /// Takes the input focus back (after another client had it).
+    pub fn focus(&self) -> Result<(), RecorderError> {
+        self.conn
+            .set_input_focus(InputFocus::PARENT, self.window, x11rb::CURRENT_TIME)?;
+        self.conn.get_input_focus()?.reply()?;
+        Ok(())
     }
 
     /// Every event recorded since the start or the last [`InputRecorder::clear`], without
@@ -462,6 +500,35 @@ impl InputRecorder {
         Modifier::ALL
             .iter()
             .fold(0, |mask, m| mask | shared.keyboard.mask(*m))
+    }
+
+    /// How many keyboard MappingNotify events the recorder has received (every client gets one
+    /// per mapping change).
+    pub fn n_mapping_notifies(&self) -> u64 {
+        self.state.lock().n_mapping_notifies
+    }
+
+    /// Makes the event thread stop reading events for `duration` once it gets to this request
+    /// (events sent meanwhile wait in its queue), as a busy application does.
+    pub fn stall(&self, duration: Duration) -> Result<(), RecorderError> {
+        let ms = u32::try_from(duration.as_millis()).unwrap_or(u32::MAX);
+        let message = ClientMessageEvent::new(32, self.window, self.atoms.stall, [ms, 0, 0, 0, 0]);
+        self.conn
+            .send_event(false, self.window, EventMask::NO_EVENT, message)?;
+        self.conn.flush()?;
+        Ok(())
+    }
+
+    /// Acts out a slow key handler: from now on, a press of `keysym` makes the event thread
+    /// work for `delay`, then paint the whole window `rgb` (the pattern returns on the next
+    /// exposure).
+    pub fn paint_after_key(&self, keysym: u32, delay: Duration, rgb: [u8; 3]) {
+        self.state.lock().slow_key = Some((keysym, delay, rgb));
+    }
+
+    /// How many pings the recorder has answered.
+    pub fn n_pings(&self) -> u64 {
+        self.state.lock().n_pings
     }
 
     /// How many keycodes carry no keysym in the current mapping (the spare keycodes a driver may
@@ -657,14 +724,39 @@ fn handle(
             e.state.into(),
             e.time,
         )),
-        Event::KeyPress(e) => key(
-            EventKind::KeyPress,
-            e.detail,
-            e.root_x,
-            e.root_y,
-            e.state.into(),
-            e.time,
-        ),
+        Event::KeyPress(e) => {
+            key(
+                EventKind::KeyPress,
+                e.detail,
+                e.root_x,
+                e.root_y,
+                e.state.into(),
+                e.time,
+            );
+            let slow = {
+                let shared = state.lock();
+                let pressed = shared.keyboard.keysym(e.detail, e.state.into());
+                shared.slow_key.filter(|(sym, _, _)| pressed == Some(*sym))
+            };
+            if let Some((_, delay, [r, g, b])) = slow {
+                std::thread::sleep(delay);
+                let gc = conn.generate_id()?;
+                let pixel = u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b);
+                conn.create_gc(gc, atoms.window, &CreateGCAux::new().foreground(pixel))?;
+                conn.poly_fill_rectangle(
+                    atoms.window,
+                    gc,
+                    &[Rectangle {
+                        x: 0,
+                        y: 0,
+                        width: u16::MAX,
+                        height: u16::MAX,
+                    }],
+                )?;
+                conn.free_gc(gc)?;
+                conn.flush()?;
+            }
+        }
         Event::KeyRelease(e) => key(
             EventKind::KeyRelease,
             e.detail,
@@ -677,6 +769,7 @@ fn handle(
             // Read the new mapping before translating any later key event, as Xlib does on its
             // next lookup.
             if e.request == Mapping::KEYBOARD {
+                state.lock().n_mapping_notifies += 1;
                 let reply = conn
                     .get_keyboard_mapping(e.first_keycode, e.count)?
                     .reply()?;
@@ -707,6 +800,23 @@ fn handle(
             state.changed.notify_all();
         }
         Event::ClientMessage(e) if e.type_ == atoms.quit => return Ok(false),
+        Event::ClientMessage(e) if e.type_ == atoms.stall => {
+            std::thread::sleep(Duration::from_millis(u64::from(e.data.as_data32()[0])));
+        }
+        Event::ClientMessage(mut e)
+            if e.type_ == atoms.wm_protocols && e.data.as_data32()[0] == atoms.net_wm_ping =>
+        {
+            // Every earlier event is recorded: answer as EWMH says, back to the root window.
+            e.window = atoms.root;
+            conn.send_event(
+                false,
+                atoms.root,
+                EventMask::SUBSTRUCTURE_NOTIFY | EventMask::SUBSTRUCTURE_REDIRECT,
+                e,
+            )?;
+            conn.flush()?;
+            state.lock().n_pings += 1;
+        }
         _ => {}
     }
     Ok(true)

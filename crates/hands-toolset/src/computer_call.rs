@@ -468,9 +468,7 @@ fn keypress_chord(map: &Map<String, Value>) -> Result<KeyChord, String> {
         .map(|name| {
             let mut chars = name.chars();
             match (chars.next(), chars.next()) {
-                (Some(c), None) if c.is_ascii_uppercase() => {
-                    Ok(Key::from_char(c.to_ascii_lowercase()))
-                }
+                (Some(c), None) if c.is_ascii_uppercase() => Key::from_char(c.to_ascii_lowercase()),
                 _ => Key::parse(name),
             }
         })

@@ -19,6 +19,7 @@
 //! ```
 
 mod capture;
+mod catchup;
 mod keymap;
 mod worker;
 mod xvfb;

@@ -177,6 +177,11 @@ impl XClient {
     pub fn program(&self) -> &str {
         &self.program
     }
+
+    /// The program's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for XClient {

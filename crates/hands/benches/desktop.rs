@@ -6,11 +6,18 @@
 //! Run with `cargo bench -p hands --bench desktop`. It prints medians and p90s, and the ratios:
 //! - (a) capture + scale + encode + base64 of a 1280x800 screen to 1024x640;
 //! - (b) a click, then a settled screenshot, on a static window;
-//! - (c) typing 1,000 characters, done when the X client has received all of them;
-//! - (d) a 20-block batch of mixed actions ending in a screenshot.
+//! - (c) typing 1,000 characters, done when the X client has received all of them; then, hands and
+//!   `xdotool type` side by side, the long mixed text of issue 9 (2,000 characters, 300 distinct
+//!   ones no layout has), exact or not and the MappingNotify events each sent;
+//! - (d) a 20-block batch of mixed actions ending in a screenshot;
+//! - (e) `ctrl+s` in mousepad (openbox managing it, on a second Xvfb), then the closing
+//!   screenshot: how long, and how often it still shows the document instead of the save dialog
+//!   (a screenshot is stale when it differs from the screen before the key in under 2% of its
+//!   pixels; the reference's own PNG is decoded and compared at its size).
 //!
 //! The X client is hands-testkit's recorder: a static full-screen window holding the focus, which
-//! also tells when typed text has arrived. Nothing here asserts a number: the table is the output.
+//! also tells when typed text has arrived (it answers `_NET_WM_PING` as GTK does). Nothing here
+//! asserts a number: the table is the output.
 //!
 //! Set `HANDS_BENCH_QUICK=1` for a smoke run with a handful of iterations.
 
@@ -22,13 +29,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail, ensure};
 use base64::Engine as _;
+use hands_core::desktop::SettleBudget;
+use hands_core::geometry::ScreenPoint;
 use hands_core::geometry::{ImageTier, ScreenshotSizing, Size};
+use hands_core::image::Pixels;
 use hands_core::image::{ImageFormat, encode};
+use hands_core::input::{Button, KeyChord, ModifierSet};
 use hands_core::{CancellationToken, Desktop as _};
 use hands_testkit::InputRecorder;
+use hands_testkit::texts::long_mixed;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
 use hands_toolset::wire::ToolUse;
-use hands_x11::{X11Desktop, XvfbConfig};
+use hands_x11::{X11Desktop, XClient, XvfbConfig};
 use serde_json::{Value, json};
 
 const SCREEN: (u32, u32) = (1280, 800);
@@ -426,6 +438,29 @@ async fn run() -> anyhow::Result<()> {
         }
     }
     let ours = Stats::new(samples);
+    // The settle alone, after a click on the static window.
+    let mut settles = Vec::new();
+    for i in 0..=plan.n(30) {
+        let (x, y) = spot(i);
+        let (sx, sy) = to_screen(x, y);
+        let desktop = toolset.desktop();
+        desktop
+            .click(
+                Some(ScreenPoint { x: sx, y: sy }),
+                Button::Left,
+                1,
+                ModifierSet::NONE,
+            )
+            .await?;
+        let start = Instant::now();
+        desktop
+            .settle(SettleBudget::default(), &CancellationToken::new())
+            .await?;
+        if i > 0 {
+            settles.push(start.elapsed());
+        }
+    }
+    let settle_b = Stats::new(settles);
     let mut reference_b = Vec::new();
     for (delay, n) in [(false, plan.n(15)), (true, plan.n(4))] {
         let mut samples = Vec::new();
@@ -512,6 +547,46 @@ async fn run() -> anyhow::Result<()> {
         let stats = Stats::new(samples);
         extra_typing.push((name, n as f64 / stats.median().as_secs_f64()));
     }
+    // The long mixed text, once each: hands, then xdotool on its first 500 characters (it types
+    // a few a second: the whole text would take minutes).
+    let mut long_typing = Vec::new();
+    for who in ["hands", "xdotool type"] {
+        let long: String = long_mixed(2000)
+            .chars()
+            .take(if who == "hands" { 2000 } else { 500 })
+            .collect();
+        let n_long = long.chars().count();
+        recorder.clear()?;
+        let before = recorder.n_mapping_notifies();
+        let start = Instant::now();
+        if who == "hands" {
+            run_turn(
+                &mut toolset,
+                &[json!({"name": "type", "input": {"text": long}})],
+            )
+            .await?;
+        } else {
+            reference.type_text(&long)?;
+        }
+        // xdotool's keys have all been sent when it returns, and may be wrong or missing.
+        let typed = if who == "hands" {
+            recorder
+                .wait_for_text(n_long, Duration::from_secs(60))
+                .unwrap_or_else(|_| recorder.typed_text())
+        } else {
+            recorder.sync()?;
+            recorder.typed_text()
+        };
+        let elapsed = start.elapsed();
+        recorder.sync()?;
+        long_typing.push(LongTyping {
+            who,
+            seconds: elapsed.as_secs_f64(),
+            wrong: hands_testkit::texts::wrong_positions(&long, &typed),
+            n_chars: n_long,
+            notifies: recorder.n_mapping_notifies() - before,
+        });
+    }
     let chars_per_s = |stats: &Stats| n_chars as f64 / stats.median().as_secs_f64();
     let typing = (chars_per_s(&ours), chars_per_s(&reference_c));
     rows.push(Row {
@@ -572,10 +647,198 @@ async fn run() -> anyhow::Result<()> {
         delayed: delayed_d,
     });
 
+    // (e) ctrl+s in mousepad, on a desktop of its own.
+    let (ctrl_s_rows, stale) = ctrl_s_in_mousepad(&plan, &mut reference).await?;
+    rows.extend(ctrl_s_rows);
+
     print_table(&rows, &breakdown, typing, &extra_typing);
+    println!(
+        "(b) the settle alone after a click on the static window: median {} (p90 {}, n {})",
+        ms(settle_b.median()),
+        ms(settle_b.p90()),
+        settle_b.samples.len()
+    );
+    for t in &long_typing {
+        println!(
+            "(c) long mixed text, {}: {:.0} chars/s, {}, {} MappingNotify to every client",
+            t.who,
+            t.n_chars as f64 / t.seconds,
+            if t.wrong == 0 {
+                "exact".to_owned()
+            } else {
+                format!("{} of {} characters wrong", t.wrong, t.n_chars)
+            },
+            t.notifies
+        );
+    }
+    for (who, n_stale, n) in &stale {
+        println!(
+            "(e) {who}: {n_stale} of {n} closing screenshots showed the document, not the dialog"
+        );
+    }
     println!("\ntotal benchmark time {}", ms(started.elapsed()));
     drop(recorder);
     Ok(())
+}
+
+struct LongTyping {
+    who: &'static str,
+    seconds: f64,
+    wrong: usize,
+    n_chars: usize,
+    notifies: u64,
+}
+
+/// The share of pixels that differ clearly (a channel by more than 32) between two images of
+/// one size; scaling by two different resizers differs by less.
+fn changed_share(a: &Pixels, b: &Pixels) -> f64 {
+    let size = a.size();
+    let mut changed = 0u64;
+    let mut total = 0u64;
+    // Every fourth pixel of every fourth row is plenty for a dialog.
+    for y in (0..size.height).step_by(4) {
+        for x in (0..size.width).step_by(4) {
+            total += 1;
+            let differs = match (a.rgb_at(x, y), b.rgb_at(x, y)) {
+                (Some(p), Some(q)) => p.iter().zip(q).any(|(u, v)| u.abs_diff(v) > 32),
+                _ => true,
+            };
+            if differs {
+                changed += 1;
+            }
+        }
+    }
+    changed as f64 / total.max(1) as f64
+}
+
+/// The pixels of the reference's screenshot (a base64 PNG as it would send it).
+fn decode_png(base64_png: &str) -> anyhow::Result<Pixels> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(base64_png)?;
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info()?;
+    let mut buffer = vec![0; reader.output_buffer_size().context("PNG size")?];
+    let info = reader.next_frame(&mut buffer)?;
+    buffer.truncate(info.buffer_size());
+    let format = match info.color_type {
+        png::ColorType::Rgb => hands_core::image::PixelFormat::Rgb,
+        png::ColorType::Rgba => hands_core::image::PixelFormat::Rgbx,
+        other => bail!("unexpected PNG colour type {other:?}"),
+    };
+    let size = Size::new(info.width, info.height).context("PNG size")?;
+    Ok(Pixels::new(size, format, buffer)?)
+}
+
+/// Below this share of changed pixels, a screenshot after `ctrl+s` still shows the document.
+const STALE_SHARE: f64 = 0.02;
+
+/// (e): mousepad on a desktop with openbox; each round opens the save dialog with `ctrl+s`,
+/// takes the closing screenshot, then closes the dialog with Escape and waits for the document.
+async fn ctrl_s_in_mousepad(
+    plan: &Plan,
+    reference: &mut Reference,
+) -> anyhow::Result<(Vec<Row>, Vec<(&'static str, usize, usize)>)> {
+    let size = Size::new(SCREEN.0, SCREEN.1).context("screen size")?;
+    let mut desktop = X11Desktop::spawn(&XvfbConfig::new(size))?;
+    let display = desktop.display().to_owned();
+    let _openbox = XClient::spawn(&display, "openbox", &[])?;
+    let _mousepad = XClient::spawn(&display, "mousepad", &["--disable-server"])?;
+    // Wait (bounded) until the editor is on screen and has settled.
+    let blank = desktop.capture().await?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = desktop.capture().await?;
+        if changed_share(&blank, &now) > 0.1 {
+            break;
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "mousepad did not show its window"
+        );
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let config = ComputerConfig {
+        sizing: ScreenshotSizing {
+            tier: ImageTier::Standard,
+            max_long_edge: Some(1024),
+        },
+        append_screenshot: false,
+        ..ComputerConfig::default()
+    };
+    let mut toolset = ComputerToolset::new(desktop, config)?;
+    run_turn(
+        &mut toolset,
+        &[json!({"name": "type", "input": {"text": "A note to save.\n"}})],
+    )
+    .await?;
+    let ctrl_s = KeyChord::parse("ctrl+s")?;
+    let escape = KeyChord::parse("Escape")?;
+    let mut rows = Vec::new();
+    let mut stale = Vec::new();
+    let mut reference_rows = Vec::new();
+    for who in ["hands", "reference, no delay", "reference, 2 s delay"] {
+        let n = match who {
+            "hands" => plan.n(10),
+            "reference, no delay" => plan.n(6),
+            _ => plan.n(3),
+        };
+        let mut samples = Vec::new();
+        let mut n_stale = 0;
+        for _ in 0..n {
+            // The document alone on screen.
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            let before = toolset.desktop().capture().await?;
+            let start = Instant::now();
+            let target = Size::new(SHOT.0, SHOT.1).context("shot size")?;
+            let (before, after) = if who == "hands" {
+                // The computer toolset's key then screenshot, step by step, to keep the pixels.
+                let desktop = toolset.desktop();
+                desktop.key_chord(&ctrl_s).await?;
+                desktop
+                    .settle(SettleBudget::default(), &CancellationToken::new())
+                    .await?;
+                let pixels = desktop.capture().await?;
+                let image = encode(&pixels.resize(target)?, ImageFormat::Png)?;
+                ensure!(!image.base64.is_empty());
+                samples.push(start.elapsed());
+                (before, pixels)
+            } else {
+                reference.display = display.clone();
+                let shot = reference
+                    .action("key ctrl+s", who.ends_with("2 s delay"))
+                    .await?;
+                samples.push(start.elapsed());
+                // Its own screenshot, against the screen before at the same size.
+                (before.resize(target)?, decode_png(&shot)?)
+            };
+            if changed_share(&before, &after) < STALE_SHARE {
+                n_stale += 1;
+            }
+            // Close the dialog once it is surely open.
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            toolset.desktop().key_chord(&escape).await?;
+        }
+        reference.clean();
+        stale.push((who, n_stale, n));
+        if who == "hands" {
+            rows.push(Stats::new(samples));
+        } else {
+            reference_rows.push(Stats::new(samples));
+        }
+    }
+    let delayed = reference_rows.pop();
+    let no_delay = reference_rows.pop().context("reference (e)")?;
+    let ours = rows.pop().context("hands (e)")?;
+    Ok((
+        vec![Row {
+            name: "(e) ctrl+s in mousepad + shot",
+            ours,
+            reference: no_delay,
+            delayed,
+        }],
+        stale,
+    ))
 }
 
 fn print_table(

@@ -3,9 +3,13 @@
 //!
 //! Key names follow xdotool (X keysym names such as `Return`, `Page_Down`, `KP_Add`, `F5`,
 //! `ctrl+s`) plus the aliases models emit (`Enter`, `ESC`, `cmd`, `ARROWDOWN`, `PageUp` …), so one
-//! grammar serves Claude's `key` member and OpenAI's `keypress` action.
+//! grammar serves Claude's `key` member, OpenAI's `keypress` action and the browser toolsets.
+//! Names are case-insensitive on the wire (`kp_enter` is `KP_Enter`), and a chord that names a
+//! modifier presses exactly the modifiers it names (`ctrl+S` is Control and the s key).
 
 use std::fmt;
+
+pub mod keysym;
 
 /// A mouse button.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -162,48 +166,40 @@ impl FromIterator<Modifier> for ModifierSet {
     }
 }
 
-/// X keysym values used by name in code.
-pub mod keysym {
-    /// Return.
-    pub const RETURN: u32 = 0xff0d;
-    /// Tab.
-    pub const TAB: u32 = 0xff09;
-    /// Left Shift.
-    pub const SHIFT_L: u32 = 0xffe1;
-    /// Left Control.
-    pub const CONTROL_L: u32 = 0xffe3;
-    /// Left Alt.
-    pub const ALT_L: u32 = 0xffe9;
-    /// Left Super.
-    pub const SUPER_L: u32 = 0xffeb;
-    /// The offset of Unicode keysyms: `0x0100_0000 | code point`.
-    pub const UNICODE_OFFSET: u32 = 0x0100_0000;
+/// Why a text cannot be typed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TextError {
+    /// A control character other than newline, carriage return and tab.
+    #[error(
+        "cannot type character {position} of the text, U+{code_point:04X}: it is a control character, and none but newline and tab can be typed (press keys such as BackSpace or Escape with the key action)"
+    )]
+    ControlCharacter {
+        /// Where it is, counting characters from 1.
+        position: usize,
+        /// Its code point.
+        code_point: u32,
+    },
+}
 
-    /// The keysym of a character: Latin-1 code points are their own keysym, a character with a
-    /// legacy keysym uses it, anything else is `0x0100_0000 | code point`.
-    pub fn of_char(c: char) -> u32 {
-        match c {
-            '\n' | '\r' => RETURN,
-            '\t' => TAB,
-            ' '..='~' | '\u{a0}'..='\u{ff}' => c as u32,
-            _ => match x11_keysymdef::lookup_by_codepoint(c) {
-                Some(record) if record.keysym < 0x0100_0000 => record.keysym,
-                _ => UNICODE_OFFSET | c as u32,
-            },
+/// The keysyms that type `text` literally, one per character: newline is Return (`\r\n` and a
+/// lone `\r` too), tab is Tab, and every other character the keysym that means exactly it
+/// ([`keysym::of_char`]). The whole text is refused, before anything is typed, when it holds any
+/// other control character: no key types U+0008 or U+001B as a character.
+pub fn text_keysyms(text: &str) -> Result<Vec<u32>, TextError> {
+    let mut syms = Vec::with_capacity(text.len());
+    let mut chars = text.chars().enumerate().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\r' && chars.peek().is_some_and(|(_, next)| *next == '\n') {
+            continue;
         }
+        let sym = keysym::of_char(c).ok_or(TextError::ControlCharacter {
+            position: i + 1,
+            code_point: c as u32,
+        })?;
+        syms.push(sym);
     }
-
-    /// The character a keysym types, if any.
-    pub fn to_char(sym: u32) -> Option<char> {
-        match sym {
-            0x20..=0x7e | 0xa0..=0xff => char::from_u32(sym),
-            RETURN => Some('\n'),
-            TAB => Some('\t'),
-            s if s & 0xff00_0000 == UNICODE_OFFSET => char::from_u32(s & 0x00ff_ffff),
-            s => x11_keysymdef::lookup_by_keysym(s).map(|r| r.unicode),
-        }
-        .filter(|c| *c != '\0')
-    }
+    Ok(syms)
 }
 
 /// One key: an X keysym (the universal vocabulary of key names) and the name it was given.
@@ -221,11 +217,34 @@ impl Key {
         }
     }
 
-    /// The key that types `c`.
-    pub fn from_char(c: char) -> Key {
-        Key {
-            keysym: keysym::of_char(c),
+    /// The key whose keysym means exactly `c` (`\n` is Return, `\t` Tab); an error for the other
+    /// control characters, which no key types (BackSpace and Escape are keys: name them).
+    pub fn from_char(c: char) -> Result<Key, KeyError> {
+        let keysym = keysym::of_char(c).ok_or(KeyError::ControlCharacter {
+            code_point: c as u32,
+        })?;
+        Ok(Key {
+            keysym,
             name: c.to_string(),
+        })
+    }
+
+    /// The same key with a lower-case letter keysym in place of an upper-case one (`S` → `s`,
+    /// `Cyrillic_ZHE` → `Cyrillic_zhe`); any other key unchanged.
+    pub fn lower_case(self) -> Key {
+        let lower = keysym::to_lower(self.keysym);
+        if lower == self.keysym {
+            return self;
+        }
+        let name = match (keysym::char_of(lower), self.name.chars().count()) {
+            (Some(c), 1) => c.to_string(),
+            _ => x11_keysymdef::lookup_by_keysym(lower)
+                .and_then(|r| r.names.first().copied())
+                .map_or_else(|| format!("{lower:#x}"), str::to_owned),
+        };
+        Key {
+            keysym: lower,
+            name,
         }
     }
 
@@ -251,9 +270,11 @@ impl Key {
     }
 
     /// Resolves one key name: an alias models use (`Enter`, `esc`, `cmd`, `ArrowDown`, `PgUp`,
-    /// `Backspace` …, case-insensitive), an X keysym name (`Return`, `Page_Down`, `KP_Add`,
-    /// `XF86AudioMute`, case-sensitive as in xdotool, then with its first letter capitalised), a
-    /// single character (`a`, `é`, `+`), or a hexadecimal keysym (`0xff0d`).
+    /// `Backspace` …), an X keysym name (`Return`, `Page_Down`, `KP_Add`, `XF86AudioMute`), a
+    /// single character (`a`, `é`, `+`), or a hexadecimal keysym (`0xff0d`). Names are
+    /// case-insensitive on the wire (`kp_enter`, `KP_ENTER` and `KP_Enter` are one key); a name
+    /// that is exactly an X name in another case (`Aacute`, `aacute`) means that keysym, and one
+    /// that matches a case pair only loosely (`AACUTE`) means the lower-case letter.
     pub fn parse(name: &str) -> Result<Key, KeyError> {
         if name.is_empty() {
             return Err(KeyError::Empty {
@@ -262,30 +283,19 @@ impl Key {
         }
         let mut chars = name.chars();
         if let (Some(c), None) = (chars.next(), chars.next()) {
-            return Ok(Key::from_char(c));
+            return Key::from_char(c);
         }
         if let Some(alias) = alias(&name.to_ascii_lowercase()) {
             return Ok(Key::named(alias.1, alias.0));
         }
-        if let Some(record) = x11_keysymdef::lookup_by_name(name) {
-            return Ok(Key::named(
-                record.keysym,
-                record.names.first().copied().unwrap_or(name),
-            ));
-        }
-        let mut capitalised = name.to_ascii_lowercase();
-        if let Some(first) = capitalised.get_mut(0..1) {
-            first.make_ascii_uppercase();
-        }
-        if let Some(record) = x11_keysymdef::lookup_by_name(&capitalised) {
-            return Ok(Key::named(
-                record.keysym,
-                record.names.first().copied().unwrap_or(&capitalised),
-            ));
+        if let Some((sym, canonical)) = keysym::by_name(name) {
+            return Ok(Key::named(sym, canonical));
         }
         if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X"))
             && let Ok(sym) = u32::from_str_radix(hex, 16)
             && sym != 0
+            && sym <= MAX_KEYSYM
+            && (sym & 0xff00_0000 != keysym::UNICODE_OFFSET || keysym::char_of(sym).is_some())
         {
             return Ok(Key::named(sym, name));
         }
@@ -295,78 +305,171 @@ impl Key {
     }
 }
 
-/// Aliases models emit for keys, lower-cased, with the keysym name and value they mean.
+/// The largest keysym value (keysyms are 29-bit).
+const MAX_KEYSYM: u32 = 0x1fff_ffff;
+
+/// Aliases models emit for keys: their lower-case spellings, and the X keysym name and value
+/// they mean.
+const ALIASES: &[(&[&str], &str, u32)] = &[
+    (&["enter", "return", "ret"], "Return", 0xff0d),
+    (&["esc", "escape"], "Escape", 0xff1b),
+    (&["tab"], "Tab", 0xff09),
+    (&["backspace", "back_space", "bksp"], "BackSpace", 0xff08),
+    (&["delete", "del"], "Delete", 0xffff),
+    (&["insert", "ins"], "Insert", 0xff63),
+    (&["space", "spacebar"], "space", 0x20),
+    (&["home"], "Home", 0xff50),
+    (&["end"], "End", 0xff57),
+    (&["pageup", "page_up", "pgup", "prior"], "Prior", 0xff55),
+    (&["pagedown", "page_down", "pgdn", "next"], "Next", 0xff56),
+    (&["up", "arrowup", "arrow_up", "uparrow"], "Up", 0xff52),
+    (
+        &["down", "arrowdown", "arrow_down", "downarrow"],
+        "Down",
+        0xff54,
+    ),
+    (
+        &["left", "arrowleft", "arrow_left", "leftarrow"],
+        "Left",
+        0xff51,
+    ),
+    (
+        &["right", "arrowright", "arrow_right", "rightarrow"],
+        "Right",
+        0xff53,
+    ),
+    (&["shift", "shift_l"], "Shift_L", 0xffe1),
+    (&["shift_r"], "Shift_R", 0xffe2),
+    (
+        &["ctrl", "control", "ctl", "control_l", "ctrl_l"],
+        "Control_L",
+        0xffe3,
+    ),
+    (&["control_r", "ctrl_r"], "Control_R", 0xffe4),
+    (&["alt", "option", "opt", "alt_l"], "Alt_L", 0xffe9),
+    (&["alt_r"], "Alt_R", 0xffea),
+    (&["altgr", "alt_gr"], "ISO_Level3_Shift", 0xfe03),
+    // "meta" follows the DOM, where Meta is the Windows/Command key: on X11 that is Super.
+    (
+        &[
+            "super", "super_l", "cmd", "command", "win", "windows", "meta", "os",
+        ],
+        "Super_L",
+        0xffeb,
+    ),
+    (&["super_r"], "Super_R", 0xffec),
+    (&["capslock", "caps_lock", "caps"], "Caps_Lock", 0xffe5),
+    (&["numlock", "num_lock"], "Num_Lock", 0xff7f),
+    (&["scrolllock", "scroll_lock"], "Scroll_Lock", 0xff14),
+    (
+        &["printscreen", "print", "prtsc", "print_screen"],
+        "Print",
+        0xff61,
+    ),
+    (&["pause", "break"], "Pause", 0xff13),
+    (
+        &["menu", "apps", "contextmenu", "context_menu"],
+        "Menu",
+        0xff67,
+    ),
+    (&["plus"], "plus", 0x2b),
+    (&["minus"], "minus", 0x2d),
+    // XF86 media keys (not in the core keysym tables).
+    (
+        &["xf86audiomute", "audiomute", "volumemute", "mute"],
+        "XF86AudioMute",
+        0x1008_ff12,
+    ),
+    (
+        &["xf86audiolowervolume", "audiovolumedown", "volumedown"],
+        "XF86AudioLowerVolume",
+        0x1008_ff11,
+    ),
+    (
+        &["xf86audioraisevolume", "audiovolumeup", "volumeup"],
+        "XF86AudioRaiseVolume",
+        0x1008_ff13,
+    ),
+    (
+        &["xf86audioplay", "mediaplaypause", "audioplay"],
+        "XF86AudioPlay",
+        0x1008_ff14,
+    ),
+    (
+        &["xf86audiostop", "mediastop"],
+        "XF86AudioStop",
+        0x1008_ff15,
+    ),
+    (
+        &["xf86audioprev", "mediatrackprevious"],
+        "XF86AudioPrev",
+        0x1008_ff16,
+    ),
+    (
+        &["xf86audionext", "mediatracknext"],
+        "XF86AudioNext",
+        0x1008_ff17,
+    ),
+    (&["xf86monbrightnessup"], "XF86MonBrightnessUp", 0x1008_ff02),
+    (
+        &["xf86monbrightnessdown"],
+        "XF86MonBrightnessDown",
+        0x1008_ff03,
+    ),
+    (&["xf86back", "browserback"], "XF86Back", 0x1008_ff26),
+    (
+        &["xf86forward", "browserforward"],
+        "XF86Forward",
+        0x1008_ff27,
+    ),
+    (
+        &["xf86refresh", "browserrefresh"],
+        "XF86Refresh",
+        0x1008_ff29,
+    ),
+    (&["xf86search"], "XF86Search", 0x1008_ff1b),
+    (&["xf86homepage"], "XF86HomePage", 0x1008_ff18),
+];
+
+/// The keysym name and value an alias (lower-cased) means, F1–F35 included.
 fn alias(lower: &str) -> Option<(&'static str, u32)> {
-    Some(match lower {
-        "enter" | "return" | "ret" => ("Return", 0xff0d),
-        "esc" | "escape" => ("Escape", 0xff1b),
-        "tab" => ("Tab", 0xff09),
-        "backspace" | "back_space" | "bksp" => ("BackSpace", 0xff08),
-        "delete" | "del" => ("Delete", 0xffff),
-        "insert" | "ins" => ("Insert", 0xff63),
-        "space" | "spacebar" => ("space", 0x20),
-        "home" => ("Home", 0xff50),
-        "end" => ("End", 0xff57),
-        "pageup" | "page_up" | "pgup" | "prior" => ("Prior", 0xff55),
-        "pagedown" | "page_down" | "pgdn" | "next" => ("Next", 0xff56),
-        "up" | "arrowup" | "arrow_up" | "uparrow" => ("Up", 0xff52),
-        "down" | "arrowdown" | "arrow_down" | "downarrow" => ("Down", 0xff54),
-        "left" | "arrowleft" | "arrow_left" | "leftarrow" => ("Left", 0xff51),
-        "right" | "arrowright" | "arrow_right" | "rightarrow" => ("Right", 0xff53),
-        "shift" | "shift_l" => ("Shift_L", 0xffe1),
-        "shift_r" => ("Shift_R", 0xffe2),
-        "ctrl" | "control" | "ctl" | "control_l" | "ctrl_l" => ("Control_L", 0xffe3),
-        "control_r" | "ctrl_r" => ("Control_R", 0xffe4),
-        "alt" | "option" | "opt" | "alt_l" => ("Alt_L", 0xffe9),
-        "alt_r" => ("Alt_R", 0xffea),
-        "altgr" | "alt_gr" => ("ISO_Level3_Shift", 0xfe03),
-        // "meta" follows the DOM, where Meta is the Windows/Command key: on X11 that is Super.
-        "super" | "super_l" | "cmd" | "command" | "win" | "windows" | "meta" | "os" => {
-            ("Super_L", 0xffeb)
-        }
-        "super_r" => ("Super_R", 0xffec),
-        "capslock" | "caps_lock" | "caps" => ("Caps_Lock", 0xffe5),
-        "numlock" | "num_lock" => ("Num_Lock", 0xff7f),
-        "scrolllock" | "scroll_lock" => ("Scroll_Lock", 0xff14),
-        "printscreen" | "print" | "prtsc" | "print_screen" => ("Print", 0xff61),
-        "pause" | "break" => ("Pause", 0xff13),
-        "menu" | "apps" | "contextmenu" | "context_menu" => ("Menu", 0xff67),
-        "plus" => ("plus", 0x2b),
-        "minus" => ("minus", 0x2d),
-        // XF86 media keys (not in the core keysym tables).
-        "xf86audiomute" | "audiomute" | "volumemute" | "mute" => ("XF86AudioMute", 0x1008_ff12),
-        "xf86audiolowervolume" | "audiovolumedown" | "volumedown" => {
-            ("XF86AudioLowerVolume", 0x1008_ff11)
-        }
-        "xf86audioraisevolume" | "audiovolumeup" | "volumeup" => {
-            ("XF86AudioRaiseVolume", 0x1008_ff13)
-        }
-        "xf86audioplay" | "mediaplaypause" | "audioplay" => ("XF86AudioPlay", 0x1008_ff14),
-        "xf86audiostop" | "mediastop" => ("XF86AudioStop", 0x1008_ff15),
-        "xf86audioprev" | "mediatrackprevious" => ("XF86AudioPrev", 0x1008_ff16),
-        "xf86audionext" | "mediatracknext" => ("XF86AudioNext", 0x1008_ff17),
-        "xf86monbrightnessup" => ("XF86MonBrightnessUp", 0x1008_ff02),
-        "xf86monbrightnessdown" => ("XF86MonBrightnessDown", 0x1008_ff03),
-        "xf86back" | "browserback" => ("XF86Back", 0x1008_ff26),
-        "xf86forward" | "browserforward" => ("XF86Forward", 0x1008_ff27),
-        "xf86refresh" | "browserrefresh" => ("XF86Refresh", 0x1008_ff29),
-        "xf86search" => ("XF86Search", 0x1008_ff1b),
-        "xf86homepage" => ("XF86HomePage", 0x1008_ff18),
-        _ => return function_key(lower),
-    })
+    ALIASES
+        .iter()
+        .find(|(names, _, _)| names.contains(&lower))
+        .map(|(_, name, sym)| (*name, *sym))
+        .or_else(|| function_key(lower))
 }
+
+/// Every name of the key grammar that names a key rather than a character: each alias
+/// spelling, F1–F35, and every X keysym name of a keyboard function (editing, cursor, keypad,
+/// modifier, lock, ISO and dead keys, 0xfd00–0xffff). For tests that press them all, and docs.
+pub fn key_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = ALIASES
+        .iter()
+        .flat_map(|(spellings, _, _)| spellings.iter().copied())
+        .collect();
+    names.extend(FUNCTION_KEYS);
+    for sym in 0xfd00..=0xffff {
+        if let Some(record) = x11_keysymdef::lookup_by_keysym(sym) {
+            names.extend(record.names.iter().copied());
+        }
+    }
+    names
+}
+
+/// F1 … F35.
+const FUNCTION_KEYS: [&str; 35] = [
+    "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F11", "F12", "F13", "F14", "F15",
+    "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "F25", "F26", "F27", "F28",
+    "F29", "F30", "F31", "F32", "F33", "F34", "F35",
+];
 
 /// `f1` … `f35`.
 fn function_key(lower: &str) -> Option<(&'static str, u32)> {
-    const NAMES: [&str; 35] = [
-        "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F11", "F12", "F13", "F14",
-        "F15", "F16", "F17", "F18", "F19", "F20", "F21", "F22", "F23", "F24", "F25", "F26", "F27",
-        "F28", "F29", "F30", "F31", "F32", "F33", "F34", "F35",
-    ];
     let n: usize = lower.strip_prefix('f')?.parse().ok()?;
     (1..=35)
         .contains(&n)
-        .then(|| (NAMES[n - 1], 0xffbe + n as u32 - 1))
+        .then(|| (FUNCTION_KEYS[n - 1], 0xffbe + n as u32 - 1))
 }
 
 impl fmt::Display for Key {
@@ -387,7 +490,16 @@ pub const MAX_CHORD_KEYS: usize = 8;
 impl KeyChord {
     /// A chord of the given keys; an error when empty, longer than [`MAX_CHORD_KEYS`], or
     /// repeating a key.
+    ///
+    /// A chord that holds a modifier names keys, not characters: its letters are case-insensitive
+    /// (`ctrl+S` is Control and the s key; Shift is pressed only when named, as in
+    /// `ctrl+shift+s`). A lone key keeps its case: `A` is the character A.
     pub fn new(keys: Vec<Key>) -> Result<KeyChord, KeyError> {
+        let keys = if keys.iter().any(|k| k.modifier().is_some()) {
+            keys.into_iter().map(Key::lower_case).collect()
+        } else {
+            keys
+        };
         if keys.is_empty() {
             return Err(KeyError::Empty {
                 text: String::new(),
@@ -416,7 +528,7 @@ impl KeyChord {
             });
         }
         if text == "+" {
-            return KeyChord::new(vec![Key::from_char('+')]);
+            return KeyChord::new(vec![Key::from_char('+')?]);
         }
         let mut names: Vec<&str> = Vec::new();
         let mut rest = text;
@@ -486,7 +598,7 @@ impl KeySequence {
             && c.is_whitespace()
         {
             return Ok(KeySequence {
-                chords: vec![KeyChord::new(vec![Key::from_char(c)])?],
+                chords: vec![KeyChord::new(vec![Key::from_char(c)?])?],
             });
         }
         let chords = text
@@ -530,6 +642,14 @@ pub enum KeyError {
     Empty {
         /// The text as given.
         text: String,
+    },
+    /// A control character, which no key types.
+    #[error(
+        "U+{code_point:04X} is a control character, which no key types: name the key instead (BackSpace, Escape, Delete, Return, Tab …)"
+    )]
+    ControlCharacter {
+        /// The character's code point.
+        code_point: u32,
     },
     /// A name that is neither an alias, an X keysym name, nor a single character.
     #[error(
@@ -589,7 +709,24 @@ mod tests {
         check("ENTER", &[&[0xff0d]]);
         check("ESC", &[&[0xff1b]]);
         check("ctrl+s", &[&[0xffe3, 's' as u32]]);
-        check("CTRL+C", &[&[0xffe3, 'C' as u32]]);
+        // A chord that names a modifier names keys: letters are case-insensitive.
+        check("CTRL+C", &[&[0xffe3, 'c' as u32]]);
+        check("ctrl+S", &[&[0xffe3, 's' as u32]]);
+        check("ctrl+shift+S", &[&[0xffe3, 0xffe1, 's' as u32]]);
+        check("alt+Ж", &[&[0xffe9, 0x6d6]]);
+        check("ctrl+Cyrillic_ZHE", &[&[0xffe3, 0x6d6]]);
+        // A lone letter is the character.
+        check("A", &[&[0x41]]);
+        check("Aacute", &[&[0xc1]]);
+        // Names in any case.
+        check("kp_enter", &[&[0xff8d]]);
+        check("KP_ENTER", &[&[0xff8d]]);
+        check("kp_0", &[&[0xffb0]]);
+        check("ctrl+KP_ADD", &[&[0xffe3, 0xffab]]);
+        check("PAGE_DOWN", &[&[0xff56]]);
+        check("iso_left_tab", &[&[0xfe20]]);
+        check("xf86audiomute", &[&[0x1008_ff12]]);
+        check("f13", &[&[0xffca]]);
         check("alt+Tab", &[&[0xffe9, 0xff09]]);
         check("super", &[&[0xffeb]]);
         check("cmd+a", &[&[0xffeb, 'a' as u32]]);
@@ -622,6 +759,28 @@ mod tests {
     }
 
     #[test]
+    fn every_key_name_parses_in_any_case() {
+        let names = key_names();
+        assert!(names.len() > 300, "{}", names.len());
+        for name in names {
+            let key = Key::parse(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            for variant in [name.to_ascii_lowercase(), name.to_ascii_uppercase()] {
+                let again = Key::parse(&variant).unwrap_or_else(|e| panic!("{variant}: {e}"));
+                // dead_a and dead_A are one name in any case but the exact spelling.
+                if keysym::to_lower(again.keysym()) != keysym::to_lower(key.keysym())
+                    && !name.starts_with("dead_")
+                {
+                    panic!(
+                        "{variant} is {:#x}, {name} is {:#x}",
+                        again.keysym(),
+                        key.keysym()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn key_errors_say_what_to_do() {
         let err = KeySequence::parse("ctrl+frobnicate").unwrap_err();
         assert!(matches!(err, KeyError::UnknownKey { ref name } if name == "frobnicate"));
@@ -637,6 +796,17 @@ mod tests {
         assert!(matches!(
             KeySequence::parse("a+a").unwrap_err(),
             KeyError::Repeated { .. }
+        ));
+        assert!(matches!(
+            KeySequence::parse("ctrl+s+S").unwrap_err(),
+            KeyError::Repeated { .. }
+        ));
+        let err = KeySequence::parse("\u{8}").unwrap_err();
+        assert_eq!(err, KeyError::ControlCharacter { code_point: 8 });
+        assert!(err.to_string().contains("BackSpace"), "{err}");
+        assert!(matches!(
+            KeySequence::parse("0x01000008"),
+            Err(KeyError::UnknownKey { .. })
         ));
     }
 
@@ -661,9 +831,39 @@ mod tests {
     }
 
     #[test]
+    fn texts_become_keysyms_or_are_refused_whole() {
+        assert_eq!(
+            text_keysyms("a\r\nb\rc\td").unwrap(),
+            vec![0x61, 0xff0d, 0x62, 0xff0d, 0x63, 0xff09, 0x64]
+        );
+        assert_eq!(
+            text_keysyms("Cafe\u{301}").unwrap(),
+            vec![0x43, 0x61, 0x66, 0x65, 0x0100_0301]
+        );
+        for (text, position, code_point) in [
+            ("ab\u{8}", 3, 8),
+            ("\u{1b}[0m", 1, 0x1b),
+            ("x\u{7f}", 2, 0x7f),
+            ("日本\u{85}", 3, 0x85),
+        ] {
+            let err = text_keysyms(text).unwrap_err();
+            assert_eq!(
+                err,
+                TextError::ControlCharacter {
+                    position,
+                    code_point
+                },
+                "{text:?}"
+            );
+            assert!(err.to_string().contains("control character"));
+        }
+    }
+
+    #[test]
     fn chars_round_trip_through_keysyms() {
         for c in ['a', 'Z', '~', 'é', 'ß', '€', 'Ж', '日', '☺', '\n', '\t'] {
-            assert_eq!(keysym::to_char(keysym::of_char(c)), Some(c), "{c:?}");
+            let sym = keysym::of_char(c).expect("a typeable character");
+            assert_eq!(keysym::to_char(sym), Some(c), "{c:?}");
         }
     }
 }

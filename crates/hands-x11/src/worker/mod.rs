@@ -1,27 +1,34 @@
-//! The thread that owns the X connection: it runs the driver's jobs in order, watches DAMAGE
-//! and MappingNotify events between and during them, and injects input through XTEST.
+//! The thread that owns the X connection: it runs the driver's jobs in order, watches DAMAGE,
+//! keyboard-mapping and window events between and during them, and injects input through XTEST.
+//!
+//! Layout: this file holds the thread, its events and the pointer; `keys` the keyboard (chords,
+//! typing in stretches of spare-keycode bindings); `settle` the wait for clients to catch up
+//! and for the screen to change and go quiet.
+
+mod keys;
+mod settle;
 
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use hands_core::CancellationToken;
-use hands_core::desktop::{DesktopError, ScreenInfo, SettleBudget, SettleReport};
+use hands_core::desktop::{DesktopError, ScreenInfo};
 use hands_core::geometry::{ScreenPoint, Size};
 use hands_core::image::Pixels;
-use hands_core::input::{Button, KeyChord, Modifier, ModifierSet, ScrollDirection, keysym};
+use hands_core::input::{Button, ModifierSet, ScrollDirection};
 use x11rb::connection::{Connection as _, RequestConnection as _};
 use x11rb::protocol::Event;
 use x11rb::protocol::damage::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{
     self, BUTTON_PRESS_EVENT, BUTTON_RELEASE_EVENT, ChangeWindowAttributesAux, ConnectionExt as _,
-    EventMask, KEY_PRESS_EVENT, KEY_RELEASE_EVENT, Keycode, MOTION_NOTIFY_EVENT, Window,
+    EventMask, KEY_RELEASE_EVENT, Keycode, MOTION_NOTIFY_EVENT, Window,
 };
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::rust_connection::RustConnection;
 
 use crate::X11Error;
 use crate::capture::Capturer;
-use crate::keymap::{Keymap, Stroke};
+use crate::catchup::Catchup;
+use crate::keymap::Keymap;
 
 /// A unit of work run on the X thread.
 pub(crate) type Job = Box<dyn FnOnce(&mut XState) + Send>;
@@ -29,19 +36,28 @@ pub(crate) type Job = Box<dyn FnOnce(&mut XState) + Send>;
 /// How often the idle thread drains events, so DAMAGE and mapping changes are tracked even when
 /// no job arrives.
 const IDLE_TICK: Duration = Duration::from_millis(100);
-/// Most keys typed between two round trips: bounds how far input can run ahead of the server.
-const TYPE_BATCH: usize = 64;
 /// Steps per drag segment, so toolkits see motion between press and release.
 const DRAG_STEPS: u32 = 12;
-/// Before a spare keycode pressed a moment ago is bound to another character, input and screen
-/// must have been quiet this long: clients read a changed mapping only when they get to the
-/// MappingNotify (or to the next key), and one that has not would translate the earlier key
-/// press with the new binding. Costs one wait per `n_spares` (19 on Xvfb's default map)
-/// distinct characters the layout lacks, and nothing for texts with fewer. 50 ms still let a
-/// starved client fall behind on a loaded 2-core machine; 100 ms held in repeated runs there.
-const MAPPING_READ_QUIET: Duration = Duration::from_millis(100);
-/// Longest wait for [`MAPPING_READ_QUIET`], for a screen that never stops changing.
-const MAPPING_READ_CAP: Duration = Duration::from_secs(1);
+
+/// What an input may do, for settling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InputKind {
+    /// The pointer moved: the window under it gets the motion, a change is not expected.
+    Move,
+    /// A button or wheel: the window under the pointer gets it, a change is expected.
+    Pointer,
+    /// A key: the focused window gets it, a change is expected.
+    Keyboard,
+}
+
+/// Input sent since the last settle: whose client must be shown to have handled it, and whether
+/// the screen is expected to change.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pending {
+    keyboard: bool,
+    pointer: bool,
+    expect_change: bool,
+}
 
 /// Everything the X thread owns.
 pub(crate) struct XState {
@@ -51,10 +67,18 @@ pub(crate) struct XState {
     screen_info: Arc<Mutex<ScreenInfo>>,
     capturer: Capturer,
     keymap: Keymap,
+    catchup: Catchup,
     damage: Option<damage::Damage>,
     last_input: Instant,
     last_change: Instant,
     n_changes: u32,
+    /// `n_changes` when the last input was sent.
+    changes_at_input: u32,
+    pending: Pending,
+    /// Sequence number of the last key or button press sent.
+    input_seq: u64,
+    /// Input up to this sequence number is known to have been handled by its client.
+    proven_seq: u64,
     /// Keycodes and buttons we pressed and have not released: released on shutdown.
     held_keys: Vec<Keycode>,
     held_buttons: Vec<u8>,
@@ -86,10 +110,13 @@ impl XState {
         .ok_or_else(|| X11Error::UnsupportedVisual("the screen has no pixels".into()))?;
         let capturer = Capturer::new(&conn, screen_num)?;
         let keymap = Keymap::load(&conn)?;
-        // Root StructureNotify tells us when the screen is resized (xrandr).
+        let catchup = Catchup::new(&conn, root)?;
+        // Root StructureNotify tells us when the screen is resized (xrandr); SubstructureNotify
+        // brings the answers to our pings and says when top-level windows come and go.
         conn.change_window_attributes(
             root,
-            &ChangeWindowAttributesAux::new().event_mask(EventMask::STRUCTURE_NOTIFY),
+            &ChangeWindowAttributesAux::new()
+                .event_mask(EventMask::STRUCTURE_NOTIFY | EventMask::SUBSTRUCTURE_NOTIFY),
         )?;
         let damage = if conn
             .extension_information(damage::X11_EXTENSION_NAME)?
@@ -113,7 +140,7 @@ impl XState {
             %size,
             shm = capturer.uses_shm(),
             damage = damage.is_some(),
-            spare_keycodes = keymap.n_spares(),
+            spare_keysyms = keymap.capacity(),
             "X11 desktop connected"
         );
         let now = Instant::now();
@@ -124,10 +151,15 @@ impl XState {
             screen_info,
             capturer,
             keymap,
+            catchup,
             damage,
             last_input: now,
             last_change: now,
             n_changes: 0,
+            changes_at_input: 0,
+            pending: Pending::default(),
+            input_seq: 0,
+            proven_seq: 0,
             held_keys: Vec::new(),
             held_buttons: Vec::new(),
         })
@@ -149,12 +181,21 @@ impl XState {
         self.shutdown();
     }
 
+    /// Releases what we hold; once the focused client has read its last keys, undoes the key
+    /// bindings (unbinding sooner would change what it reads for them).
     fn shutdown(&mut self) {
         for keycode in std::mem::take(&mut self.held_keys).into_iter().rev() {
             let _ = self.fake(KEY_RELEASE_EVENT, keycode);
         }
         for button in std::mem::take(&mut self.held_buttons) {
             let _ = self.fake(BUTTON_RELEASE_EVENT, button);
+        }
+        if self.keymap.any_unproven(self.proven_seq) {
+            let _ = self.prove_caught_up(
+                crate::catchup::Target::Keyboard,
+                settle::SHUTDOWN_PROOF_CAP,
+                false,
+            );
         }
         self.keymap.restore(&self.conn);
         if let Some(d) = self.damage.take() {
@@ -189,12 +230,11 @@ impl XState {
                 }
             }
             Event::MappingNotify(e) if e.request == xproto::Mapping::KEYBOARD => {
-                if let Err(err) =
-                    self.keymap
-                        .on_mapping_notify(&self.conn, e.first_keycode, e.count)
-                {
-                    tracing::warn!(error = %err, "could not reload the keyboard mapping");
-                }
+                self.keymap.mark_stale();
+            }
+            Event::XkbMapNotify(_) | Event::XkbNewKeyboardNotify(_) => self.keymap.mark_stale(),
+            Event::ClientMessage(e) => {
+                self.catchup.on_client_message(&e);
             }
             Event::ConfigureNotify(e) if e.window == self.root => {
                 if let Some(size) = Size::new(u32::from(e.width), u32::from(e.height))
@@ -207,6 +247,9 @@ impl XState {
                         device_pixel_ratio: 1.0,
                     };
                 }
+            }
+            Event::DestroyNotify(_) | Event::ReparentNotify(_) | Event::UnmapNotify(_) => {
+                self.catchup.forget_windows();
             }
             Event::Error(e) => tracing::debug!(error = ?e, "X error"),
             _ => {}
@@ -236,9 +279,22 @@ impl XState {
         Ok(())
     }
 
-    fn input_done(&mut self) -> Result<(), X11Error> {
+    /// Waits until the server has the input, and records it for settling.
+    fn input_done(&mut self, kind: InputKind) -> Result<(), X11Error> {
         self.sync()?;
         self.last_input = Instant::now();
+        self.changes_at_input = self.n_changes;
+        match kind {
+            InputKind::Move => self.pending.pointer = true,
+            InputKind::Pointer => {
+                self.pending.pointer = true;
+                self.pending.expect_change = true;
+            }
+            InputKind::Keyboard => {
+                self.pending.keyboard = true;
+                self.pending.expect_change = true;
+            }
+        }
         Ok(())
     }
 
@@ -257,58 +313,9 @@ impl XState {
         Ok(())
     }
 
-    fn key_down(&mut self, keycode: Keycode) -> Result<(), X11Error> {
-        self.fake(KEY_PRESS_EVENT, keycode)?;
-        self.held_keys.push(keycode);
-        self.keymap.note_pressed(keycode);
-        Ok(())
-    }
-
-    /// Gives clients time to read the keyboard mapping before a keycode they may not have
-    /// translated yet is rebound: waits until input and screen have been quiet for
-    /// [`MAPPING_READ_QUIET`] (a client that repaints after each key keeps it waiting until it is
-    /// done), at most [`MAPPING_READ_CAP`].
-    fn let_clients_read_mapping(&mut self) -> Result<(), X11Error> {
-        self.sync()?;
-        let start = Instant::now();
-        let cap = start + MAPPING_READ_CAP;
-        loop {
-            self.pump_events();
-            let quiet_until = self.last_input.max(self.last_change) + MAPPING_READ_QUIET;
-            let now = Instant::now();
-            if now >= quiet_until || now >= cap {
-                break;
-            }
-            self.wait_readable(quiet_until.min(cap) - now);
-        }
-        self.keymap.mapping_read();
-        tracing::trace!(
-            waited_ms = start.elapsed().as_secs_f64() * 1e3,
-            "let clients read the keyboard mapping"
-        );
-        Ok(())
-    }
-
-    /// The stroke for `sym`, binding a spare keycode if needed, after letting clients read the
-    /// mapping if that binding would reuse a keycode they may not have translated yet. `keep`
-    /// must hold no keycode that has not been pressed yet: chords resolve before pressing.
-    fn resolve_for_chord(&mut self, sym: u32, keep: &[Keycode]) -> Result<Stroke, X11Error> {
-        if self.keymap.rebind_needs_wait(sym, keep) {
-            self.let_clients_read_mapping()?;
-        }
-        self.keymap.resolve(&self.conn, sym, keep)
-    }
-
-    fn key_up(&mut self, keycode: Keycode) -> Result<(), X11Error> {
-        self.fake(KEY_RELEASE_EVENT, keycode)?;
-        if let Some(pos) = self.held_keys.iter().rposition(|&k| k == keycode) {
-            self.held_keys.remove(pos);
-        }
-        Ok(())
-    }
-
     fn button_down(&mut self, button: u8) -> Result<(), X11Error> {
         self.fake(BUTTON_PRESS_EVENT, button)?;
+        self.input_seq += 1;
         self.held_buttons.push(button);
         Ok(())
     }
@@ -317,33 +324,6 @@ impl XState {
         self.fake(BUTTON_RELEASE_EVENT, button)?;
         if let Some(pos) = self.held_buttons.iter().rposition(|&b| b == button) {
             self.held_buttons.remove(pos);
-        }
-        Ok(())
-    }
-
-    /// A modifier's keycode; modifiers must exist in the layout (a spare keycode bound to
-    /// Shift_L would not act as Shift).
-    fn modifier_keycode(&self, m: Modifier) -> Result<Keycode, X11Error> {
-        let sym = m.key().keysym();
-        self.keymap
-            .find(sym)
-            .map(|s| s.keycode)
-            .ok_or(X11Error::NoModifierKey { keysym: sym })
-    }
-
-    fn modifiers_down(&mut self, mods: ModifierSet) -> Result<Vec<Keycode>, X11Error> {
-        let mut pressed = Vec::new();
-        for m in mods.iter() {
-            let keycode = self.modifier_keycode(m)?;
-            self.key_down(keycode)?;
-            pressed.push(keycode);
-        }
-        Ok(pressed)
-    }
-
-    fn modifiers_up(&mut self, pressed: &[Keycode]) -> Result<(), X11Error> {
-        for &keycode in pressed.iter().rev() {
-            self.key_up(keycode)?;
         }
         Ok(())
     }
@@ -359,85 +339,9 @@ impl XState {
             })
     }
 
-    pub(crate) fn settle(
-        &mut self,
-        budget: SettleBudget,
-        cancel: &CancellationToken,
-    ) -> Result<SettleReport, DesktopError> {
-        let start = Instant::now();
-        let cap = start + budget.cap;
-        let changes_before = self.n_changes;
-        if self.damage.is_none() {
-            return self.settle_by_frames(budget, cancel);
-        }
-        self.pump_events();
-        let settled = loop {
-            let quiet_until = self.last_input.max(self.last_change) + budget.quiet;
-            let now = Instant::now();
-            if now >= quiet_until {
-                break true;
-            }
-            if now >= cap {
-                break false;
-            }
-            if cancel.is_cancelled() {
-                return Err(DesktopError::Cancelled);
-            }
-            // Wake at least every 50 ms to notice cancellation.
-            let wait = (quiet_until.min(cap) - now).min(Duration::from_millis(50));
-            self.wait_readable(wait);
-            self.pump_events();
-        };
-        Ok(SettleReport {
-            waited: start.elapsed(),
-            n_changes: self.n_changes.wrapping_sub(changes_before),
-            settled,
-        })
-    }
-
-    /// Without DAMAGE: settled once two captures `quiet` apart are identical.
-    fn settle_by_frames(
-        &mut self,
-        budget: SettleBudget,
-        cancel: &CancellationToken,
-    ) -> Result<SettleReport, DesktopError> {
-        let start = Instant::now();
-        let step = (budget.quiet / 2).max(Duration::from_millis(5));
-        let mut previous = self.capture()?;
-        let mut stable_since = Instant::now();
-        let mut n_changes = 0;
-        loop {
-            if cancel.is_cancelled() {
-                return Err(DesktopError::Cancelled);
-            }
-            if stable_since.elapsed() >= budget.quiet && self.last_input.elapsed() >= budget.quiet {
-                return Ok(SettleReport {
-                    waited: start.elapsed(),
-                    n_changes,
-                    settled: true,
-                });
-            }
-            if start.elapsed() >= budget.cap {
-                return Ok(SettleReport {
-                    waited: start.elapsed(),
-                    n_changes,
-                    settled: false,
-                });
-            }
-            // Polling interval between frame comparisons, not a settle delay.
-            std::thread::sleep(step);
-            let frame = self.capture()?;
-            if frame != previous {
-                n_changes += 1;
-                stable_since = Instant::now();
-                previous = frame;
-            }
-        }
-    }
-
     pub(crate) fn move_pointer(&mut self, to: ScreenPoint) -> Result<(), X11Error> {
         self.warp(to)?;
-        self.input_done()
+        self.input_done(InputKind::Move)
     }
 
     pub(crate) fn pointer(&mut self) -> Result<ScreenPoint, X11Error> {
@@ -466,7 +370,7 @@ impl XState {
             self.button_up(code)?;
         }
         self.modifiers_up(&pressed)?;
-        self.input_done()
+        self.input_done(InputKind::Pointer)
     }
 
     pub(crate) fn button(&mut self, button: Button, pressed: bool) -> Result<(), X11Error> {
@@ -476,7 +380,7 @@ impl XState {
         } else {
             self.button_up(code)?;
         }
-        self.input_done()
+        self.input_done(InputKind::Pointer)
     }
 
     pub(crate) fn drag(
@@ -509,7 +413,7 @@ impl XState {
         }
         self.button_up(code)?;
         self.modifiers_up(&pressed)?;
-        self.input_done()
+        self.input_done(InputKind::Pointer)
     }
 
     pub(crate) fn scroll(
@@ -534,121 +438,7 @@ impl XState {
             self.button_up(code)?;
         }
         self.modifiers_up(&pressed)?;
-        self.input_done()
-    }
-
-    /// The strokes of a chord: a key whose keysym needs Shift gets Shift pressed before it,
-    /// unless the chord already holds Shift.
-    fn chord_strokes(&mut self, chord: &KeyChord) -> Result<Vec<Keycode>, X11Error> {
-        let has_shift = chord
-            .keys()
-            .iter()
-            .any(|k| k.modifier() == Some(Modifier::Shift));
-        let mut codes: Vec<Keycode> = Vec::new();
-        for key in chord.keys() {
-            let stroke = if let Some(m) = key.modifier() {
-                Stroke {
-                    keycode: self.modifier_keycode(m)?,
-                    shift: false,
-                }
-            } else {
-                self.resolve_for_chord(key.keysym(), &codes)?
-            };
-            if stroke.shift && !has_shift {
-                let shift = self.modifier_keycode(Modifier::Shift)?;
-                if !codes.contains(&shift) {
-                    codes.push(shift);
-                }
-            }
-            codes.push(stroke.keycode);
-        }
-        Ok(codes)
-    }
-
-    pub(crate) fn key_chord(&mut self, chord: &KeyChord) -> Result<(), X11Error> {
-        let codes = self.chord_strokes(chord)?;
-        for &code in &codes {
-            self.key_down(code)?;
-        }
-        for &code in codes.iter().rev() {
-            self.key_up(code)?;
-        }
-        self.input_done()
-    }
-
-    pub(crate) fn key_hold(&mut self, chord: &KeyChord, down: bool) -> Result<(), X11Error> {
-        let codes = self.chord_strokes(chord)?;
-        if down {
-            for &code in &codes {
-                self.key_down(code)?;
-            }
-        } else {
-            for &code in codes.iter().rev() {
-                self.key_up(code)?;
-            }
-        }
-        self.input_done()
-    }
-
-    pub(crate) fn type_text(
-        &mut self,
-        text: &str,
-        cancel: &CancellationToken,
-    ) -> Result<(), DesktopError> {
-        let mut pending: Vec<Stroke> = Vec::with_capacity(TYPE_BATCH);
-        let mut chars = text.chars().peekable();
-        while let Some(c) = chars.next() {
-            // "\r\n" is one Return; a lone "\r" is Return too.
-            if c == '\r' && chars.peek() == Some(&'\n') {
-                continue;
-            }
-            let sym = keysym::of_char(c);
-            let mut keep: Vec<Keycode> = pending.iter().map(|s| s.keycode).collect();
-            if self.keymap.rebind_needs_wait(sym, &keep) {
-                // Every spare keycode is bound to a character pressed a moment ago or about to
-                // be: send the batch, let clients translate it, then rebind.
-                self.emit(&mut pending)?;
-                if cancel.is_cancelled() {
-                    return Err(DesktopError::Cancelled);
-                }
-                self.let_clients_read_mapping()?;
-                keep.clear();
-            }
-            let stroke = self.keymap.resolve(&self.conn, sym, &keep)?;
-            pending.push(stroke);
-            if pending.len() >= TYPE_BATCH {
-                self.emit(&mut pending)?;
-                if cancel.is_cancelled() {
-                    return Err(DesktopError::Cancelled);
-                }
-            }
-        }
-        self.emit(&mut pending)
-    }
-
-    fn emit(&mut self, strokes: &mut Vec<Stroke>) -> Result<(), DesktopError> {
-        if strokes.is_empty() {
-            return Ok(());
-        }
-        let shift = self.modifier_keycode(Modifier::Shift)?;
-        let mut shift_held = false;
-        for stroke in strokes.drain(..) {
-            if stroke.shift != shift_held {
-                if stroke.shift {
-                    self.key_down(shift)?;
-                } else {
-                    self.key_up(shift)?;
-                }
-                shift_held = stroke.shift;
-            }
-            self.key_down(stroke.keycode)?;
-            self.key_up(stroke.keycode)?;
-        }
-        if shift_held {
-            self.key_up(shift)?;
-        }
-        self.input_done()?;
-        Ok(())
+        self.input_done(InputKind::Pointer)
     }
 }
 
