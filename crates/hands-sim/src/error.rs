@@ -40,8 +40,9 @@ pub struct ApiError {
     pub param: Option<String>,
     /// OpenAI `error.code`; for Anthropic, `error.details.error_code` when set.
     pub code: Option<&'static str>,
-    /// More members of Anthropic's `error.details`, beside `error_code` (`unsupported`).
-    pub details: serde_json::Map<String, Value>,
+    /// More members of Anthropic's `error.details`, beside `error_code` (`unsupported`);
+    /// boxed, as most errors have none.
+    pub details: Option<Box<serde_json::Map<String, Value>>>,
     /// Extra response headers (`retry-after`, `retry-after-ms`).
     pub headers: Vec<(&'static str, String)>,
 }
@@ -55,7 +56,7 @@ impl ApiError {
             message: message.into(),
             param: None,
             code: None,
-            details: serde_json::Map::new(),
+            details: None,
             headers: Vec::new(),
         }
     }
@@ -79,7 +80,9 @@ impl ApiError {
 
     /// Adds a member to Anthropic's `error.details`.
     pub fn detail(mut self, key: &str, value: Value) -> ApiError {
-        self.details.insert(key.to_owned(), value);
+        self.details
+            .get_or_insert_with(Default::default)
+            .insert(key.to_owned(), value);
         self
     }
 
@@ -94,8 +97,8 @@ impl ApiError {
         match api {
             Api::Anthropic => {
                 let mut error = json!({"type": self.kind, "message": self.message});
-                if self.code.is_some() || !self.details.is_empty() {
-                    let mut details = self.details.clone();
+                if self.code.is_some() || self.details.is_some() {
+                    let mut details = self.details.as_deref().cloned().unwrap_or_default();
                     if let Some(code) = &self.code {
                         details.insert("error_code".into(), json!(code));
                     }

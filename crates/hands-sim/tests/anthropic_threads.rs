@@ -41,7 +41,7 @@ fn recording(turns: Vec<Turn>) -> (SimServer, Arc<Mutex<Vec<Value>>>) {
     let kept = Arc::clone(&seen);
     let mut turns = turns.into_iter();
     let server = SimServer::start(SimConfig::with_policy(move |request: &Value| {
-        kept.lock().unwrap().push(request.clone());
+        kept.lock().expect("lock").push(request.clone());
         turns.next().unwrap_or_else(|| Turn::text("Done."))
     }))
     .expect("start");
@@ -71,7 +71,7 @@ async fn a_continue_sends_only_the_new_turn_and_is_answered_as_the_whole() {
     assert_eq!(next.status, 200, "{}", next.body);
     assert_eq!(next.body["content"][0]["text"], "Found.");
     // The policy (the "model") saw the whole conversation with the thread's system and tools.
-    let asked = seen.lock().unwrap()[1].clone();
+    let asked = seen.lock().expect("lock")[1].clone();
     assert_eq!(asked["messages"].as_array().map(Vec::len), Some(3));
     assert_eq!(asked["messages"][1]["role"], "assistant");
     assert_eq!(asked["messages"][1]["content"], first.body["content"]);
@@ -92,7 +92,9 @@ async fn a_continue_sends_only_the_new_turn_and_is_answered_as_the_whole() {
     .await;
     assert_eq!(third.status, 200, "{}", third.body);
     assert_eq!(
-        seen.lock().unwrap()[2]["messages"].as_array().map(Vec::len),
+        seen.lock().expect("lock")[2]["messages"]
+            .as_array()
+            .map(Vec::len),
         Some(5)
     );
 }
@@ -109,7 +111,10 @@ async fn the_new_messages_are_checked_after_the_held_history() {
     )
     .await;
     assert_eq!(answer.status, 400, "{}", answer.body);
-    let id = first.body["content"][1]["id"].as_str().unwrap().to_owned();
+    let id = first.body["content"][1]["id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
     assert_eq!(answer.message(), m::tool_use_without_result(1, &[id]));
     // A refused continue does not spend the answer: it can still be continued.
     let answer = anthropic_beta(
@@ -177,7 +182,7 @@ async fn what_cannot_be_continued_is_refused_with_its_error_code() {
     );
     assert_eq!(
         answer.message(),
-        m::thread_already_continued(id.as_str().unwrap())
+        m::thread_already_continued(id.as_str().expect("an id"))
     );
 }
 
@@ -265,7 +270,9 @@ async fn a_paused_turn_resumes_from_an_empty_continue() {
     assert_eq!(answer.status, 200, "{}", answer.body);
     assert_eq!(answer.body["content"][0]["text"], "Found it.");
     assert_eq!(
-        seen.lock().unwrap()[1]["messages"].as_array().map(Vec::len),
+        seen.lock().expect("lock")[1]["messages"]
+            .as_array()
+            .map(Vec::len),
         Some(2)
     );
 }
