@@ -129,10 +129,9 @@ def test_a_broken_desktop_stops_the_anthropic_runner(desktop):
     policy_turns = iter([{"blocks": [text("Looking."), toolset_use("computer", "screenshot", {})]},
                          {"text": "Done."}])
     with Sim(lambda request: next(policy_turns)) as sim:
-        client = Anthropic(api_key=API_KEY, base_url=sim.anthropic_base_url, max_retries=0,
-                           default_headers={"x-api-key": API_KEY})
+        client = Anthropic(api_key=API_KEY, base_url=sim.anthropic_base_url, max_retries=0)
         runner = client.beta.messages.tool_runner(
-            model="claude-opus-5", max_tokens=1024, max_iterations=3, thread=False,
+            model="claude-opus-5", max_tokens=1024, max_iterations=3,
             tools=[ComputerToolset(desktop, confirm=lambda context: True)],
             messages=[{"role": "user", "content": "Look at the screen."}])
         with pytest.raises(ToolsetUsageError) as raised:
