@@ -11,7 +11,7 @@ import asyncio
 from typing import Any, Dict, List
 
 from anthropic import Anthropic, AsyncAnthropic
-from conftest import API_KEY, BOOKING, assert_booked, assert_clean, saved_note
+from conftest import API_KEY, BOOKING, UPLOAD_PAGE, assert_booked, assert_clean, saved_note
 from policies import booking, note_anthropic, text, toolset_use
 
 import hands
@@ -153,11 +153,9 @@ def test_file_upload_redeems_a_grant_named_in_document_ids(tmp_path):
     the ``target`` ref names, once; a used grant and a path are refused (the model reads why)."""
     attachment = tmp_path / "grant.txt"
     attachment.write_text("hello grant")
-    page = ("data:text/html,<input type=file id=f aria-label='Attachment'><p id=o></p>"
-            "<script>f.onchange=()=>o.textContent=f.files[0].name+':'+f.files[0].size</script>")
     browser = hands.sync.Browser.launch()
     try:
-        browser.navigate(page)
+        browser.navigate(UPLOAD_PAGE)
         [field] = browser.read_page("interactive")["elements"]
         browser.grant_upload("g1", str(attachment))
         target = {"type": "ref", "ref": field["ref"]}

@@ -12,7 +12,7 @@ from typing import Any, Dict
 import pytest
 from anthropic import Anthropic
 from anthropic.tools import ToolsetUsageError
-from conftest import API_KEY
+from conftest import API_KEY, UPLOAD_PAGE
 from openai.lib.browser import BrowserError, BrowserToolset
 from openai.types.responses import ResponseFunctionToolCall
 from policies import text, toolset_use
@@ -145,11 +145,9 @@ def test_file_grants_are_single_use_through_the_sdk(tmp_path):
     before any effect, with the outcome the SDK validates (``ok`` only when completed)."""
     attachment = tmp_path / "grant.txt"
     attachment.write_text("hello grant")
-    page = ("data:text/html,<input type=file id=f aria-label='Attachment'><p id=o></p>"
-            "<script>f.onchange=()=>o.textContent=f.files[0].name+':'+f.files[0].size</script>")
     browser = hands.sync.Browser.launch()
     try:
-        browser.navigate(page)
+        browser.navigate(UPLOAD_PAGE)
         [field] = browser.read_page("interactive")["elements"]
         browser.grant_upload("g1", str(attachment))
         toolset = BrowserToolset(BrowserDriver(browser), confirm=lambda context: True,
