@@ -136,7 +136,21 @@ impl Browser for CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         not_cancelled(cancel)?;
-        self.scroll_impl(direction, amount, tab, cancel).await
+        self.scroll_impl(None, direction, amount, tab, cancel).await
+    }
+
+    /// `scroll` with the wheel at a viewport point (Claude's browser toolset).
+    async fn scroll_at(
+        &mut self,
+        at: CssPoint,
+        direction: ScrollDirection,
+        amount: u64,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        not_cancelled(cancel)?;
+        self.scroll_impl(Some(at), direction, amount, tab, cancel)
+            .await
     }
 
     /// Spec: "scroll_to".

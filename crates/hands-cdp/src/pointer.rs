@@ -304,15 +304,17 @@ impl CdpBrowser {
         Ok(Some("Scrolled the element into view.".to_owned()))
     }
 
-    /// `scroll`: a mouse wheel of `amount` CSS pixels at the middle of the viewport.
+    /// `scroll`: a mouse wheel of `amount` CSS pixels at `at`, else at the middle of the viewport.
     pub(crate) async fn scroll_impl(
         &mut self,
+        at: Option<CssPoint>,
         direction: ScrollDirection,
         amount: u64,
         tab: Option<&TabId>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
+        let point = at.map(|at| self.check_in_viewport(at)).transpose()?;
         let started = Instant::now();
         let amount = amount.min(1 << 24) as f64;
         let (dx, dy) = match direction {
@@ -323,7 +325,7 @@ impl CdpBrowser {
         };
         if amount > 0.0 {
             let (w, h) = self.config.viewport;
-            let (x, y) = (f64::from(w) / 2.0, f64::from(h) / 2.0);
+            let (x, y) = point.unwrap_or((f64::from(w) / 2.0, f64::from(h) / 2.0));
             let params = json!({"type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy,
                                 "pointerType": "mouse"});
             self.shared

@@ -14,7 +14,7 @@ use hands_cdp::{
 use hands_core::CancellationToken;
 use hands_core::browser::args::{BrowserCall, ReadFilter};
 use hands_core::browser::driver::{ReadResult, dispatch};
-use hands_core::browser::read::{Ref, Role};
+use hands_core::browser::read::Ref;
 use hands_core::browser::state::{BrowserState, TabId};
 use hands_core::browser::{Browser as _, BrowserMember, BrowserOutput, DriverError, PageUrl};
 use hands_core::image::ImageFormat;
@@ -23,6 +23,7 @@ use hands_toolset::browser::state::{StateFormat, StateView};
 use hands_toolset::browser::url_policy::{OriginAllowList, UrlDecision};
 use hands_toolset::claude_browser::ClaudeBrowserConfig;
 use hands_toolset::claude_browser::Member;
+use hands_toolset::claude_browser::forms::{self, Fields};
 use hands_toolset::claude_browser::input::{Action, FieldValue, Limits};
 use pyo3::prelude::*;
 use serde_json::{Value, json};
@@ -144,18 +145,11 @@ impl Core {
                     () = cancel.cancelled() => return Err(Error::Cancelled),
                 }
             }
-            Action::CloseActive => {
-                let state = driver
-                    .state(&cancel)
-                    .await
-                    .map_err(|e| driver_error(e, &cancel))?;
-                let tab = state.active().ok_or_else(|| {
-                    Error::BrowserRefused("no tab is open, so there is none to close".into())
-                })?;
-                vec![BrowserCall::CloseTab {
-                    tab: tab.id.clone(),
-                }]
-            }
+            // The click opens the file input's chooser; the grant fills it.
+            Action::Upload { target, grant, tab } => vec![
+                BrowserCall::Click { target, tab },
+                BrowserCall::UploadFile { grant },
+            ],
             Action::Reload { tab } => {
                 let state = driver
                     .state(&cancel)
@@ -225,75 +219,22 @@ fn reload(state: &BrowserState, tab: Option<TabId>) -> Result<BrowserCall, Error
 }
 
 /// `form_input`: the driver call that sets the field `target`, chosen from its role in a fresh
-/// interactive read (text fields are typed into, lists selected, boxes checked).
+/// interactive read by hands-toolset's rules (text fields are typed into, lists selected, boxes
+/// checked).
 fn form_call(
     read: &BrowserOutput,
     target: Ref,
     value: FieldValue,
     tab: Option<TabId>,
 ) -> Result<BrowserCall, Error> {
-    let not_a_field = || {
-        Error::BrowserRefused(format!(
-            "`form_input`: `ref` {target} is not a form field on the page now; call read_page or find again and use a current ref"
-        ))
-    };
-    let BrowserOutput::Read(Some(ReadResult::Structured(read))) = read else {
-        return Err(not_a_field());
-    };
-    let element = read
-        .elements()
-        .iter()
-        .find(|e| e.reference() == &target)
-        .ok_or_else(not_a_field)?;
-    let has_options = element.options().is_some();
-    let invalid = |e: hands_core::browser::ArgError| Error::Argument(format!("`form_input`: {e}"));
-    match (element.role(), value) {
-        (Role::Checkbox | Role::Radio, FieldValue::Checked(checked)) => {
-            Ok(BrowserCall::SetChecked {
-                tab,
-                target,
-                checked,
-            })
-        }
-        (Role::Checkbox | Role::Radio, FieldValue::Text(text)) => {
-            let checked = match text.to_ascii_lowercase().as_str() {
-                "true" | "on" | "checked" => true,
-                "false" | "off" | "unchecked" => false,
-                _ => {
-                    return Err(Error::Argument(format!(
-                        "`form_input`: {target} is a checkbox: send true or false"
-                    )));
-                }
-            };
-            Ok(BrowserCall::SetChecked {
-                tab,
-                target,
-                checked,
-            })
-        }
-        (Role::Combobox | Role::Listbox, value)
-            if has_options || element.role() == Role::Listbox =>
-        {
-            let values = match value {
-                FieldValue::Text(text) => vec![text],
-                FieldValue::Options(values) => values,
-                FieldValue::Checked(_) => {
-                    return Err(Error::Argument(format!(
-                        "`form_input`: {target} is a list: send an option's value"
-                    )));
-                }
-            };
-            let values: Vec<&str> = values.iter().map(String::as_str).collect();
-            BrowserCall::select_option(target, &values, tab).map_err(invalid)
-        }
-        (Role::Textbox | Role::Combobox, FieldValue::Text(text)) => {
-            BrowserCall::type_text(&text, Some(target), tab).map_err(invalid)
-        }
-        (role, _) => Err(Error::BrowserRefused(format!(
-            "`form_input` cannot set a {} ({target}); use left_click or key instead",
-            role.name()
-        ))),
+    let mut fields = Fields::default();
+    if let BrowserOutput::Read(Some(ReadResult::Structured(read))) = read {
+        fields.remember(read);
     }
+    let field = fields
+        .get(&target)
+        .ok_or_else(|| Error::BrowserRefused(forms::no_field(&target)))?;
+    forms::call_for(field, target, value, tab).map_err(Error::BrowserRefused)
 }
 
 /// How a session starts: the origin allow-list, the viewport, image encoding, which field values

@@ -86,7 +86,9 @@ impl Sim {
         self.with(|s| s.openai_base_url())
     }
 
-    /// Every request so far (JSON text): `[{"path", "status", "body", "violation"}]`.
+    /// Every request so far (JSON text): `[{"path", "status", "body", "violation",
+    /// "thread_conversation"}]`; `thread_conversation` is the whole conversation a `thread`
+    /// continue stood for (the held history, then the body's messages), else null.
     fn requests(&self) -> PyResult<String> {
         self.with(|s| {
             let list: Vec<Value> = s
@@ -98,6 +100,7 @@ impl Sim {
                         "status": r.status,
                         "body": r.body,
                         "violation": r.verdict.violation().map(|v| v.message.clone()),
+                        "thread_conversation": r.thread_conversation,
                     })
                 })
                 .collect();

@@ -22,6 +22,10 @@ SCREEN = (1280, 800)
 #: The key the tests send: the stand-in wants one, as the real APIs do.
 API_KEY = "sk-hands-python-tests-offline"
 
+#: A page with one file input ("Attachment") that writes the chosen file's name and size.
+UPLOAD_PAGE = ("data:text/html,<input type=file id=f aria-label='Attachment'><p id=o></p>"
+               "<script>f.onchange=()=>o.textContent=f.files[0].name+':'+f.files[0].size</script>")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     if not testing.available:

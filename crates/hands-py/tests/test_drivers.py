@@ -12,7 +12,7 @@ from typing import Any, Dict
 import pytest
 from anthropic import Anthropic
 from anthropic.tools import ToolsetUsageError
-from conftest import API_KEY
+from conftest import API_KEY, UPLOAD_PAGE
 from openai.lib.browser import BrowserError, BrowserToolset
 from openai.types.responses import ResponseFunctionToolCall
 from policies import text, toolset_use
@@ -129,10 +129,9 @@ def test_a_broken_desktop_stops_the_anthropic_runner(desktop):
     policy_turns = iter([{"blocks": [text("Looking."), toolset_use("computer", "screenshot", {})]},
                          {"text": "Done."}])
     with Sim(lambda request: next(policy_turns)) as sim:
-        client = Anthropic(api_key=API_KEY, base_url=sim.anthropic_base_url, max_retries=0,
-                           default_headers={"x-api-key": API_KEY})
+        client = Anthropic(api_key=API_KEY, base_url=sim.anthropic_base_url, max_retries=0)
         runner = client.beta.messages.tool_runner(
-            model="claude-opus-5", max_tokens=1024, max_iterations=3, thread=False,
+            model="claude-opus-5", max_tokens=1024, max_iterations=3,
             tools=[ComputerToolset(desktop, confirm=lambda context: True)],
             messages=[{"role": "user", "content": "Look at the screen."}])
         with pytest.raises(ToolsetUsageError) as raised:
@@ -146,11 +145,9 @@ def test_file_grants_are_single_use_through_the_sdk(tmp_path):
     before any effect, with the outcome the SDK validates (``ok`` only when completed)."""
     attachment = tmp_path / "grant.txt"
     attachment.write_text("hello grant")
-    page = ("data:text/html,<input type=file id=f aria-label='Attachment'><p id=o></p>"
-            "<script>f.onchange=()=>o.textContent=f.files[0].name+':'+f.files[0].size</script>")
     browser = hands.sync.Browser.launch()
     try:
-        browser.navigate(page)
+        browser.navigate(UPLOAD_PAGE)
         [field] = browser.read_page("interactive")["elements"]
         browser.grant_upload("g1", str(attachment))
         toolset = BrowserToolset(BrowserDriver(browser), confirm=lambda context: True,

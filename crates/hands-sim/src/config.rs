@@ -57,8 +57,17 @@ impl ImageTier {
 /// Settings of the Anthropic Messages side.
 #[derive(Clone, Debug)]
 pub struct AnthropicConfig {
-    /// The only `x-api-key` accepted; `None` accepts any non-empty key.
+    /// The only API key accepted, in `x-api-key` or as `Authorization: Bearer` (anthropic
+    /// 2.10 sends it there); `None` accepts any non-empty key.
     pub api_key: Option<String>,
+    /// How long a `thread` is held after its last answer (the real lifetime is not published;
+    /// default one hour). A `continue` after it is `thread_not_found`.
+    pub thread_ttl: std::time::Duration,
+    /// Check that every toolset member call a policy answers with has the input shape the API
+    /// declares for it (anthropic 2.10's generated `beta_<toolset>_<member>_input.py`), as a
+    /// model's call does (default on); a breach is a policy failure. Turn it off to script a
+    /// malformed call on purpose.
+    pub member_input_schemas: bool,
     /// Image limits of the model, enforced on computer toolset results (the toolset API does
     /// not downscale).
     pub image_tier: ImageTier,
@@ -82,6 +91,8 @@ impl Default for AnthropicConfig {
     fn default() -> Self {
         AnthropicConfig {
             api_key: None,
+            thread_ttl: std::time::Duration::from_secs(3600),
+            member_input_schemas: true,
             image_tier: ImageTier::HIGH_RES,
             toolset_only_models: vec![OPUS_5_5.to_owned()],
             max_images: 100,

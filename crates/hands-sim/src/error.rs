@@ -40,6 +40,9 @@ pub struct ApiError {
     pub param: Option<String>,
     /// OpenAI `error.code`; for Anthropic, `error.details.error_code` when set.
     pub code: Option<&'static str>,
+    /// More members of Anthropic's `error.details`, beside `error_code` (`unsupported`);
+    /// boxed, as most errors have none.
+    pub details: Option<Box<serde_json::Map<String, Value>>>,
     /// Extra response headers (`retry-after`, `retry-after-ms`).
     pub headers: Vec<(&'static str, String)>,
 }
@@ -53,6 +56,7 @@ impl ApiError {
             message: message.into(),
             param: None,
             code: None,
+            details: None,
             headers: Vec::new(),
         }
     }
@@ -74,6 +78,14 @@ impl ApiError {
         self
     }
 
+    /// Adds a member to Anthropic's `error.details`.
+    pub fn detail(mut self, key: &str, value: Value) -> ApiError {
+        self.details
+            .get_or_insert_with(Default::default)
+            .insert(key.to_owned(), value);
+        self
+    }
+
     /// Adds a response header.
     pub fn header(mut self, name: &'static str, value: impl Into<String>) -> ApiError {
         self.headers.push((name, value.into()));
@@ -85,8 +97,12 @@ impl ApiError {
         match api {
             Api::Anthropic => {
                 let mut error = json!({"type": self.kind, "message": self.message});
-                if let Some(code) = &self.code {
-                    error["details"] = json!({"error_code": code});
+                if self.code.is_some() || self.details.is_some() {
+                    let mut details = self.details.as_deref().cloned().unwrap_or_default();
+                    if let Some(code) = &self.code {
+                        details.insert("error_code".into(), json!(code));
+                    }
+                    error["details"] = Value::Object(details);
                 }
                 json!({"type": "error", "error": error, "request_id": request_id})
             }

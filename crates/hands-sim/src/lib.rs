@@ -69,6 +69,7 @@ pub mod config;
 mod error;
 pub mod faults;
 pub mod images;
+mod member_inputs;
 pub mod messages;
 mod openai;
 pub mod policy;

@@ -19,6 +19,9 @@ pub const MAX_CACHE_BREAKPOINTS: usize = 4;
 pub const ANTHROPIC_KEY_REQUIRED: &str = "x-api-key header is required";
 /// Anthropic, **real**: a wrong `x-api-key`.
 pub const ANTHROPIC_KEY_INVALID: &str = "invalid x-api-key";
+/// Anthropic, **modelled**: a wrong key in `Authorization: Bearer` (anthropic 2.10 sends its
+/// API key there).
+pub const ANTHROPIC_BEARER_INVALID: &str = "invalid bearer token";
 /// Anthropic, **real**: a missing `anthropic-version`.
 pub const ANTHROPIC_VERSION_REQUIRED: &str = "anthropic-version: header is required";
 /// Anthropic, **real**: the 529 and mid-stream overload message.
@@ -447,6 +450,52 @@ pub fn bad_image_url(param: &str, why: &str) -> String {
 
 /// OpenAI, **modelled**: a second computer tool.
 pub const OPENAI_TWO_COMPUTER_TOOLS: &str = "Only one computer tool may be provided in 'tools'.";
+
+/// Anthropic, **modelled** (the SDK's `ThreadNotFoundError`): no held thread for the id.
+pub fn thread_not_found(id: &str) -> String {
+    format!(
+        "thread: no usable Thread state was found for previous_message_id '{id}'. Replay the full conversation with thread: {{\"type\": \"create\"}} to start a new Thread."
+    )
+}
+
+/// Anthropic, **modelled** (`ThreadAlreadyContinuedError`): an answer continued twice.
+pub fn thread_already_continued(id: &str) -> String {
+    format!(
+        "thread: the response '{id}' has already been continued, and each response can be continued only once. Continue from the Thread's most recent response id."
+    )
+}
+
+/// Anthropic, **modelled** (`ThreadFingerprintMismatchError`): a field that must stay the
+/// thread's changed.
+pub fn thread_fingerprint_mismatch(fields: &[&str]) -> String {
+    format!(
+        "thread: {} must stay the same across a Thread's turns; send the stored values, or replay the full conversation with thread: {{\"type\": \"create\"}} to change them.",
+        fields.join(", ")
+    )
+}
+
+/// Anthropic, **modelled** (`ThreadUnsupportedRequestError`): fields threads do not support.
+pub fn thread_unsupported_request(fields: &[&str]) -> String {
+    format!(
+        "thread: Threads do not support {}; send the full conversation without thread, or change that field.",
+        fields.join(", ")
+    )
+}
+
+/// Anthropic, **modelled**: `system` or `tools` with a `continue` (the thread keeps the ones it
+/// was created with).
+pub fn thread_create_only_field(field: &str) -> String {
+    format!(
+        "{field}: cannot be sent with thread.type 'continue': the Thread keeps the {field} it was created with"
+    )
+}
+
+/// Anthropic, **modelled**: `thread` that is not an object.
+pub const THREAD_NOT_AN_OBJECT: &str =
+    "thread: Input should be a valid dictionary or object to extract fields from";
+
+/// Anthropic, **modelled**: an unknown `thread.type`.
+pub const THREAD_TYPE: &str = "thread.type: Input should be 'create' or 'continue'";
 
 #[cfg(test)]
 mod tests {

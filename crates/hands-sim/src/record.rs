@@ -55,6 +55,9 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The JSON body, `Value::Null` when it was not JSON.
     pub body: Value,
+    /// When the request continued a `thread`: the whole conversation it was checked as (the
+    /// held history, then the body's `messages`).
+    pub thread_conversation: Option<Vec<Value>>,
     /// The decision.
     pub verdict: Verdict,
     /// HTTP status of the answer (0 when the connection was dropped before one).

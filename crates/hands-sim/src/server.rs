@@ -44,6 +44,9 @@ pub(crate) struct State {
     /// A turn whose answer a fault cut short, kept for the retry of the same body, so a
     /// script does not skip a turn the client never saw.
     replay: Option<(u64, Turn)>,
+    /// The whole conversation of the request being answered, when it continued a `thread`:
+    /// taken into its record.
+    pub(crate) thread_conversation: Option<Vec<Value>>,
 }
 
 impl State {
@@ -345,6 +348,7 @@ impl SimServer {
             openai: openai::Memory::default(),
             images: ImageMemo::default(),
             replay: None,
+            thread_conversation: None,
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -593,6 +597,7 @@ async fn handle(
             }
         })
         .collect();
+    let thread_conversation = state.thread_conversation.take();
     state.records.push(RecordedRequest {
         seq,
         api,
@@ -600,6 +605,7 @@ async fn handle(
         path,
         headers: redacted,
         body: body_value,
+        thread_conversation,
         verdict: outcome.verdict,
         status,
         response: outcome.response,

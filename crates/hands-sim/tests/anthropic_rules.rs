@@ -72,6 +72,44 @@ async fn authentication_and_version_headers() {
     );
     let recorded = strict.last_request().expect("recorded");
     assert_eq!(recorded.header("x-api-key"), Some("[redacted]"));
+
+    // anthropic 2.10 sends its key as `Authorization: Bearer`: taken as the key.
+    let bearer = |key: &'static str| [("authorization", key), ("anthropic-version", "2023-06-01")];
+    let answer = post(&strict, "/v1/messages", &bearer("Bearer right"), &body).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let answer = post(&strict, "/v1/messages", &bearer("Bearer wrong"), &body).await;
+    assert_eq!(
+        (answer.status, answer.message()),
+        (401, m::ANTHROPIC_BEARER_INVALID)
+    );
+    assert_eq!(answer.body["error"]["type"], "authentication_error");
+    let recorded = strict.last_request().expect("recorded");
+    assert_eq!(recorded.header("authorization"), Some("[redacted]"));
+    // Neither header, an empty bearer or another scheme: no key.
+    for header in ["Bearer ", "Basic cmlnaHQ=", "right"] {
+        let answer = post(&strict, "/v1/messages", &bearer(header), &body).await;
+        assert_eq!(
+            (answer.status, answer.message()),
+            (401, m::ANTHROPIC_KEY_REQUIRED),
+            "{header}"
+        );
+    }
+    // `x-api-key` is read first when both come.
+    let answer = post(
+        &strict,
+        "/v1/messages",
+        &[
+            ("x-api-key", "wrong"),
+            ("authorization", "Bearer right"),
+            ("anthropic-version", "2023-06-01"),
+        ],
+        &body,
+    )
+    .await;
+    assert_eq!(
+        (answer.status, answer.message()),
+        (401, m::ANTHROPIC_KEY_INVALID)
+    );
 }
 
 #[tokio::test]

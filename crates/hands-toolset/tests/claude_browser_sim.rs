@@ -169,13 +169,9 @@ async fn the_simulated_api_accepts_a_turns_answer() {
         toolset_use(
             "browser",
             "left_click",
-            json!({"target": {"type": "coordinate", "coordinate": [20, 10]}}),
+            json!({"target": {"type": "coordinate", "x": 20, "y": 10}}),
         ),
-        toolset_use(
-            "browser",
-            "new_tab",
-            json!({"url": "https://shop.example/help"}),
-        ),
+        toolset_use("browser", "new_tab", json!({})),
         toolset_use(
             "browser",
             "left_click",

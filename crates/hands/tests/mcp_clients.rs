@@ -390,7 +390,7 @@ fn inspector_cli_calls_every_desktop_tool() {
             ("computer_screenshot", json!({})),
             ("computer_zoom", json!({"region": [0, 0, 200, 200]})),
             ("computer_cursor_position", json!({})),
-            ("computer_wait", json!({"duration": 0.1})),
+            ("computer_wait", json!({"duration": 0})),
             ("computer_mouse_move", json!({"coordinate": [100, 100]})),
             ("computer_left_click", json!({"coordinate": [50, 50]})),
             ("computer_right_click", json!({"coordinate": [50, 50]})),
@@ -407,10 +407,7 @@ fn inspector_cli_calls_every_desktop_tool() {
             ),
             ("computer_type", json!({"text": "hi"})),
             ("computer_key", json!({"text": "Escape"})),
-            (
-                "computer_hold_key",
-                json!({"text": "shift", "duration": 0.1}),
-            ),
+            ("computer_hold_key", json!({"text": "shift", "duration": 0})),
         ],
     );
     eprintln!("inspector, desktop: largest response {largest} tokens");

@@ -610,12 +610,16 @@ pub enum BrowserCall {
         /// Which tab.
         tab: Option<TabId>,
     },
-    /// Scroll the page.
+    /// Scroll the page, or what is under a viewport point.
     Scroll {
         /// Which way.
         direction: ScrollDirection,
         /// How far, in CSS pixels.
         amount: u64,
+        /// Where the wheel turns: `None` is the middle of the viewport (the driver spec's
+        /// `scroll`); a point is Claude's browser toolset's `scroll` `target`, so an inner
+        /// scrollable area under it scrolls (see [`crate::browser::Browser::scroll_at`]).
+        at: Option<CssPoint>,
         /// Which tab.
         tab: Option<TabId>,
     },
@@ -817,8 +821,32 @@ impl BrowserCall {
         Ok(BrowserCall::Scroll {
             direction,
             amount: range("amount", 0, MAX_SAFE_INTEGER, amount)?,
+            at: None,
             tab,
         })
+    }
+
+    /// `scroll` with the wheel at a viewport point (Claude's browser toolset).
+    pub fn scroll_at(
+        at: CssPoint,
+        direction: &str,
+        amount: u64,
+        tab: Option<TabId>,
+    ) -> Result<BrowserCall, ArgError> {
+        match BrowserCall::scroll(direction, amount, tab)? {
+            BrowserCall::Scroll {
+                direction,
+                amount,
+                tab,
+                ..
+            } => Ok(BrowserCall::Scroll {
+                direction,
+                amount,
+                at: Some(at),
+                tab,
+            }),
+            other => Ok(other),
+        }
     }
 
     /// `wait_for`.
@@ -1046,9 +1074,15 @@ impl BrowserCall {
             BrowserCall::Scroll {
                 direction,
                 amount,
+                at,
                 tab: t,
             } => {
-                json!({"direction": direction_name(*direction), "amount": amount, "tab_id": tab(t)})
+                let mut args = json!({"direction": direction_name(*direction), "amount": amount, "tab_id": tab(t)});
+                if let Some(at) = at {
+                    args["x"] = json!(at.x);
+                    args["y"] = json!(at.y);
+                }
+                args
             }
             BrowserCall::WaitFor {
                 text,

@@ -318,6 +318,20 @@ pub trait Browser: Send {
         unsupported(BrowserMember::Scroll)
     }
 
+    /// `scroll` with the wheel at viewport CSS coordinates instead of the middle of the
+    /// viewport, so the area under the point scrolls (Claude's browser toolset's `scroll`
+    /// `target`). Not in the driver spec: a driver without it answers `Unsupported`.
+    async fn scroll_at(
+        &mut self,
+        at: CssPoint,
+        direction: ScrollDirection,
+        amount: u64,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        unsupported(BrowserMember::Scroll)
+    }
+
     /// `scroll_to`.
     async fn scroll_to(
         &mut self,
@@ -540,10 +554,21 @@ pub async fn dispatch<B: Browser + ?Sized>(
         C::Scroll {
             direction,
             amount,
+            at: None,
             tab,
         } => O::Text(
             browser
                 .scroll(*direction, *amount, tab.as_ref(), cancel)
+                .await?,
+        ),
+        C::Scroll {
+            direction,
+            amount,
+            at: Some(at),
+            tab,
+        } => O::Text(
+            browser
+                .scroll_at(*at, *direction, *amount, tab.as_ref(), cancel)
                 .await?,
         ),
         C::ScrollTo { target, tab } => {

@@ -3,8 +3,10 @@
 ``ComputerToolset`` / ``AsyncComputerToolset`` subclass ``BetaAbstractComputerToolset20260801`` /
 ``BetaAsyncAbstractComputerToolset20260801`` and implement all 17 members over a hands desktop;
 ``BrowserToolset`` / ``AsyncBrowserToolset`` subclass the ``BetaAbstract…BrowserToolset20260801``
-pair and implement every member but ``file_upload`` (hands transfers files by grant only, which
-this toolset's input has no field for) over a hands browser. Hand them to the tool runner::
+pair and implement all 31 members over a hands browser (``file_upload`` uploads only files the
+application granted with ``Browser.grant_upload``: the model sends the grant's id in
+``document_ids``, and ``paths`` are refused — see :class:`GrantFilePolicy`). Hand them to the tool
+runner::
 
     import anthropic, hands.sync
     from hands.anthropic import ComputerToolset
@@ -16,8 +18,9 @@ this toolset's input has no field for) over a hands browser. Hand them to the to
         messages=[{"role": "user", "content": task}])
     for message in runner: ...
 
-Each member's input is parsed by hands' own rules (the same as hands' runner: key grammar,
-coordinate bounds in screenshot pixels, ref targets) and run by hands' executors. A failure the
+Each member's input, in the SDK's own shapes, is parsed by hands' own rules (the same as hands'
+runner: key grammar, coordinate bounds in screenshot pixels, coordinate and ref targets) and run by
+hands' executors. A failure the
 model can act on (a coordinate off the screen, a stale ref, a blocked navigation) is a
 ``ToolError`` with hands' text; a broken driver (the display or browser gone, the operation
 cancelled) raises :class:`DriverFault`, a ``ToolsetUsageError`` — the one exception the tool
@@ -49,7 +52,8 @@ from ._browser import Browser, SyncBrowser
 from ._desktop import Desktop, SyncDesktop
 from ._hands import BROWSER_FAILED, Image
 
-__all__ = ["ComputerToolset", "AsyncComputerToolset", "BrowserToolset", "AsyncBrowserToolset", "DriverFault"]
+__all__ = ["ComputerToolset", "AsyncComputerToolset", "BrowserToolset", "AsyncBrowserToolset", "DriverFault",
+           "GrantFilePolicy"]
 
 #: The 17 members of ``computer_toolset_20260801``.
 COMPUTER_MEMBERS = (
@@ -58,13 +62,13 @@ COMPUTER_MEMBERS = (
     "scroll", "wait", "screenshot", "zoom",
 )
 
-#: The members of ``browser_toolset_20260801`` this toolset implements (all but ``file_upload``).
+#: The 31 members of ``browser_toolset_20260801``.
 BROWSER_MEMBERS = (
     "navigate", "screenshot", "zoom", "left_click", "right_click", "middle_click", "double_click",
     "triple_click", "hover", "left_click_drag", "left_mouse_down", "left_mouse_up", "mouse_move",
     "scroll", "scroll_to", "type", "key", "hold_key", "form_input", "read_page", "find",
     "get_page_text", "wait", "read_console", "read_network", "javascript_exec", "new_tab",
-    "list_tabs", "switch_tab", "close_tab",
+    "list_tabs", "switch_tab", "close_tab", "file_upload",
 )
 
 #: How hands' computer toolset starts the text of a failed member, which the model reads.
@@ -82,51 +86,6 @@ def _input_data(input: Any) -> Dict[str, Any]:
 
 def _input(input: Any) -> str:
     return json.dumps(_input_data(input))
-
-
-#: The clicks and ``hover``: a coordinate or a ref target.
-_POINTER_TARGETS = frozenset({"left_click", "right_click", "middle_click", "double_click", "triple_click", "hover"})
-
-#: Wheel clicks of a ``scroll`` that names none (the SDK's input leaves ``scroll_amount`` optional;
-#: hands' parser needs it).
-DEFAULT_SCROLL_CLICKS = 3
-
-
-def _xy(target: Any) -> Any:
-    """``[x, y]`` of the SDK's coordinate target ``{"type": "coordinate", "x", "y"}``; anything
-    else as it came, for hands' parser to refuse with its own text."""
-    if isinstance(target, dict) and target.get("type") == "coordinate":
-        return [target.get("x"), target.get("y")]
-    return target
-
-
-def _browser_input(name: str, input: Any) -> str:
-    """The member's input as hands' parser (hands-toolset ``claude_browser``) reads it, from the
-    shapes anthropic 2.10's generated inputs carry: a ref target ``{"type": "ref", "ref"}`` of
-    ``form_input`` / ``scroll_to`` becomes ``ref``; a coordinate target ``{"type": "coordinate",
-    "x", "y"}`` becomes ``coordinate: [x, y]`` (in ``target`` for clicks and ``hover``; as
-    ``start_coordinate`` / ``coordinate`` for ``left_click_drag``, ``coordinate`` for
-    ``mouse_move``). ``scroll`` scrolls the page (the driver contract has no wheel position), so
-    its target is not used."""
-    data = _input_data(input)
-    target = data.get("target")
-    if name in ("form_input", "scroll_to") and isinstance(target, dict) and target.get("type") == "ref":
-        del data["target"]
-        data["ref"] = target.get("ref")
-    elif name in _POINTER_TARGETS and isinstance(target, dict) and target.get("type") == "coordinate":
-        data["target"] = {"type": "coordinate", "coordinate": _xy(target)}
-    elif name == "left_click_drag":
-        data["start_coordinate"] = _xy(data.pop("from", None))
-        data["coordinate"] = _xy(data.pop("target", None))
-    elif name == "mouse_move":
-        data["coordinate"] = _xy(data.pop("target", None))
-    elif name == "scroll":
-        data.pop("target", None)
-        data.setdefault("scroll_amount", DEFAULT_SCROLL_CLICKS)
-    elif name in ("left_mouse_down", "left_mouse_up", "wait"):
-        data.pop("target", None)
-        data.pop("tab_id", None)
-    return json.dumps(data)
 
 
 def _fault(error: errors.HandsError) -> Optional[Exception]:
@@ -258,7 +217,16 @@ _TEXT_ONLY = frozenset({"get_page_text", "read_console", "read_network"})
 _READS = frozenset({"read_page", "find", "javascript_exec"}) | _TEXT_ONLY
 
 
+#: ``upload_file``'s outcome when the file reached the page (hands-core ``FileOutcome``).
+_UPLOADED = {"version": 1, "status": "completed", "effect": "completed", "cleanup": "completed"}
+
+
 def _browser_result(name: str, result: Any, state: Optional[Dict[str, Any]], tabs: _Tabs) -> Any:
+    if name == "file_upload":
+        # A refused grant (unknown, used, too large) or no chooser: nothing reached the page.
+        if result != _UPLOADED:
+            raise ToolError(f"The upload did not complete: {json.dumps(result, sort_keys=True)}")
+        return None
     if isinstance(result, Image):
         return BetaScreenshotResult(data=result.base64, media_type=result.media_type)
     if name in _READS:
@@ -284,7 +252,7 @@ def _sync_browser_member(name: str) -> Callable[..., Any]:
                 self._tabs.seed(self._native.state(False, None, True))
             result = None
             if name != "list_tabs":
-                result = self._native.claude_member(name, _browser_input(name, input), None, True)
+                result = self._native.claude_member(name, _input(input), None, True)
             state = self._native.state(False, None, True) if name in _NEEDS_STATE else None
         except errors.HandsError as e:
             raise _browser_error(e) from e
@@ -301,7 +269,7 @@ def _async_browser_member(name: str) -> Callable[..., Any]:
                 self._tabs.seed(await self._native.state(False, None, False))
             result = None
             if name != "list_tabs":
-                result = await self._native.claude_member(name, _browser_input(name, input), None, False)
+                result = await self._native.claude_member(name, _input(input), None, False)
             state = await self._native.state(False, None, False) if name in _NEEDS_STATE else None
         except errors.HandsError as e:
             raise _browser_error(e) from e
@@ -309,6 +277,25 @@ def _async_browser_member(name: str) -> Callable[..., Any]:
 
     member.__name__ = member.__qualname__ = name
     return member
+
+
+class GrantFilePolicy:
+    """The file policy of hands' browser toolsets (the SDK's ``BetaFilePolicy`` protocol): files
+    reach a page only through grants the application issued (``Browser.grant_upload``), each
+    redeemed once by the driver. The model names a grant by its id in ``file_upload``'s
+    ``document_ids`` (the API's "files the harness has staged"); ``paths`` are refused, and
+    download paths are never shown."""
+
+    def resolve_upload_paths(self, context: Any, paths: Any) -> List[str]:
+        raise ToolError("file_upload takes no paths here: this browser uploads only files the "
+                        "application granted; send the grant's id in document_ids")
+
+    def resolve_upload_documents(self, context: Any, document_ids: Any) -> List[str]:
+        # Passed as given: the driver redeems a grant once, and refuses an id it never issued.
+        return list(document_ids)
+
+    def is_path_visible(self, path: str) -> bool:
+        return False
 
 
 def _default_url_policy(browser: Union[Browser, SyncBrowser]) -> Callable[[Any, str], None]:
@@ -325,12 +312,15 @@ class BrowserToolset(BetaAbstractBrowserToolset20260801):
 
     Without a ``url_policy``, ``navigate`` is checked against the browser's ``allow`` list (which
     the browser also enforces on every request). ``confirm``, ``configs`` and ``tool_configs``
-    are the SDK's; ``javascript_exec`` (off by default) needs ``confirm``."""
+    are the SDK's; ``javascript_exec`` and ``file_upload`` (off by default) need ``confirm``.
+    ``file_policy`` defaults to :class:`GrantFilePolicy`."""
 
     def __init__(self, browser: Union[Browser, SyncBrowser], *, confirm: Optional[Callable[..., bool]] = None,
-                 url_policy: Any = None, configs: Any = None, tool_configs: Any = None) -> None:
+                 url_policy: Any = None, file_policy: Any = None, configs: Any = None,
+                 tool_configs: Any = None) -> None:
         super().__init__(configs=configs, confirm=confirm,
                          url_policy=url_policy if url_policy is not None else _default_url_policy(browser),
+                         file_policy=file_policy if file_policy is not None else GrantFilePolicy(),
                          tool_configs=tool_configs)
         self.browser = browser
         self._native = browser.native
@@ -345,9 +335,11 @@ class AsyncBrowserToolset(BetaAsyncAbstractBrowserToolset20260801):
     :class:`BrowserToolset`)."""
 
     def __init__(self, browser: Union[Browser, SyncBrowser], *, confirm: Optional[Callable[..., Any]] = None,
-                 url_policy: Any = None, configs: Any = None, tool_configs: Any = None) -> None:
+                 url_policy: Any = None, file_policy: Any = None, configs: Any = None,
+                 tool_configs: Any = None) -> None:
         super().__init__(configs=configs, confirm=confirm,
                          url_policy=url_policy if url_policy is not None else _default_url_policy(browser),
+                         file_policy=file_policy if file_policy is not None else GrantFilePolicy(),
                          tool_configs=tool_configs)
         self.browser = browser
         self._native = browser.native

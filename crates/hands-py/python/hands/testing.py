@@ -51,7 +51,9 @@ class Sim:
         return self._native.openai_base_url
 
     def requests(self) -> List[Dict[str, Any]]:
-        """Every request so far: path, status, body and the rule it broke (``violation``).
+        """Every request so far: path, status, body, the rule it broke (``violation``) and,
+        for a request that continued a ``thread``, the whole conversation it stood for
+        (``thread_conversation``: the history the stand-in held, then the body's messages).
         Still answered after :meth:`close`, with what the server saw."""
         if self._closed is not None:
             return self._closed[0]

@@ -2,6 +2,7 @@
 //! as an SSE stream (api-contracts A).
 
 mod stream;
+pub(crate) mod thread;
 mod validate;
 
 use std::collections::HashSet;
@@ -30,6 +31,8 @@ pub(crate) struct Memory {
     /// The content of every turn answered with `stop_reason: "pause_turn"`: sent back last and
     /// unchanged, it is continued (not a prefill), and nothing but its continuation may follow.
     pub(crate) paused: Vec<Value>,
+    /// Conversations held under `thread`.
+    pub(crate) threads: thread::Threads,
 }
 
 pub(crate) fn handle(
@@ -41,26 +44,33 @@ pub(crate) fn handle(
     let request_id = state.ids.next("req_011C");
     let reject = |error: ApiError| Outcome::rejected(Api::Anthropic, error, &request_id);
 
-    match header(headers, "x-api-key") {
-        None | Some("") => {
+    // The key in `x-api-key`, else as `Authorization: Bearer` (anthropic 2.10 sends it there).
+    let api_key = header(headers, "x-api-key")
+        .filter(|k| !k.is_empty())
+        .map(|k| (k, m::ANTHROPIC_KEY_INVALID))
+        .or_else(|| {
+            header(headers, "authorization")
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
+                .map(|k| (k, m::ANTHROPIC_BEARER_INVALID))
+        });
+    match api_key {
+        None => {
             return reject(ApiError::new(
                 401,
                 "authentication_error",
                 m::ANTHROPIC_KEY_REQUIRED,
             ));
         }
-        Some(key)
+        Some((key, invalid))
             if state
                 .anthropic_config
                 .api_key
                 .as_deref()
                 .is_some_and(|k| k != key) =>
         {
-            return reject(ApiError::new(
-                401,
-                "authentication_error",
-                m::ANTHROPIC_KEY_INVALID,
-            ));
+            return reject(ApiError::new(401, "authentication_error", invalid));
         }
         Some(_) => {}
     }
@@ -71,15 +81,33 @@ pub(crate) fn handle(
         .map(|v| v.split(',').map(|b| b.trim().to_owned()).collect())
         .unwrap_or_default();
 
-    let checked = validate::validate(
+    // A `thread`: the held conversation goes in front, and the whole is checked.
+    let now = std::time::Instant::now();
+    let prepared = thread::prepare(
         body,
         &betas,
-        &state.anthropic_config,
-        &state.signer,
-        &state.anthropic.thinking_turns,
-        &state.anthropic.paused,
-        &mut state.images,
+        &mut state.anthropic.threads,
+        state.anthropic_config.thread_ttl,
+        now,
     );
+    let (prepared, thread_error) = match prepared {
+        Ok(prepared) => (prepared, None),
+        Err(error) => (None, Some(error)),
+    };
+    state.thread_conversation = prepared.as_ref().and_then(|p| p.conversation.clone());
+    let body = prepared.as_ref().map_or(body, |p| &p.body);
+    let checked = match thread_error {
+        Some(error) => Err(error),
+        None => validate::validate(
+            body,
+            &betas,
+            &state.anthropic_config,
+            &state.signer,
+            &state.anthropic.thinking_turns,
+            &state.anthropic.paused,
+            &mut state.images,
+        ),
+    };
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
     let (checked, stream_fault) =
         match state.fault_or_refusal(Api::Anthropic, streaming, checked, &request_id) {
@@ -95,6 +123,12 @@ pub(crate) fn handle(
         Ok(message) => message,
         Err(message) => return Outcome::policy_failed(Api::Anthropic, message, &request_id),
     };
+    // An answer a fault cuts short is not held: the server holds a whole reply or none.
+    if stream_fault.is_none()
+        && let Some(prepared) = prepared
+    {
+        thread::hold(&mut state.anthropic.threads, prepared, &message, now);
+    }
     let headers = vec![(
         request_id_header(Api::Anthropic).to_owned(),
         request_id.clone(),
@@ -218,6 +252,25 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
                     return Err(format!(
                         "hands-sim: the policy called {what}, which the request does not declare or enable"
                     ));
+                }
+                if state.anthropic_config.member_input_schemas
+                    && let Some(kind) = toolset_name.and_then(|ts| {
+                        checked
+                            .declared
+                            .toolsets
+                            .iter()
+                            .find(|t| t.kind.toolset_name() == ts)
+                            .map(|t| t.kind)
+                    })
+                {
+                    let input = obj.get("input").cloned().unwrap_or_else(|| json!({}));
+                    if let Err(why) = crate::member_inputs::check(kind, &name, &input) {
+                        return Err(format!(
+                            "hands-sim: the policy called member `{name}` of toolset `{}` with an input the API's type refuses ({why}); a model sends the shapes of anthropic's beta_{}_{name}_input",
+                            kind.toolset_name(),
+                            kind.toolset_name()
+                        ));
+                    }
                 }
                 if !obj.get("id").is_some_and(Value::is_string) {
                     obj.insert("id".into(), json!(state.ids.next("toolu_01")));

@@ -31,8 +31,9 @@ const BROWSER_TOOLSET_TOKENS: u64 = 5000;
 const LEGACY_COMPUTER_TOKENS: u64 = 499 + 735;
 
 /// The top-level fields of a Messages request (api-contracts A, "Request fields", plus the
-/// context-management and MCP betas).
-const REQUEST_FIELDS: [&str; 20] = [
+/// context-management and MCP betas, and `thread`, read first by [`super::thread`]).
+const REQUEST_FIELDS: [&str; 21] = [
+    "thread",
     "model",
     "max_tokens",
     "messages",

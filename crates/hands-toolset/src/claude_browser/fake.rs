@@ -372,6 +372,23 @@ impl Browser for FakeBrowser {
         self.text(BrowserCall::Scroll {
             direction,
             amount,
+            at: None,
+            tab: tab.cloned(),
+        })
+    }
+
+    async fn scroll_at(
+        &mut self,
+        at: CssPoint,
+        direction: ScrollDirection,
+        amount: u64,
+        tab: Option<&TabId>,
+        _: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        self.text(BrowserCall::Scroll {
+            direction,
+            amount,
+            at: Some(at),
             tab: tab.cloned(),
         })
     }

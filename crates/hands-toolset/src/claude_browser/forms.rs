@@ -8,7 +8,7 @@
 //! | role | value | driver call |
 //! |---|---|---|
 //! | `textbox`, `combobox` without options (editable) | string or number | `type` into the ref (the driver replaces the field's text) |
-//! | `combobox` with options, `listbox` | string, or array of strings | `select_option` |
+//! | `combobox` with options, `listbox` | string (an option's value or label) | `select_option` |
 //! | `checkbox`, `radio` | boolean (or `"true"`/`"false"`, `"on"`/`"off"`, `"checked"`/`"unchecked"`) | `set_checked` |
 //! | `slider`, `button` | — | refused, naming the member to use instead |
 
@@ -22,7 +22,7 @@ use super::input::FieldValue;
 
 /// What `form_input` needs to know of an element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Field {
+pub struct Field {
     /// The element's role.
     pub role: Role,
     /// Whether the read listed options (a `<select>`, not an editable combo box).
@@ -34,7 +34,7 @@ const MAX_REMEMBERED: usize = 50_000;
 
 /// Roles of the refs the toolset's reads reported.
 #[derive(Debug, Default)]
-pub(crate) struct Fields(HashMap<Ref, Field>);
+pub struct Fields(HashMap<Ref, Field>);
 
 impl Fields {
     /// Remembers every element of a read, as the driver reported it (before any value is
@@ -61,14 +61,14 @@ impl Fields {
 }
 
 /// Why `form_input` cannot set a field: the text the model reads.
-pub(crate) fn no_field(target: &Ref) -> String {
+pub fn no_field(target: &Ref) -> String {
     format!(
-        "`form_input`: `ref` {target} is not a form field on the page now; call read_page or find again and use a current ref"
+        "`form_input`: `target` {target} is not a form field on the page now; call read_page or find again and use a current ref"
     )
 }
 
 /// The driver call that sets `field` to `value`, or the text that says why not.
-pub(crate) fn call_for(
+pub fn call_for(
     field: Field,
     target: Ref,
     value: FieldValue,
@@ -76,7 +76,7 @@ pub(crate) fn call_for(
 ) -> Result<BrowserCall, String> {
     let wrong = |wanted: &str| {
         format!(
-            "`form_input`: `ref` {target} is a {role}; its `value` must be {wanted}",
+            "`form_input`: `target` {target} is a {role}; its `value` must be {wanted}",
             role = field.role
         )
     };
@@ -88,15 +88,10 @@ pub(crate) fn call_for(
             _ => Err(wrong("a string")),
         },
         (Role::Combobox, true) | (Role::Listbox, _) => {
-            let values = match value {
-                FieldValue::Text(text) => vec![text],
-                FieldValue::Options(values) => values,
-                FieldValue::Checked(_) => {
-                    return Err(wrong("an option's value or label, or an array of them"));
-                }
+            let FieldValue::Text(text) = value else {
+                return Err(wrong("an option's value or label"));
             };
-            let values: Vec<&str> = values.iter().map(String::as_str).collect();
-            built(BrowserCall::select_option(target, &values, tab))
+            built(BrowserCall::select_option(target, &[text.as_str()], tab))
         }
         (Role::Checkbox | Role::Radio, _) => {
             let checked = match &value {
@@ -106,7 +101,6 @@ pub(crate) fn call_for(
                     "false" | "off" | "unchecked" => Some(false),
                     _ => None,
                 },
-                FieldValue::Options(_) => None,
             };
             match checked {
                 Some(checked) => Ok(BrowserCall::SetChecked {
@@ -121,7 +115,7 @@ pub(crate) fn call_for(
             "`form_input` cannot set the slider {target}: click it, then move it with key (\"Right\", \"Left\", \"Home\", \"End\")"
         )),
         (Role::Button, _) => Err(format!(
-            "`form_input`: `ref` {target} is a button, not a field: use left_click to press it"
+            "`form_input`: `target` {target} is a button, not a field: use left_click to press it"
         )),
     }
 }
@@ -159,10 +153,10 @@ mod tests {
             call_for(
                 field(Role::Listbox, true),
                 r("e3"),
-                FieldValue::Options(vec!["a".into(), "b".into()]),
+                FieldValue::Text("b".into()),
                 None
             ),
-            BrowserCall::select_option(r("e3"), &["a", "b"], None).map_err(|e| e.to_string())
+            BrowserCall::select_option(r("e3"), &["b"], None).map_err(|e| e.to_string())
         );
         for (value, checked) in [
             (FieldValue::Checked(true), true),
@@ -191,7 +185,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err,
-            "`form_input`: `ref` e4 is a checkbox; its `value` must be true or false"
+            "`form_input`: `target` e4 is a checkbox; its `value` must be true or false"
         );
         assert!(
             call_for(
@@ -227,11 +221,11 @@ mod tests {
             call_for(
                 field(Role::Listbox, true),
                 r("e3"),
-                FieldValue::Options(vec![]),
+                FieldValue::Checked(true),
                 None
             )
             .unwrap_err()
-            .contains("1 to 64")
+            .contains("an option's value or label")
         );
     }
 

@@ -1,75 +1,96 @@
 //! Reading a browser member's `input` into a validated [`Action`]: the driver call(s) it means,
 //! built through the `hands-core` constructors, or a clear refusal.
 //!
-//! The spec fixes the member names, the click `target` (a coordinate target or a ref target,
-//! discriminated by `type`), `modifiers?`, `tab_id?` ("an absent tab_id means the active tab"),
-//! `navigate {url | "back" | "forward" | "reload"}` with https for a URL without a scheme, and
-//! viewport coordinates at device scale factor 1 (api-contracts A, "Browser use", "Inputs"). The
-//! per-member input schemas are not checked by the API; where the spec is silent these are our
-//! shapes, chosen as a Claude model sends them, mirroring the computer toolset's fields
-//! (`coordinate`, `start_coordinate`, `scroll_direction`, `scroll_amount`, `text`, `repeat`,
-//! `duration` in seconds) and naming element refs `ref`:
+//! The shapes are the API's, as anthropic 2.10's generated wire types declare them
+//! (`anthropic/types/beta/beta_browser_<member>_input.py`, the targets in
+//! `beta_browser_coordinate_target.py`, `beta_browser_ref_target.py`,
+//! `beta_browser_click_target.py`, `beta_browser_form_input_value.py`); limits and defaults the
+//! types state only in their docstrings (`scroll_amount` 1–10, default 3; `wait` at most 30 s;
+//! `read_page.depth` default 15; `key.repeat` default 1) are enforced here. Spec: api-contracts A,
+//! "Browser use" ("Inputs": a click `target` is a coordinate or a ref target, discriminated by
+//! `type`; an absent `tab_id` means the active tab; viewport coordinates at device scale 1).
 //!
-//! | member | input |
+//! | member | input (`?` optional) |
 //! |---|---|
-//! | `navigate` | `{url, tab_id?}`: an absolute URL, a bare host (`example.com/a` → `https://…`), or `"back"`, `"forward"`, `"reload"` |
-//! | `list_tabs` | `{}` |
-//! | `new_tab` | `{url?}` (absent: a blank tab) |
-//! | `switch_tab` | `{tab_id}` |
-//! | `close_tab` | `{tab_id?}` (absent: the active tab) |
-//! | `read_page` | `{filter?: "all" \| "interactive", tab_id?}` (default `all`) |
-//! | `get_page_text`, `screenshot` | `{tab_id?}` |
-//! | `read_console`, `read_network` | `{limit?: 1..=100, tab_id?}` |
+//! | `navigate` | `{url, tab_id?}`: a URL (no scheme: https), or `"back"`, `"forward"`, `"reload"` (any case) |
+//! | `list_tabs`, `new_tab` | `{}` |
+//! | `switch_tab`, `close_tab` | `{tab_id}` |
+//! | `read_page` | `{depth?: ≥ 1 (15), filter?: "all" \| "interactive", ref?, tab_id?}` |
+//! | `get_page_text`, `read_console`, `read_network`, `screenshot` | `{tab_id?}` |
 //! | `find` | `{query, tab_id?}` |
-//! | `form_input` | `{ref, value: string \| number \| boolean \| [string], tab_id?}` |
-//! | `file_upload` | `{grant_id}`: a file grant the application issued (never a path) |
-//! | `scroll_to` | `{ref, tab_id?}` |
+//! | `form_input` | `{target: ref target, value: string \| number \| boolean, tab_id?}` |
+//! | `file_upload` | `{target: ref target, document_ids?: [string], paths?: [string], tab_id?}` |
+//! | `scroll_to` | `{target: ref target, tab_id?}` |
 //! | `zoom` | `{region: [x0, y0, x1, y1], tab_id?}` |
-//! | `left_click` … `triple_click` | `{target, modifiers?, tab_id?}` |
-//! | `hover` | `{target, tab_id?}` |
-//! | `left_click_drag` | `{start_coordinate: [x, y], coordinate: [x, y], modifiers?, tab_id?}` |
-//! | `left_mouse_down`, `left_mouse_up` | `{}` |
-//! | `mouse_move` | `{coordinate: [x, y], tab_id?}` |
-//! | `scroll` | `{scroll_direction, scroll_amount: 0..=100 wheel clicks, coordinate?, modifiers?, tab_id?}` |
-//! | `type` | `{text, ref?, tab_id?}` (no ref: the focused element) |
-//! | `key` | `{text: "ctrl+a Delete", repeat?: 1..=100, tab_id?}` |
-//! | `hold_key` | `{text: "shift", duration: seconds, tab_id?}` |
-//! | `wait` | `{duration: seconds}` |
+//! | `left_click` … `triple_click` | `{target: click target, modifiers?: "ctrl+shift", tab_id?}` |
+//! | `hover` | `{target: click target, tab_id?}` |
+//! | `left_click_drag` | `{from: coordinate target, target: coordinate target, tab_id?}` |
+//! | `left_mouse_down`, `left_mouse_up`, `mouse_move` | `{target: coordinate target, tab_id?}` |
+//! | `scroll` | `{scroll_direction, target: coordinate target, scroll_amount?: 1..=10 (3), tab_id?}` |
+//! | `type` | `{text, tab_id?}` |
+//! | `key` | `{text: "ctrl+a Delete", repeat?: 1..=100 (1), tab_id?}` |
+//! | `hold_key` | `{duration: seconds, text: "shift", tab_id?}` |
+//! | `wait` | `{duration: seconds ≤ 30, tab_id?}` |
 //! | `javascript_exec` | `{text: source, tab_id?}` |
 //!
-//! `modifiers` is a `+`-joined text as the computer toolset's (`"ctrl+shift"`) or an array of
-//! names (`["ctrl", "shift"]`, DOM names such as `"Control"` and `"Meta"` included). Numbers are
-//! non-negative safe integers, an integral float such as `3.0` counting as that integer.
+//! A coordinate target is `{"type": "coordinate", "x", "y"}` (viewport pixels), a ref target
+//! `{"type": "ref", "ref"}`, a click target either. Numbers are safe integers, an integral float
+//! such as `3.0` counting as that integer; a null stands for an absent optional field.
+//!
+//! Where hands is stricter than the SDK's pydantic models (each refusal says why):
+//! - an undeclared field, at the top or inside a target, is refused (pydantic keeps it for the
+//!   driver): hands' driver reads no extra field, and a misspelt optional one (`tab_ld`) would
+//!   otherwise act on the wrong tab;
+//! - a number sent as a string (`"3"`) or a boolean where a number belongs is refused (pydantic's
+//!   lax mode converts them);
+//! - negative coordinates, `key.repeat` outside 1–100, `read_page.depth` below 1,
+//!   `scroll_amount` outside 1–10, `wait` beyond 30 s and `hold_key` beyond this driver's 3 s
+//!   are refused (the types leave ranges to their docstrings).
+//!
+//! What the driver contract cannot do is refused with a clear text after the input parsed:
+//! `navigate` back/forward, `left_mouse_down`/`up`, a ref target with modifiers or with a click
+//! other than `left_click`, `file_upload` with `paths` (files reach the page only by grant: a
+//! grant id goes in `document_ids`).
 
 use crate::errtext::{SHOWN_CHARS, allowed_list, show};
 use std::time::Duration;
 
 use hands_core::browser::args::{
-    ArgError, BrowserCall, CssPoint, CssRegion, DiagnosticsSource, GrantId, MAX_HOLD_MS, PageUrl,
-    PointerButton, ReadFilter, parse_ref, parse_tab_id,
+    ArgError, BrowserCall, CssPoint, CssRegion, DiagnosticsSource, GrantId, MAX_HOLD_MS,
+    MAX_SCOPED_DEPTH, PageUrl, PointerButton, ReadFilter, parse_ref, parse_tab_id,
 };
 use hands_core::browser::read::Ref;
 use hands_core::browser::state::TabId;
-use hands_core::input::{
-    Key, KeyChord, KeyError, KeySequence, Modifier, ModifierSet, ScrollDirection,
-};
+use hands_core::input::{Key, KeyChord, KeyError, KeySequence, ModifierSet, ScrollDirection};
 use serde_json::{Map, Value};
 
 use super::members::Member;
 use crate::browser::parse::safe_integer;
-use crate::computer::members::{MAX_KEY_REPEAT, MAX_SCROLL_AMOUNT};
+use crate::computer::members::MAX_KEY_REPEAT;
+
+/// `scroll.scroll_amount`: wheel notches, 1 to 10 (`beta_browser_scroll_input.py`:
+/// "Scroll-wheel notches (1–10). Default 3.").
+pub const MAX_SCROLL_NOTCHES: u64 = 10;
+/// `scroll.scroll_amount` when absent.
+pub const DEFAULT_SCROLL_NOTCHES: u64 = 3;
+/// `read_page.depth` when absent (`beta_browser_read_page_input.py`: "Maximum tree depth.
+/// Default 15.").
+pub const DEFAULT_READ_DEPTH: u64 = 15;
+/// Longest `wait` the API's type allows (`beta_browser_wait_input.py`: "maximum 30"); the
+/// toolset's own limit ([`Limits::max_wait`]) may be lower.
+pub const MAX_WAIT: Duration = Duration::from_secs(30);
 
 /// The limits of the members whose bounds are the toolset's own (see
 /// [`super::ClaudeBrowserConfig`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Longest `wait`.
+    /// Longest `wait` (at most [`MAX_WAIT`]).
     pub max_wait: Duration,
     /// The `run_script` timeout of `javascript_exec` (1 to 30,000 ms).
     pub script_timeout: Duration,
-    /// `limit` of `read_console` / `read_network` when absent (1 to 100).
+    /// How many entries `read_console` / `read_network` return (1 to 100).
     pub diagnostics_limit: u32,
-    /// CSS pixels per `scroll_amount` click.
+    /// CSS pixels per `scroll_amount` notch.
     pub scroll_step: u64,
 }
 
@@ -91,7 +112,7 @@ pub enum InputError {
     Missing {
         /// The member.
         member: Member,
-        /// The field.
+        /// The field (`target.x` for a nested one).
         field: String,
         /// What it should hold.
         expected: &'static str,
@@ -101,19 +122,19 @@ pub enum InputError {
     WrongType {
         /// The member.
         member: Member,
-        /// The field (`target.coordinate` for a nested one).
+        /// The field (`target.x` for a nested one).
         field: String,
         /// What it should hold.
         expected: &'static str,
         /// What came, abbreviated.
         got: String,
     },
-    /// A field the member does not take.
+    /// A field the member (or its target) does not take.
     #[error("`{member}` does not take `{field}`; it takes {}", allowed_list(.allowed))]
     UnknownField {
         /// The member.
         member: Member,
-        /// The field, as [`crate::errtext::name`] echoes it.
+        /// The field, as [`crate::errtext::name`] echoes it (`target.…` inside a target).
         field: String,
         /// The fields it takes there.
         allowed: &'static [&'static str],
@@ -146,24 +167,23 @@ pub enum InputError {
     },
 }
 
-/// Where a pointer member acts.
+/// Where a pointer member acts: a click target (`beta_browser_click_target.py`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// `{"type": "coordinate", "coordinate": [x, y]}`: viewport CSS pixels at scale 1.
+    /// `{"type": "coordinate", "x", "y"}`: viewport CSS pixels at scale 1.
     Coordinate(CssPoint),
     /// `{"type": "ref", "ref": "…"}`: an element ref from a read.
     Ref(Ref),
 }
 
-/// The value `form_input` sets; which driver call sets it depends on the field's role.
+/// The value `form_input` sets (`beta_browser_form_input_value.py`: string, number or
+/// boolean); which driver call sets it depends on the field's role.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FieldValue {
     /// A string (or a number, written as the model sent it).
     Text(String),
     /// A boolean: checked or not.
     Checked(bool),
-    /// Several option values (a multi-select list).
-    Options(Vec<String>),
 }
 
 /// A validated member call.
@@ -184,14 +204,22 @@ pub enum Action {
         /// The tab, or the active one.
         tab: Option<TabId>,
     },
-    /// `close_tab` without `tab_id`: the active tab, read from the state before the call.
-    CloseActive,
     /// `form_input`: the driver call is chosen from the field's role.
     FormInput {
         /// The field.
         target: Ref,
         /// The value.
         value: FieldValue,
+        /// The tab, or the active one.
+        tab: Option<TabId>,
+    },
+    /// `file_upload`: a click on the file input opens its chooser (driver `click`), then the
+    /// grant fills it (driver `upload_file`).
+    Upload {
+        /// The file input.
+        target: Ref,
+        /// The file grant the application issued (sent in `document_ids`).
+        grant: GrantId,
         /// The tab, or the active one.
         tab: Option<TabId>,
     },
@@ -253,42 +281,52 @@ impl Action {
                     "a URL such as \"https://example.com/page\", or \"back\", \"forward\", \"reload\"",
                 )?;
                 let tab = a.tab()?;
-                match url {
+                // The SDK's pipeline reads the history words trimmed and in any case.
+                match url.trim().to_ascii_lowercase().as_str() {
                     "back" | "forward" => {
                         Action::Refuse(crate::strings::BROWSER_HISTORY_UNSUPPORTED)
                     }
                     "reload" => Action::Reload { tab },
-                    url => Action::Call(BrowserCall::Navigate {
+                    _ => Action::Call(BrowserCall::Navigate {
                         url: complete_url("url", url).map_err(|e| a.invalid(e))?,
                         tab,
                     }),
                 }
             }
             Member::ListTabs => Action::Call(BrowserCall::ListTabs),
-            Member::NewTab => {
-                let url = a
-                    .string("url")?
-                    .map(|u| complete_url("url", u))
-                    .transpose()
-                    .map_err(|e| a.invalid(e))?;
-                Action::Call(BrowserCall::NewTab { url })
-            }
+            Member::NewTab => Action::Call(BrowserCall::NewTab { url: None }),
             Member::SwitchTab => Action::Call(BrowserCall::SwitchTab {
                 tab: a.required_tab()?,
             }),
-            Member::CloseTab => match a.tab()? {
-                Some(tab) => Action::Call(BrowserCall::CloseTab { tab }),
-                None => Action::CloseActive,
-            },
+            Member::CloseTab => Action::Call(BrowserCall::CloseTab {
+                tab: a.required_tab()?,
+            }),
             Member::ReadPage => {
                 let filter = match a.string("filter")? {
+                    // Omitted: the visible elements. The driver's read has no viewport filter,
+                    // so it is the whole read (within the read's size caps).
                     None => ReadFilter::All,
                     Some(f) => ReadFilter::parse("filter", f).map_err(|e| a.invalid(e))?,
                 };
-                Action::Call(BrowserCall::ReadPage {
-                    filter,
-                    tab: a.tab()?,
-                })
+                const DEPTH: &str = "a maximum tree depth, an integer of at least 1";
+                let depth = a.integer("depth", DEPTH)?.unwrap_or(DEFAULT_READ_DEPTH);
+                if depth == 0 {
+                    return Err(a.wrong("depth", DEPTH, &Value::from(depth)));
+                }
+                let root = a.optional_ref("ref")?;
+                let tab = a.tab()?;
+                match root {
+                    // A whole-page read is bounded by the read's size caps, not by depth.
+                    None => Action::Call(BrowserCall::ReadPage { filter, tab }),
+                    // The driver reads at most 32 levels below a root: a deeper maximum
+                    // reads all it can.
+                    Some(root) => call(BrowserCall::read_page_scoped(
+                        tab,
+                        Some(root),
+                        depth.min(u64::from(MAX_SCOPED_DEPTH)),
+                        filter,
+                    ))?,
+                }
             }
             Member::GetPageText => Action::Call(BrowserCall::GetPageText { tab: a.tab()? }),
             Member::ReadConsole | Member::ReadNetwork => {
@@ -297,31 +335,44 @@ impl Action {
                 } else {
                     DiagnosticsSource::Network
                 };
-                let limit = a
-                    .integer("limit", "an integer from 1 to 100")?
-                    .unwrap_or(u64::from(limits.diagnostics_limit));
-                call(BrowserCall::read_diagnostics(a.tab()?, source, limit))?
+                call(BrowserCall::read_diagnostics(
+                    a.tab()?,
+                    source,
+                    u64::from(limits.diagnostics_limit),
+                ))?
             }
             Member::Find => {
                 let query = a.required_string("query", "what to look for, such as \"Sign in\"")?;
                 call(BrowserCall::find(query, a.tab()?))?
             }
             Member::FormInput => Action::FormInput {
-                target: a.required_ref("ref")?,
+                target: a.ref_target("target")?,
                 value: a.field_value()?,
                 tab: a.tab()?,
             },
             Member::FileUpload => {
-                let grant = a.required_string(
-                    "grant_id",
-                    "the file grant id the task gave you (file paths are not accepted)",
-                )?;
-                Action::Call(BrowserCall::UploadFile {
-                    grant: GrantId::parse(grant).map_err(|e| a.invalid(e))?,
-                })
+                let target = a.ref_target("target")?;
+                let paths = a.string_list("paths")?;
+                let documents = a.string_list("document_ids")?;
+                let tab = a.tab()?;
+                if !paths.is_empty() {
+                    return Err(a.unsupported(
+                        "this browser uploads only files the application granted, never a path: send the grant's id in `document_ids` and no `paths`",
+                    ));
+                }
+                let grant = match documents.as_slice() {
+                    [] => return Err(a.missing("document_ids", DOCUMENT_IDS)),
+                    [one] => GrantId::parse(one).map_err(|e| a.invalid(e))?,
+                    _ => {
+                        return Err(a.unsupported(
+                            "this browser uploads one file per call: send one id in `document_ids`, and call file_upload again for the next file",
+                        ));
+                    }
+                };
+                Action::Upload { target, grant, tab }
             }
             Member::ScrollTo => Action::Call(BrowserCall::ScrollTo {
-                target: a.required_ref("ref")?,
+                target: a.ref_target("target")?,
                 tab: a.tab()?,
             }),
             Member::Screenshot => Action::Call(BrowserCall::Screenshot { tab: a.tab()? }),
@@ -337,6 +388,9 @@ impl Action {
             | Member::MiddleClick
             | Member::DoubleClick
             | Member::TripleClick => {
+                let target = a.click_target("target")?;
+                let keys = a.modifiers()?;
+                let tab = a.tab()?;
                 let (button, count) = match member {
                     Member::RightClick => (PointerButton::Right, 1),
                     Member::MiddleClick => (PointerButton::Middle, 1),
@@ -344,9 +398,6 @@ impl Action {
                     Member::TripleClick => (PointerButton::Left, 3),
                     _ => (PointerButton::Left, 1),
                 };
-                let target = a.target()?;
-                let keys = a.modifiers()?;
-                let tab = a.tab()?;
                 match target {
                     Target::Coordinate(at) => {
                         call(BrowserCall::click_at(tab, at, button, count, keys))?
@@ -365,7 +416,7 @@ impl Action {
                 }
             }
             Member::Hover => {
-                let target = a.target()?;
+                let target = a.click_target("target")?;
                 let tab = a.tab()?;
                 Action::Call(match target {
                     Target::Coordinate(at) => BrowserCall::HoverAt { tab, at },
@@ -373,16 +424,21 @@ impl Action {
                 })
             }
             Member::LeftClickDrag => {
-                let from = a.required_point("start_coordinate")?;
-                let to = a.required_point("coordinate")?;
-                let keys = a.modifiers()?;
-                call(BrowserCall::drag_path(a.tab()?, vec![from, to], keys))?
+                let from = a.coordinate_target("from")?;
+                let to = a.coordinate_target("target")?;
+                call(BrowserCall::drag_path(
+                    a.tab()?,
+                    vec![from, to],
+                    ModifierSet::NONE,
+                ))?
             }
             Member::LeftMouseDown | Member::LeftMouseUp => {
+                a.coordinate_target("target")?;
+                a.tab()?;
                 Action::Refuse(crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED)
             }
             Member::MouseMove => {
-                let at = a.required_point("coordinate")?;
+                let at = a.coordinate_target("target")?;
                 Action::Call(BrowserCall::HoverAt { tab: a.tab()?, at })
             }
             Member::Scroll => {
@@ -391,24 +447,16 @@ impl Action {
                 if ScrollDirection::parse(raw).is_none() {
                     return Err(a.wrong("scroll_direction", DIRECTION, &Value::from(raw)));
                 }
-                const AMOUNT: &str = "an integer number of wheel clicks, 0 to 100";
+                let at = a.coordinate_target("target")?;
+                const AMOUNT: &str = "a number of scroll-wheel notches from 1 to 10";
                 let amount = a
                     .integer("scroll_amount", AMOUNT)?
-                    .ok_or_else(|| a.missing("scroll_amount", AMOUNT))?;
-                if amount > MAX_SCROLL_AMOUNT {
+                    .unwrap_or(DEFAULT_SCROLL_NOTCHES);
+                if !(1..=MAX_SCROLL_NOTCHES).contains(&amount) {
                     return Err(a.wrong("scroll_amount", AMOUNT, &Value::from(amount)));
                 }
-                if a.get("coordinate").is_some() {
-                    return Err(a.unsupported(
-                        "this browser driver scrolls the page at the centre of the viewport and cannot scroll at a `coordinate`; send scroll without it, or scroll_to an element's ref",
-                    ));
-                }
-                if !a.modifiers()?.is_empty() {
-                    return Err(a.unsupported(
-                        "this browser driver cannot hold `modifiers` while scrolling; send scroll without them",
-                    ));
-                }
-                call(BrowserCall::scroll(
+                call(BrowserCall::scroll_at(
+                    at,
                     raw,
                     amount.saturating_mul(limits.scroll_step),
                     a.tab()?,
@@ -416,8 +464,7 @@ impl Action {
             }
             Member::Type => {
                 let text = a.required_string("text", "the text to type")?;
-                let target = a.optional_ref("ref")?;
-                call(BrowserCall::type_text(text, target, a.tab()?))?
+                call(BrowserCall::type_text(text, None, a.tab()?))?
             }
             Member::Key => {
                 let text = a.required_string(
@@ -427,15 +474,10 @@ impl Action {
                 let sequence = KeySequence::parse(text).map_err(|e| a.key_error("text", e))?;
                 let chords: Vec<String> = sequence.chords().iter().map(chord_text).collect();
                 let chords: Vec<&str> = chords.iter().map(String::as_str).collect();
-                let repeat = a
-                    .integer("repeat", "an integer from 1 to 100")?
-                    .unwrap_or(1);
+                const REPEAT: &str = "an integer from 1 to 100";
+                let repeat = a.integer("repeat", REPEAT)?.unwrap_or(1);
                 if !(1..=MAX_KEY_REPEAT).contains(&repeat) {
-                    return Err(a.wrong(
-                        "repeat",
-                        "an integer from 1 to 100",
-                        &Value::from(repeat),
-                    ));
+                    return Err(a.wrong("repeat", REPEAT, &Value::from(repeat)));
                 }
                 let call = BrowserCall::key(&chords, a.tab()?).map_err(|e| a.invalid(e))?;
                 if repeat == 1 {
@@ -450,7 +492,8 @@ impl Action {
             Member::HoldKey => {
                 let text = a.required_string("text", "a key or chord such as \"shift\"")?;
                 let chord = KeyChord::parse(text).map_err(|e| a.key_error("text", e))?;
-                const DURATION: &str = "a number of seconds, more than 0 and at most 3";
+                const DURATION: &str =
+                    "a number of seconds, more than 0 and at most 3 (this browser's longest hold)";
                 let duration = a.seconds("duration", DURATION)?;
                 let ms = (duration.as_secs_f64() * 1000.0).round() as u64;
                 if !(1..=MAX_HOLD_MS).contains(&ms) {
@@ -467,7 +510,11 @@ impl Action {
             Member::Wait => {
                 const DURATION: &str = "a number of seconds, from 0 to the toolset's limit";
                 let duration = a.seconds("duration", DURATION)?;
-                if duration > limits.max_wait {
+                // `tab_id` is in the type; a wait acts on no tab, but a malformed id is still
+                // the model's mistake to hear about.
+                a.tab()?;
+                let max = limits.max_wait.min(MAX_WAIT);
+                if duration > max {
                     return Err(InputError::WrongType {
                         member,
                         field: "duration".into(),
@@ -475,7 +522,7 @@ impl Action {
                         got: format!(
                             "{} (the limit is {} seconds)",
                             duration.as_secs_f64(),
-                            limits.max_wait.as_secs_f64()
+                            max.as_secs_f64()
                         ),
                     });
                 }
@@ -524,10 +571,26 @@ struct Reader<'a> {
     map: &'a Map<String, Value>,
 }
 
-const COORDINATE: &str = "an array of two non-negative integers [x, y] in viewport CSS pixels";
-const TARGET: &str =
-    "{\"type\": \"coordinate\", \"coordinate\": [x, y]} or {\"type\": \"ref\", \"ref\": \"…\"}";
+const COORDINATE_TARGET: &str =
+    "a coordinate target {\"type\": \"coordinate\", \"x\": …, \"y\": …} in viewport pixels";
+const REF_TARGET: &str =
+    "a ref target {\"type\": \"ref\", \"ref\": \"…\"} naming an element from read_page or find";
+const CLICK_TARGET: &str =
+    "{\"type\": \"coordinate\", \"x\": …, \"y\": …} or {\"type\": \"ref\", \"ref\": \"…\"}";
+const PIXEL: &str = "a non-negative integer number of viewport pixels";
 const REF: &str = "an element ref from read_page or find";
+const DOCUMENT_IDS: &str = "an array holding the id of a file grant the application gave you";
+/// The fields of the two target kinds.
+const COORDINATE_FIELDS: &[&str] = &["type", "x", "y"];
+const REF_FIELDS: &[&str] = &["type", "ref"];
+
+/// Which target kinds a field takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kinds {
+    Coordinate,
+    Ref,
+    Either,
+}
 
 impl<'a> Reader<'a> {
     fn new(member: Member, input: &'a Value) -> Result<Reader<'a>, InputError> {
@@ -619,6 +682,22 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// An optional array of strings; absent is empty.
+    fn string_list(&self, field: &'static str) -> Result<Vec<&'a str>, InputError> {
+        const EXPECTED: &str = "an array of strings";
+        match self.get(field) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| {
+                    item.as_str()
+                        .ok_or_else(|| self.wrong(field, EXPECTED, item))
+                })
+                .collect(),
+            Some(other) => Err(self.wrong(field, EXPECTED, other)),
+        }
+    }
+
     fn integer(
         &self,
         field: &'static str,
@@ -659,6 +738,7 @@ impl<'a> Reader<'a> {
         parse_tab_id("tab_id", id).map_err(|e| self.invalid(e))
     }
 
+    /// `read_page.ref`: a plain ref string.
     fn optional_ref(&self, field: &'static str) -> Result<Option<Ref>, InputError> {
         match self.get(field) {
             None => Ok(None),
@@ -667,30 +747,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn required_ref(&self, field: &'static str) -> Result<Ref, InputError> {
-        self.optional_ref(field)?
-            .ok_or_else(|| self.missing(field, REF))
-    }
-
-    /// `[x, y]` at `path` (for messages) from `value`.
-    fn point_of(&self, path: &str, value: &Value) -> Result<CssPoint, InputError> {
-        let pair = value
-            .as_array()
-            .filter(|a| a.len() == 2)
-            .and_then(|a| Some((safe_integer(&a[0])?, safe_integer(&a[1])?)))
-            .ok_or_else(|| self.wrong(path, COORDINATE, value))?;
-        CssPoint::new(pair.0, pair.1).map_err(|e| self.invalid(e))
-    }
-
-    fn required_point(&self, field: &'static str) -> Result<CssPoint, InputError> {
-        let value = self
-            .get(field)
-            .ok_or_else(|| self.missing(field, COORDINATE))?;
-        self.point_of(field, value)
-    }
-
     fn region(&self) -> Result<[u64; 4], InputError> {
-        const EXPECTED: &str = "[x0, y0, x1, y1]: four non-negative integers in viewport CSS pixels (top-left, bottom-right)";
+        const EXPECTED: &str = "[x0, y0, x1, y1]: four non-negative integers in viewport pixels (top-left, bottom-right)";
         let value = self
             .get("region")
             .ok_or_else(|| self.missing("region", EXPECTED))?;
@@ -705,89 +763,109 @@ impl<'a> Reader<'a> {
         Ok(edges)
     }
 
-    /// The click `target`: a coordinate target or a ref target, discriminated by `type`.
-    fn target(&self) -> Result<Target, InputError> {
-        let value = self
-            .get("target")
-            .ok_or_else(|| self.missing("target", TARGET))?;
-        let Value::Object(target) = value else {
-            return Err(self.wrong("target", TARGET, value));
-        };
-        const COORDINATE_FIELDS: &[&str] = &["type", "coordinate"];
-        const REF_FIELDS: &[&str] = &["type", "ref"];
-        let (kind, allowed) = match target.get("type").and_then(Value::as_str) {
-            Some("coordinate") => ("coordinate", COORDINATE_FIELDS),
-            Some("ref") => ("ref", REF_FIELDS),
-            _ => {
-                return Err(self.wrong(
-                    "target.type",
-                    "\"coordinate\" or \"ref\"",
-                    target.get("type").unwrap_or(&Value::Null),
-                ));
-            }
-        };
-        if let Some(field) = target.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(InputError::UnknownField {
-                member: self.member,
-                field: format!("target.{}", crate::errtext::name(field)),
-                allowed,
-            });
-        }
-        let field = target
-            .get(kind)
-            .ok_or_else(|| self.missing(format!("target.{kind}"), TARGET))?;
-        if kind == "coordinate" {
-            return self
-                .point_of("target.coordinate", field)
-                .map(Target::Coordinate);
-        }
-        match field {
-            Value::String(s) => parse_ref("ref", s)
-                .map(Target::Ref)
-                .map_err(|e| self.invalid(e)),
-            other => Err(self.wrong("target.ref", REF, other)),
+    /// A coordinate target (`beta_browser_coordinate_target.py`).
+    fn coordinate_target(&self, field: &'static str) -> Result<CssPoint, InputError> {
+        match self.target(field, Kinds::Coordinate)? {
+            Target::Coordinate(at) => Ok(at),
+            // `target` reads only a coordinate target here.
+            Target::Ref(_) => Err(self.wrong(field, COORDINATE_TARGET, &Value::Null)),
         }
     }
 
-    /// `modifiers`: `"ctrl+shift"`, or `["ctrl", "shift"]`; absent or empty means none.
+    /// A ref target (`beta_browser_ref_target.py`).
+    fn ref_target(&self, field: &'static str) -> Result<Ref, InputError> {
+        match self.target(field, Kinds::Ref)? {
+            Target::Ref(r) => Ok(r),
+            // `target` reads only a ref target here.
+            Target::Coordinate(_) => Err(self.wrong(field, REF_TARGET, &Value::Null)),
+        }
+    }
+
+    /// A click target (`beta_browser_click_target.py`): either kind, discriminated by `type`.
+    fn click_target(&self, field: &'static str) -> Result<Target, InputError> {
+        self.target(field, Kinds::Either)
+    }
+
+    fn target(&self, field: &'static str, kinds: Kinds) -> Result<Target, InputError> {
+        let expected = match kinds {
+            Kinds::Coordinate => COORDINATE_TARGET,
+            Kinds::Ref => REF_TARGET,
+            Kinds::Either => CLICK_TARGET,
+        };
+        let value = self
+            .get(field)
+            .ok_or_else(|| self.missing(field, expected))?;
+        let Value::Object(target) = value else {
+            return Err(self.wrong(field, expected, value));
+        };
+        let kind = target.get("type").and_then(Value::as_str);
+        let allowed = match (kind, kinds) {
+            (Some("coordinate"), Kinds::Coordinate | Kinds::Either) => COORDINATE_FIELDS,
+            (Some("ref"), Kinds::Ref | Kinds::Either) => REF_FIELDS,
+            _ => {
+                let kinds_text = match kinds {
+                    Kinds::Coordinate => "\"coordinate\"",
+                    Kinds::Ref => "\"ref\"",
+                    Kinds::Either => "\"coordinate\" or \"ref\"",
+                };
+                return Err(match target.get("type") {
+                    None | Some(Value::Null) => self.missing(format!("{field}.type"), kinds_text),
+                    Some(other) => self.wrong(format!("{field}.type"), kinds_text, other),
+                });
+            }
+        };
+        if let Some(key) = target
+            .iter()
+            .find_map(|(k, v)| (!allowed.contains(&k.as_str()) && !v.is_null()).then_some(k))
+        {
+            return Err(InputError::UnknownField {
+                member: self.member,
+                field: format!("{field}.{}", crate::errtext::name(key)),
+                allowed,
+            });
+        }
+        let part = |name: &'static str, what: &'static str| {
+            target
+                .get(name)
+                .filter(|v| !v.is_null())
+                .ok_or_else(|| self.missing(format!("{field}.{name}"), what))
+        };
+        if allowed == REF_FIELDS {
+            return match part("ref", REF)? {
+                Value::String(s) => parse_ref("ref", s)
+                    .map(Target::Ref)
+                    .map_err(|e| self.invalid(e)),
+                other => Err(self.wrong(format!("{field}.ref"), REF, other)),
+            };
+        }
+        let pixel = |name: &'static str| -> Result<u64, InputError> {
+            let value = part(name, PIXEL)?;
+            safe_integer(value).ok_or_else(|| self.wrong(format!("{field}.{name}"), PIXEL, value))
+        };
+        let (x, y) = (pixel("x")?, pixel("y")?);
+        CssPoint::new(x, y)
+            .map(Target::Coordinate)
+            .map_err(|e| self.invalid(e))
+    }
+
+    /// `modifiers`: a `+`-joined chord of modifier names (`"ctrl+shift"`); absent or empty
+    /// means none.
     fn modifiers(&self) -> Result<ModifierSet, InputError> {
-        const EXPECTED: &str = "modifiers held during the action: a text such as \"ctrl+shift\" or an array such as [\"ctrl\", \"shift\"]";
+        const EXPECTED: &str =
+            "the modifier keys held during the action, as one text such as \"ctrl+shift\"";
         match self.get("modifiers") {
             None => Ok(ModifierSet::NONE),
             Some(Value::String(s)) if s.trim().is_empty() => Ok(ModifierSet::NONE),
             Some(Value::String(s)) => {
                 ModifierSet::parse(s).map_err(|e| self.key_error("modifiers", e))
             }
-            Some(Value::Array(items)) => {
-                let mut set = ModifierSet::NONE;
-                for item in items {
-                    let name = item
-                        .as_str()
-                        .ok_or_else(|| self.wrong("modifiers", EXPECTED, item))?;
-                    let modifier = Modifier::from_name(name).ok_or_else(|| {
-                        self.key_error(
-                            "modifiers",
-                            KeyError::NotAModifier {
-                                name: name.to_owned(),
-                            },
-                        )
-                    })?;
-                    if !set.insert(modifier) {
-                        return Err(self.invalid(ArgError::Repeated {
-                            field: "modifiers",
-                            item: name.to_owned(),
-                        }));
-                    }
-                }
-                Ok(set)
-            }
             Some(other) => Err(self.wrong("modifiers", EXPECTED, other)),
         }
     }
 
-    /// `form_input.value`.
+    /// `form_input.value`: a string, a number or a boolean.
     fn field_value(&self) -> Result<FieldValue, InputError> {
-        const EXPECTED: &str = "the value to set: a string (or number) for a text field or a select, true or false for a checkbox or radio, an array of strings for a multi-select list";
+        const EXPECTED: &str = "the value to set: a string (or number) for a text field or a select, true or false for a checkbox or radio";
         let value = self
             .get("value")
             .ok_or_else(|| self.missing("value", EXPECTED))?;
@@ -795,15 +873,6 @@ impl<'a> Reader<'a> {
             Value::String(s) => FieldValue::Text(s.clone()),
             Value::Number(n) => FieldValue::Text(n.to_string()),
             Value::Bool(b) => FieldValue::Checked(*b),
-            Value::Array(items) => FieldValue::Options(
-                items
-                    .iter()
-                    .map(|item| match item {
-                        Value::String(s) => Ok(s.clone()),
-                        other => Err(self.wrong("value", EXPECTED, other)),
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
             other => return Err(self.wrong("value", EXPECTED, other)),
         })
     }

@@ -9,34 +9,35 @@ use hands_core::browser::BrowserMember;
 
 use crate::browser::consent::{Consent, consent};
 
-/// A member tool of Claude's browser toolset.
+/// A member tool of Claude's browser toolset. Inputs are anthropic 2.10's wire shapes (see
+/// [`super::input`] for the whole table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Member {
     /// `navigate {url, tab_id?}`: a URL, or `"back"`, `"forward"`, `"reload"`.
     Navigate,
     /// `list_tabs {}`.
     ListTabs,
-    /// `new_tab {url?}`.
+    /// `new_tab {}`.
     NewTab,
     /// `switch_tab {tab_id}`.
     SwitchTab,
-    /// `close_tab {tab_id?}`.
+    /// `close_tab {tab_id}`.
     CloseTab,
-    /// `read_page {filter?, tab_id?}`.
+    /// `read_page {depth?, filter?, ref?, tab_id?}`.
     ReadPage,
     /// `get_page_text {tab_id?}`.
     GetPageText,
-    /// `read_console {limit?, tab_id?}` (off until enabled).
+    /// `read_console {tab_id?}` (off until enabled).
     ReadConsole,
-    /// `read_network {limit?, tab_id?}` (off until enabled).
+    /// `read_network {tab_id?}` (off until enabled).
     ReadNetwork,
     /// `find {query, tab_id?}`.
     Find,
-    /// `form_input {ref, value, tab_id?}`.
+    /// `form_input {target: ref target, value, tab_id?}`.
     FormInput,
-    /// `file_upload {grant_id}` (off until enabled).
+    /// `file_upload {target: ref target, document_ids?, paths?, tab_id?}` (off until enabled).
     FileUpload,
-    /// `scroll_to {ref, tab_id?}`.
+    /// `scroll_to {target: ref target, tab_id?}`.
     ScrollTo,
     /// `screenshot {tab_id?}`.
     Screenshot,
@@ -54,23 +55,24 @@ pub enum Member {
     TripleClick,
     /// `hover {target, tab_id?}`.
     Hover,
-    /// `left_click_drag {start_coordinate, coordinate, modifiers?, tab_id?}`.
+    /// `left_click_drag {from, target, tab_id?}` (coordinate targets).
     LeftClickDrag,
-    /// `left_mouse_down {}`: always refused (see [`crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED`]).
+    /// `left_mouse_down {target, tab_id?}`: always refused (see
+    /// [`crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED`]).
     LeftMouseDown,
-    /// `left_mouse_up {}`: always refused, as `left_mouse_down`.
+    /// `left_mouse_up {target, tab_id?}`: always refused, as `left_mouse_down`.
     LeftMouseUp,
-    /// `mouse_move {coordinate, tab_id?}`.
+    /// `mouse_move {target, tab_id?}` (a coordinate target).
     MouseMove,
-    /// `scroll {scroll_direction, scroll_amount, coordinate?, modifiers?, tab_id?}`.
+    /// `scroll {scroll_direction, target, scroll_amount?, tab_id?}`.
     Scroll,
-    /// `type {text, ref?, tab_id?}`.
+    /// `type {text, tab_id?}`.
     Type,
     /// `key {text, repeat?, tab_id?}`.
     Key,
-    /// `hold_key {text, duration, tab_id?}`.
+    /// `hold_key {duration, text, tab_id?}`.
     HoldKey,
-    /// `wait {duration}`.
+    /// `wait {duration, tab_id?}`.
     Wait,
     /// `javascript_exec {text, tab_id?}` (off until enabled).
     JavascriptExec,
@@ -163,48 +165,46 @@ impl Member {
         )
     }
 
-    /// The input fields the member takes; any other field is refused (a null stands for an
-    /// absent optional field, as in the computer toolset).
+    /// The input fields the member takes, as anthropic 2.10's `beta_browser_<member>_input.py`
+    /// declares them; any other field is refused (a null stands for an absent optional field,
+    /// as in the computer toolset).
     pub const fn fields(self) -> &'static [&'static str] {
         match self {
             Member::Navigate => &["url", "tab_id"],
-            Member::ListTabs | Member::LeftMouseDown | Member::LeftMouseUp => &[],
-            Member::NewTab => &["url"],
+            Member::ListTabs | Member::NewTab => &[],
             Member::SwitchTab | Member::CloseTab => &["tab_id"],
-            Member::ReadPage => &["filter", "tab_id"],
-            Member::GetPageText | Member::Screenshot => &["tab_id"],
-            Member::ReadConsole | Member::ReadNetwork => &["limit", "tab_id"],
+            Member::ReadPage => &["depth", "filter", "ref", "tab_id"],
+            Member::GetPageText
+            | Member::Screenshot
+            | Member::ReadConsole
+            | Member::ReadNetwork => &["tab_id"],
             Member::Find => &["query", "tab_id"],
-            Member::FormInput => &["ref", "value", "tab_id"],
-            Member::FileUpload => &["grant_id"],
-            Member::ScrollTo => &["ref", "tab_id"],
+            Member::FormInput => &["target", "value", "tab_id"],
+            Member::FileUpload => &["target", "document_ids", "paths", "tab_id"],
+            Member::ScrollTo
+            | Member::Hover
+            | Member::LeftMouseDown
+            | Member::LeftMouseUp
+            | Member::MouseMove => &["target", "tab_id"],
             Member::Zoom => &["region", "tab_id"],
             Member::LeftClick
             | Member::RightClick
             | Member::MiddleClick
             | Member::DoubleClick
             | Member::TripleClick => &["target", "modifiers", "tab_id"],
-            Member::Hover => &["target", "tab_id"],
-            Member::LeftClickDrag => &["start_coordinate", "coordinate", "modifiers", "tab_id"],
-            Member::MouseMove => &["coordinate", "tab_id"],
-            Member::Scroll => &[
-                "scroll_direction",
-                "scroll_amount",
-                "coordinate",
-                "modifiers",
-                "tab_id",
-            ],
-            Member::Type => &["text", "ref", "tab_id"],
+            Member::LeftClickDrag => &["from", "target", "tab_id"],
+            Member::Scroll => &["scroll_direction", "target", "scroll_amount", "tab_id"],
+            Member::Type | Member::JavascriptExec => &["text", "tab_id"],
             Member::Key => &["text", "repeat", "tab_id"],
-            Member::HoldKey => &["text", "duration", "tab_id"],
-            Member::Wait => &["duration"],
-            Member::JavascriptExec => &["text", "tab_id"],
+            Member::HoldKey => &["duration", "text", "tab_id"],
+            Member::Wait => &["duration", "tab_id"],
         }
     }
 
     /// The driver members this member may call, the one it needs most first. `form_input` also
-    /// reads the page (`read_page`) when it has not seen the field's role yet; `wait` and the
-    /// two button members call none.
+    /// reads the page (`read_page`) when it has not seen the field's role yet; `read_page` with a
+    /// `ref` reads that subtree (`read_page_scoped`); `file_upload` clicks the file input, then
+    /// uploads; `wait` and the two button members call none.
     pub const fn driver_members(self) -> &'static [BrowserMember] {
         use BrowserMember as B;
         match self {
@@ -213,12 +213,12 @@ impl Member {
             Member::NewTab => &[B::NewTab],
             Member::SwitchTab => &[B::SwitchTab],
             Member::CloseTab => &[B::CloseTab],
-            Member::ReadPage => &[B::ReadPage],
+            Member::ReadPage => &[B::ReadPage, B::ReadPageScoped],
             Member::GetPageText => &[B::GetPageText],
             Member::ReadConsole | Member::ReadNetwork => &[B::ReadDiagnostics],
             Member::Find => &[B::Find],
             Member::FormInput => &[B::Type, B::SelectOption, B::SetChecked],
-            Member::FileUpload => &[B::UploadFile],
+            Member::FileUpload => &[B::UploadFile, B::Click],
             Member::ScrollTo => &[B::ScrollTo],
             Member::Screenshot => &[B::Screenshot],
             Member::Zoom => &[B::Zoom],
@@ -239,10 +239,20 @@ impl Member {
         }
     }
 
+    /// Whether the member needs every one of its [`Member::driver_members`] (`file_upload`: a
+    /// click and an upload) rather than any one of them.
+    pub const fn needs_all_driver_members(self) -> bool {
+        matches!(self, Member::FileUpload)
+    }
+
     /// What the member needs before it runs: the strictest need of its driver members, from the
     /// function-tool surface's table ([`consent`]), so one `confirm` and one URL policy serve
     /// both surfaces alike. `type`, `key` and `hold_key` need `confirm`, as the SDK requires.
     pub const fn consent(self) -> Consent {
+        // The API's `new_tab` opens a blank tab: no URL for a policy to judge.
+        if matches!(self, Member::NewTab) {
+            return Consent::Confirm;
+        }
         let members = self.driver_members();
         let mut need = Consent::None;
         let mut i = 0;
@@ -308,7 +318,7 @@ mod tests {
         use Consent as C;
         let table = [
             ("navigate", C::UrlPolicyThenConfirm),
-            ("new_tab", C::UrlPolicyThenConfirm),
+            ("new_tab", C::Confirm),
             ("list_tabs", C::None),
             ("read_page", C::None),
             ("get_page_text", C::None),

@@ -10,13 +10,14 @@
 //!    with what was wrong; members this driver contract cannot honour (`navigate` back/forward,
 //!    `left_mouse_down`/`up`, a ref target with modifiers …) with a clear refusal;
 //! 3. the state is read (the "before" of `state_changes`, the `state` of `confirm`); what depends
-//!    on it is resolved: `close_tab` without a tab, `navigate "reload"` (the tab's URL), and
-//!    `form_input`'s driver call (the field's role, see [`forms`]);
+//!    on it is resolved: `navigate "reload"` (the tab's URL) and `form_input`'s driver call (the
+//!    field's role, see [`forms`]);
 //! 4. consent, from the function-tool table ([`Member::consent`]): `navigate` and `new_tab` ask
 //!    the URL policy first, then `confirm`; every state-changing member asks `confirm` (`type`,
 //!    `key` and `hold_key` included, as the SDK requires); reads ask nothing. The callbacks get
 //!    the driver member and its validated arguments, exactly as the function-tool surface
-//!    passes them;
+//!    passes them (for `file_upload`, the `upload_file` call: the click before it only opens the
+//!    chooser);
 //! 5. the driver runs the call(s);
 //! 6. the state is read again; the result is the acknowledgement, the read's text or the image
 //!    (`present`), then one `browser_state` block with `tab_opened` for every new tab.
@@ -37,11 +38,12 @@
 //! | `navigate "back"` / `"forward"` | none: refused |
 //! | `list_tabs` | none: `state()` |
 //! | `new_tab`, `switch_tab` | `new_tab`, `switch_tab` |
-//! | `close_tab` | `close_tab` (the active tab when `tab_id` is absent) |
-//! | `read_page`, `get_page_text`, `find` | `read_page`, `get_page_text`, `find` |
+//! | `close_tab` | `close_tab` |
+//! | `read_page` | `read_page` (filter omitted or `all`: `all`); with `ref`: `read_page_scoped` from that root, `depth` capped at 32 |
+//! | `get_page_text`, `find` | `get_page_text`, `find` |
 //! | `read_console` / `read_network` | `read_diagnostics` (console / network) |
 //! | `form_input` | `type` / `select_option` / `set_checked` by the field's role, after a `read_page` when the role is not known yet |
-//! | `file_upload` | `upload_file` (a grant id) |
+//! | `file_upload` | `click` on the `target` file input (opens its chooser), then `upload_file` with the grant id sent in `document_ids` |
 //! | `scroll_to`, `screenshot`, `zoom` | `scroll_to`, `screenshot`, `zoom` |
 //! | `left_click` | coordinate: `click_at` (left, 1, modifiers); ref: `click` |
 //! | `right_click`, `middle_click` | `click_at` (right / middle, 1) |
@@ -50,8 +52,8 @@
 //! | `mouse_move` | `hover_at` |
 //! | `left_click_drag` | `drag_path` (start, end, modifiers) |
 //! | `left_mouse_down`, `left_mouse_up` | none: refused |
-//! | `scroll` | `scroll` (clicks × [`ClaudeBrowserConfig::scroll_step`] CSS pixels) |
-//! | `type` | `type` (into `ref`, or the focused element) |
+//! | `scroll` | `scroll` with the wheel at the `target` point (`Browser::scroll_at`), notches × [`ClaudeBrowserConfig::scroll_step`] CSS pixels |
+//! | `type` | `type` into the focused element |
 //! | `key` | `key` (one press per chord), `repeat` times |
 //! | `hold_key` | `hold_keys` (the chord's keys) |
 //! | `wait` | none: a cancellable sleep |
@@ -63,17 +65,24 @@
 //!   no history call and a key chord sent over CDP does not reach the browser's own shortcuts.
 //!   `"reload"` navigates to the tab's current URL (fragment dropped, so the page really loads),
 //!   through the URL policy and `confirm` like any navigation.
-//! - `left_mouse_down` / `left_mouse_up`: refused
+//! - `left_mouse_down` / `left_mouse_up`: refused once their input parsed
 //!   ([`BROWSER_BUTTON_HOLD_UNSUPPORTED`](crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED)): the
 //!   contract has no press without release; `left_click_drag` drags.
 //! - a ref target: clicked by `left_click` (driver `click`) and hovered by `hover`; the other click
 //!   members and modifiers need a coordinate target (driver `click_at`).
-//! - `scroll` scrolls the page at the viewport's centre (the driver's `scroll`), `scroll_amount`
-//!   wheel clicks of [`ClaudeBrowserConfig::scroll_step`] CSS pixels; a `coordinate` or
-//!   `modifiers` are refused.
-//! - `hold_key` holds at most 3 s (the driver's `hold_keys` limit); `wait` at most
-//!   [`ClaudeBrowserConfig::max_wait`]; `javascript_exec` runs with
-//!   [`ClaudeBrowserConfig::script_timeout`].
+//! - `scroll` turns the wheel at its `target` point (the driver's `scroll_at`, beyond the
+//!   driver spec), so an inner scrollable area under it scrolls; `scroll_amount` notches of
+//!   [`ClaudeBrowserConfig::scroll_step`] CSS pixels.
+//! - `read_page` without `filter` (the API: "every visible element") reads like `"all"`: the
+//!   driver's read has no viewport filter, so off-viewport elements come too, within the read's
+//!   size caps; `depth` bounds only a read from a `ref` (the whole-page read is bounded by size).
+//! - `file_upload`: files reach a page only through grants the application issued, so the
+//!   grant's id is what the model sends in `document_ids` (the API's "files the harness has
+//!   staged"); `paths` are refused, one file per call.
+//! - `hold_key` holds at most 3 s (the driver's `hold_keys` limit; the API allows 30); `wait` at
+//!   most [`ClaudeBrowserConfig::max_wait`] (the API: 30 s); `javascript_exec` runs with
+//!   [`ClaudeBrowserConfig::script_timeout`]; `read_console` / `read_network` return
+//!   [`ClaudeBrowserConfig::diagnostics_limit`] entries.
 //! - downloads: the contract reports tabs only, so `state_changes` holds `tab_opened` entries.
 
 pub mod declaration;
@@ -108,9 +117,9 @@ use crate::browser::{
     BrowserFault, FocusedInput, ReadValues, ask_confirm, ask_url_policy, read_state,
 };
 use crate::strings::{
-    BROWSER_ACTION_DENIED, BROWSER_CANCELLED, BROWSER_FAILED, BROWSER_FOCUS_INPUT_REFUSED,
-    BROWSER_NOT_EXECUTED, BROWSER_STATE_UNAVAILABLE, BROWSER_TOOLSET_NAME, BROWSER_TOOLSET_TYPE,
-    BROWSER_UNSUPPORTED, BROWSER_URL_DENIED,
+    BROWSER_ACTION_DENIED, BROWSER_CANCELLED, BROWSER_FAILED, BROWSER_NOT_EXECUTED,
+    BROWSER_STATE_UNAVAILABLE, BROWSER_TOOLSET_NAME, BROWSER_TOOLSET_TYPE, BROWSER_UNSUPPORTED,
+    BROWSER_URL_DENIED,
 };
 use crate::wire::ToolUse;
 use declaration::{BrowserToolsetDeclaration, DeclarationError};
@@ -140,17 +149,18 @@ pub struct ClaudeBrowserConfig {
     pub url_policy: Option<Arc<dyn UrlPolicy>>,
     /// Whether field values reach the model in reads.
     pub read_values: ReadValues,
-    /// Whether input may go to the focused element (`type` without `ref`, `key`, `hold_key`).
+    /// Whether input may go to the focused element (`type`, `key`, `hold_key`: the API's `type`
+    /// has no target, so all three act on the focused element).
     pub focused_input: FocusedInput,
-    /// Longest `wait` (default [`DEFAULT_MAX_WAIT`]).
+    /// Longest `wait`, at most 30 s (the API's limit; default [`DEFAULT_MAX_WAIT`]).
     pub max_wait: Duration,
     /// The timeout `javascript_exec` gives `run_script`, 1 ms to 30 s (default
     /// [`DEFAULT_SCRIPT_TIMEOUT`]).
     pub script_timeout: Duration,
-    /// `limit` of `read_console` / `read_network` when the model sends none, 1 to 100 (default
-    /// 100).
+    /// How many entries `read_console` / `read_network` return, 1 to 100 (default 100; the
+    /// API's input has no limit field).
     pub diagnostics_limit: u32,
-    /// CSS pixels per `scroll_amount` click (default [`DEFAULT_SCROLL_STEP`]).
+    /// CSS pixels per `scroll_amount` notch (default [`DEFAULT_SCROLL_STEP`]).
     pub scroll_step: u64,
 }
 
@@ -202,7 +212,7 @@ pub enum ConfigError {
     /// An enabled member none of whose driver members the driver implements.
     #[error("`{0}` is enabled but the driver implements none of the calls it needs: disable it")]
     Unimplemented(Member),
-    /// `key` or `hold_key` enabled while focused input is refused.
+    /// `type`, `key` or `hold_key` enabled while focused input is refused.
     #[error("`{0}` acts on the focused element, which `FocusedInput::Refused` forbids: disable it")]
     FocusedInput(Member),
     /// A limit out of its range.
@@ -337,14 +347,17 @@ impl<B: Browser> ClaudeBrowserToolset<B> {
                 _ => {}
             }
             let needs = member.driver_members();
-            let usable = needs
-                .iter()
-                .any(|m| *m == BrowserMember::ListTabs || implemented.contains(*m));
+            let has = |m: &BrowserMember| *m == BrowserMember::ListTabs || implemented.contains(*m);
+            let usable = if member.needs_all_driver_members() {
+                needs.iter().all(has)
+            } else {
+                needs.iter().any(has)
+            };
             if !needs.is_empty() && !usable {
                 return Err(ConfigError::Unimplemented(member));
             }
             if config.focused_input == FocusedInput::Refused
-                && matches!(member, Member::Key | Member::HoldKey)
+                && matches!(member, Member::Type | Member::Key | Member::HoldKey)
             {
                 return Err(ConfigError::FocusedInput(member));
             }
@@ -360,6 +373,12 @@ impl<B: Browser> ClaudeBrowserToolset<B> {
             return Err(ConfigError::Limit {
                 field: "diagnostics_limit",
                 expected: "from 1 to 100",
+            });
+        }
+        if config.max_wait > input::MAX_WAIT {
+            return Err(ConfigError::Limit {
+                field: "max_wait",
+                expected: "at most 30 s (the API's longest wait)",
             });
         }
         if config.scroll_step == 0 {
@@ -512,22 +531,24 @@ impl<B: Browser> ClaudeBrowserToolset<B> {
         if let Action::Refuse(text) = action {
             return Err(Failure::text(text));
         }
-        if self.config.focused_input == FocusedInput::Refused
-            && matches!(action, Action::Call(BrowserCall::Type { target: None, .. }))
-        {
-            return Err(Failure::text(BROWSER_FOCUS_INPUT_REFUSED));
-        }
         // 3. The state before, and what depends on it.
         let prior = read_state(&mut self.driver, cancel)
             .await
             .map_err(Failure::fault)?;
         let plan = self.plan(member, action, &prior, cancel).await?;
-        // 4. Consent.
-        if let Plan::Calls(calls) = &plan
-            && let Some(first) = calls.first()
-        {
-            self.consent(tool_use, first, calls.len(), &prior, cancel)
-                .await?;
+        // 4. Consent, on the call that does what the member means (a `file_upload`'s upload,
+        // not the click that opens the chooser).
+        if let Plan::Calls(calls) = &plan {
+            let principal = if member == Member::FileUpload {
+                calls.last()
+            } else {
+                calls.first()
+            };
+            if let Some(call) = principal {
+                let repeats = calls.iter().filter(|c| *c == call).count();
+                self.consent(tool_use, call, repeats, &prior, cancel)
+                    .await?;
+            }
         }
         // 5. The driver.
         let mut last = None;
@@ -581,8 +602,12 @@ impl<B: Browser> ClaudeBrowserToolset<B> {
                 "after new_tab the new tab must be the only active tab".into(),
             ));
         }
-        if let Some(BrowserOutput::Read(Some(ReadResult::Structured(read)))) = &last {
-            self.fields.remember(read);
+        match &last {
+            Some(BrowserOutput::Read(Some(ReadResult::Structured(read)))) => {
+                self.fields.remember(read);
+            }
+            Some(BrowserOutput::ScopedRead(scoped)) => self.fields.remember(scoped.read()),
+            _ => {}
         }
         let (tab, direction) = match &plan {
             Plan::Calls(calls) => match calls.first() {
@@ -620,14 +645,10 @@ impl<B: Browser> ClaudeBrowserToolset<B> {
             Action::Repeat { call, times } => Plan::Calls(vec![call; times as usize]),
             Action::Wait(duration) => Plan::Wait(duration),
             Action::Refuse(text) => return Err(Failure::text(text)),
-            Action::CloseActive => {
-                let tab = prior.active().ok_or_else(|| {
-                    Failure::text("`close_tab`: no tab is open, so there is none to close")
-                })?;
-                Plan::Calls(vec![BrowserCall::CloseTab {
-                    tab: tab.id.clone(),
-                }])
-            }
+            Action::Upload { target, grant, tab } => Plan::Calls(vec![
+                BrowserCall::Click { target, tab },
+                BrowserCall::UploadFile { grant },
+            ]),
             Action::Reload { tab } => {
                 let info = match &tab {
                     Some(id) => prior.tab(id),

@@ -126,6 +126,12 @@ pub(crate) fn content(
             | Member::ReadNetwork,
             Some(BrowserOutput::Read(read)),
         ) => read_blocks(member, read, context.read_values),
+        // `read_page` from a `ref`: the subtree's read, shown as a page read is.
+        (Member::ReadPage, Some(BrowserOutput::ScopedRead(scoped))) => read_blocks(
+            member,
+            Some(ReadResult::Structured(scoped.read().clone())),
+            context.read_values,
+        ),
         (Member::FormInput, _) => ack(BROWSER_FIELD_SET),
         (Member::FileUpload, Some(BrowserOutput::File(outcome))) if outcome.ok() => {
             ack(BROWSER_FILE_UPLOADED)

@@ -19,8 +19,8 @@ use super::*;
 use crate::browser::consent::Approval;
 use crate::strings::{
     BROWSER_ACTION_DENIED, BROWSER_BUTTON_HOLD_UNSUPPORTED, BROWSER_CANCELLED,
-    BROWSER_FOCUS_INPUT_REFUSED, BROWSER_HISTORY_UNSUPPORTED, BROWSER_NOT_EXECUTED,
-    BROWSER_STATE_UNAVAILABLE, BROWSER_UNSUPPORTED, BROWSER_URL_DENIED,
+    BROWSER_HISTORY_UNSUPPORTED, BROWSER_NOT_EXECUTED, BROWSER_STATE_UNAVAILABLE,
+    BROWSER_UNSUPPORTED, BROWSER_URL_DENIED,
 };
 
 /// Every member enabled, recording callbacks that allow and approve.
@@ -91,7 +91,11 @@ fn url(text: &str) -> PageUrl {
 }
 
 fn coordinate(x: u64, y: u64) -> Value {
-    json!({"type": "coordinate", "coordinate": [x, y]})
+    json!({"type": "coordinate", "x": x, "y": y})
+}
+
+fn ref_target(r: &str) -> Value {
+    json!({"type": "ref", "ref": r})
 }
 
 fn state_blocks(result: &BrowserResult) -> Vec<Value> {
@@ -142,11 +146,13 @@ async fn navigation_and_tabs_map_onto_the_driver() {
     )
     .await;
     check("list_tabs", json!({}), vec![]).await;
+    // History words in any case, as the SDK reads them.
     check(
-        "new_tab",
-        json!({"url": "example.com"}),
-        vec![BrowserCall::NewTab {
-            url: Some(url("https://example.com/")),
+        "navigate",
+        json!({"url": " Reload "}),
+        vec![BrowserCall::Navigate {
+            url: url("https://user:pw@shop.example:8443/cart?id=7"),
+            tab: None,
         }],
     )
     .await;
@@ -168,13 +174,6 @@ async fn navigation_and_tabs_map_onto_the_driver() {
         vec![BrowserCall::CloseTab { tab: t("t2") }],
     )
     .await;
-    // Without a tab_id: the active tab, from the state.
-    check(
-        "close_tab",
-        json!({}),
-        vec![BrowserCall::CloseTab { tab: t("t1") }],
-    )
-    .await;
 }
 
 #[tokio::test]
@@ -190,11 +189,27 @@ async fn reads_map_onto_the_driver() {
     .await;
     check(
         "read_page",
-        json!({"filter": "interactive", "tab_id": "t1"}),
+        json!({"filter": "interactive", "tab_id": "t1", "depth": 3}),
         vec![BrowserCall::ReadPage {
             filter: ReadFilter::Interactive,
             tab: Some(t("t1")),
         }],
+    )
+    .await;
+    // From a ref: the subtree, 15 levels unless told, at most the driver's 32.
+    check(
+        "read_page",
+        json!({"ref": "e6", "filter": "all"}),
+        vec![BrowserCall::read_page_scoped(None, Some(r("e6")), 15, ReadFilter::All).unwrap()],
+    )
+    .await;
+    check(
+        "read_page",
+        json!({"ref": "e6", "depth": 100, "tab_id": "t2"}),
+        vec![
+            BrowserCall::read_page_scoped(Some(t("t2")), Some(r("e6")), 32, ReadFilter::All)
+                .unwrap(),
+        ],
     )
     .await;
     check(
@@ -211,8 +226,10 @@ async fn reads_map_onto_the_driver() {
     .await;
     check(
         "read_network",
-        json!({"limit": 5, "tab_id": "t2"}),
-        vec![BrowserCall::read_diagnostics(Some(t("t2")), DiagnosticsSource::Network, 5).unwrap()],
+        json!({"tab_id": "t2"}),
+        vec![
+            BrowserCall::read_diagnostics(Some(t("t2")), DiagnosticsSource::Network, 100).unwrap(),
+        ],
     )
     .await;
     check(
@@ -238,7 +255,7 @@ async fn reads_map_onto_the_driver() {
     .await;
     check(
         "scroll_to",
-        json!({"ref": "e6"}),
+        json!({"target": ref_target("e6")}),
         vec![BrowserCall::ScrollTo {
             target: r("e6"),
             tab: None,
@@ -286,7 +303,7 @@ async fn pointer_members_map_coordinate_and_ref_targets() {
     .await;
     check(
         "left_click",
-        json!({"target": coordinate(10, 20), "modifiers": ["Control", "shift"]}),
+        json!({"target": coordinate(10, 20), "modifiers": "Control+shift"}),
         click_at(PointerButton::Left, 1, ctrl_shift),
     )
     .await;
@@ -320,7 +337,7 @@ async fn pointer_members_map_coordinate_and_ref_targets() {
     .await;
     check(
         "mouse_move",
-        json!({"coordinate": [7, 8]}),
+        json!({"target": coordinate(7, 8)}),
         vec![BrowserCall::HoverAt {
             tab: None,
             at: point(7, 8),
@@ -329,22 +346,24 @@ async fn pointer_members_map_coordinate_and_ref_targets() {
     .await;
     check(
         "left_click_drag",
-        json!({"start_coordinate": [1, 2], "coordinate": [30, 40], "modifiers": "alt"}),
+        json!({"from": coordinate(1, 2), "target": coordinate(30, 40)}),
         vec![
-            BrowserCall::drag_path(
-                None,
-                vec![point(1, 2), point(30, 40)],
-                [Modifier::Alt].into_iter().collect(),
-            )
-            .unwrap(),
+            BrowserCall::drag_path(None, vec![point(1, 2), point(30, 40)], ModifierSet::NONE)
+                .unwrap(),
         ],
     )
     .await;
-    // Wheel clicks of 100 CSS pixels.
+    // Wheel notches of 100 CSS pixels, at the target point; 3 unless told.
     check(
         "scroll",
-        json!({"scroll_direction": "down", "scroll_amount": 3}),
-        vec![BrowserCall::scroll("down", 300, None).unwrap()],
+        json!({"scroll_direction": "down", "target": coordinate(5, 6), "scroll_amount": 10}),
+        vec![BrowserCall::scroll_at(point(5, 6), "down", 1000, None).unwrap()],
+    )
+    .await;
+    check(
+        "scroll",
+        json!({"scroll_direction": "up", "target": coordinate(0, 0), "tab_id": "t2"}),
+        vec![BrowserCall::scroll_at(point(0, 0), "up", 300, Some(t("t2"))).unwrap()],
     )
     .await;
 }
@@ -359,8 +378,8 @@ async fn keyboard_script_and_files_map_onto_the_driver() {
     .await;
     check(
         "type",
-        json!({"text": "hello", "ref": "e1", "tab_id": "t1"}),
-        vec![BrowserCall::type_text("hello", Some(r("e1")), Some(t("t1"))).unwrap()],
+        json!({"text": "hello", "tab_id": "t1"}),
+        vec![BrowserCall::type_text("hello", None, Some(t("t1"))).unwrap()],
     )
     .await;
     // xdotool-like names and chords, several in one text.
@@ -379,7 +398,7 @@ async fn keyboard_script_and_files_map_onto_the_driver() {
     .await;
     check(
         "hold_key",
-        json!({"text": "shift", "duration": 0.5}),
+        json!({"duration": 0.5, "text": "shift", "tab_id": null}),
         vec![BrowserCall::hold_keys(None, &["Shift_L"], 500).unwrap()],
     )
     .await;
@@ -389,12 +408,19 @@ async fn keyboard_script_and_files_map_onto_the_driver() {
         vec![BrowserCall::run_script(Some(t("t2")), "document.title", 10_000).unwrap()],
     )
     .await;
+    // The click opens the input's chooser; the grant (sent as a document id) fills it.
     check(
         "file_upload",
-        json!({"grant_id": "grant-7"}),
-        vec![BrowserCall::UploadFile {
-            grant: GrantId::parse("grant-7").unwrap(),
-        }],
+        json!({"target": ref_target("e6"), "document_ids": ["grant-7"], "paths": [], "tab_id": "t1"}),
+        vec![
+            BrowserCall::Click {
+                target: r("e6"),
+                tab: Some(t("t1")),
+            },
+            BrowserCall::UploadFile {
+                grant: GrantId::parse("grant-7").unwrap(),
+            },
+        ],
     )
     .await;
 }
@@ -408,7 +434,7 @@ async fn form_input_chooses_the_call_from_the_role() {
     };
     check(
         "form_input",
-        json!({"ref": "e1", "value": "Grace"}),
+        json!({"target": {"type": "ref", "ref": "e1"}, "value": "Grace"}),
         vec![
             read.clone(),
             BrowserCall::type_text("Grace", Some(r("e1")), None).unwrap(),
@@ -417,25 +443,26 @@ async fn form_input_chooses_the_call_from_the_role() {
     .await;
     check(
         "form_input",
-        json!({"ref": "e2", "value": "l"}),
+        json!({"target": {"type": "ref", "ref": "e2"}, "value": "l"}),
         vec![
             read.clone(),
             BrowserCall::select_option(r("e2"), &["l"], None).unwrap(),
         ],
     )
     .await;
+    // A multi-select list gets one option per call (the API's value is one string).
     check(
         "form_input",
-        json!({"ref": "e3", "value": ["s", "l"]}),
+        json!({"target": {"type": "ref", "ref": "e3"}, "value": "l"}),
         vec![
             read.clone(),
-            BrowserCall::select_option(r("e3"), &["s", "l"], None).unwrap(),
+            BrowserCall::select_option(r("e3"), &["l"], None).unwrap(),
         ],
     )
     .await;
     check(
         "form_input",
-        json!({"ref": "e4", "value": true}),
+        json!({"target": {"type": "ref", "ref": "e4"}, "value": true}),
         vec![
             read.clone(),
             BrowserCall::SetChecked {
@@ -449,7 +476,7 @@ async fn form_input_chooses_the_call_from_the_role() {
     // An editable combo box (no options) is typed into; a number is its text.
     check(
         "form_input",
-        json!({"ref": "e7", "value": 12}),
+        json!({"target": {"type": "ref", "ref": "e7"}, "value": 12}),
         vec![
             read.clone(),
             BrowserCall::type_text("12", Some(r("e7")), None).unwrap(),
@@ -467,7 +494,7 @@ async fn form_input_chooses_the_call_from_the_role() {
             block(
                 "toolu_2",
                 "form_input",
-                json!({"ref": "e4", "value": "off"}),
+                json!({"target": {"type": "ref", "ref": "e4"}, "value": "off"}),
             ),
         ],
     )
@@ -494,15 +521,21 @@ async fn form_input_chooses_the_call_from_the_role() {
 async fn form_input_refuses_what_it_cannot_set() {
     for (input, needle) in [
         (
-            json!({"ref": "e5", "value": "7"}),
+            json!({"target": {"type": "ref", "ref": "e5"}, "value": "7"}),
             "cannot set the slider e5",
         ),
-        (json!({"ref": "e6", "value": "x"}), "use left_click"),
         (
-            json!({"ref": "e4", "value": "maybe"}),
+            json!({"target": {"type": "ref", "ref": "e6"}, "value": "x"}),
+            "use left_click",
+        ),
+        (
+            json!({"target": {"type": "ref", "ref": "e4"}, "value": "maybe"}),
             "must be true or false",
         ),
-        (json!({"ref": "e99", "value": "x"}), "not a form field"),
+        (
+            json!({"target": {"type": "ref", "ref": "e99"}, "value": "x"}),
+            "not a form field",
+        ),
     ] {
         let (result, got) = one("form_input", input.clone()).await;
         assert!(result.is_error(), "{input}");
@@ -526,7 +559,7 @@ async fn results_are_short_acknowledgements_reads_or_images() {
     assert_eq!(result.text(), Some("Clicked."));
     let (result, _) = one(
         "scroll",
-        json!({"scroll_direction": "left", "scroll_amount": 1}),
+        json!({"scroll_direction": "left", "target": coordinate(1, 1), "scroll_amount": 1}),
     )
     .await;
     assert_eq!(result.text(), Some("Scrolled left."));
@@ -667,15 +700,7 @@ async fn every_success_has_one_state_block_and_no_error_has_one() {
 async fn new_tab_reports_the_opened_tab_as_the_only_active_one() {
     let log = Log::default();
     let mut toolset = toolset(&log);
-    let outcome = turn(
-        &mut toolset,
-        &[block(
-            "toolu_1",
-            "new_tab",
-            json!({"url": "https://docs.example/x"}),
-        )],
-    )
-    .await;
+    let outcome = turn(&mut toolset, &[block("toolu_1", "new_tab", json!({}))]).await;
     let result = &outcome.results[0];
     assert!(!result.is_error());
     let content = result.to_json()["content"].clone();
@@ -694,7 +719,7 @@ async fn new_tab_reports_the_opened_tab_as_the_only_active_one() {
         .collect();
     assert_eq!(active.len(), 1);
     assert_eq!(active[0]["tab_id"], "t3");
-    assert_eq!(active[0]["url"], "https://docs.example");
+    assert_eq!(active[0]["url"], "about:blank");
 }
 
 #[tokio::test]
@@ -759,7 +784,7 @@ async fn a_failure_halts_the_rest_of_the_turn_with_the_exact_text() {
     let mut toolset = ClaudeBrowserToolset::new(fake, config(&log)).unwrap();
     let blocks = [
         block("toolu_1", "left_click", json!({"target": coordinate(3, 4)})),
-        block("toolu_2", "type", json!({"text": "hi", "ref": "e1"})),
+        block("toolu_2", "type", json!({"text": "hi"})),
         block("toolu_3", "key", json!({"text": "Return"})),
         // A block of another toolset is not this toolset's to answer.
         ToolUse {
@@ -870,7 +895,7 @@ async fn the_url_policy_is_asked_before_confirm() {
 async fn a_denied_url_is_never_confirmed_or_opened() {
     for (name, input) in [
         ("navigate", json!({"url": "https://www.evil.test/"})),
-        ("new_tab", json!({"url": "evil.test"})),
+        ("navigate", json!({"url": "evil.test", "tab_id": "t2"})),
     ] {
         let log = Log::default();
         let mut toolset = toolset(&log);
@@ -951,14 +976,22 @@ async fn which_members_ask_confirm() {
         ("hover", json!({"target": coordinate(1, 1)})),
         (
             "scroll",
-            json!({"scroll_direction": "up", "scroll_amount": 1}),
+            json!({"scroll_direction": "up", "target": coordinate(1, 1)}),
         ),
+        ("mouse_move", json!({"target": coordinate(1, 1)})),
+        ("scroll_to", json!({"target": ref_target("e6")})),
         ("switch_tab", json!({"tab_id": "t2"})),
-        ("close_tab", json!({})),
-        ("form_input", json!({"ref": "e1", "value": "x"})),
+        ("close_tab", json!({"tab_id": "t2"})),
+        (
+            "form_input",
+            json!({"target": {"type": "ref", "ref": "e1"}, "value": "x"}),
+        ),
         ("read_console", json!({})),
         ("javascript_exec", json!({"text": "1"})),
-        ("file_upload", json!({"grant_id": "g"})),
+        (
+            "file_upload",
+            json!({"target": ref_target("e6"), "document_ids": ["g"]}),
+        ),
     ];
     for (name, input) in asks {
         let log = Log::default();
@@ -1006,17 +1039,43 @@ async fn malformed_inputs_say_what_was_wrong() {
         ),
         (
             "left_click",
-            json!({"target": {"type": "pixel", "coordinate": [1, 2]}}),
+            json!({"target": {"type": "pixel", "x": 1, "y": 2}}),
             "`target.type` must be \"coordinate\" or \"ref\"",
         ),
         (
             "left_click",
-            json!({"target": {"type": "coordinate", "coordinate": [-1, 2]}}),
-            "`target.coordinate` must be an array of two non-negative integers",
+            json!({"target": {"x": 1, "y": 2}}),
+            "requires `target.type`",
+        ),
+        // hands' old guessed shape is refused, naming the field to use.
+        (
+            "left_click",
+            json!({"target": {"type": "coordinate", "coordinate": [1, 2]}}),
+            "does not take `target.coordinate`; it takes `type`, `x`, `y`",
         ),
         (
             "left_click",
-            json!({"target": {"type": "coordinate", "coordinate": [1, 2], "ref": "e1"}}),
+            json!({"target": {"type": "coordinate", "x": -1, "y": 2}}),
+            "`target.x` must be a non-negative integer",
+        ),
+        (
+            "left_click",
+            json!({"target": {"type": "coordinate", "x": 1.5, "y": 2}}),
+            "`target.x` must be a non-negative integer",
+        ),
+        (
+            "left_click",
+            json!({"target": {"type": "coordinate", "x": "1", "y": 2}}),
+            "`target.x` must be",
+        ),
+        (
+            "left_click",
+            json!({"target": {"type": "coordinate", "x": 1}}),
+            "requires `target.y`",
+        ),
+        (
+            "left_click",
+            json!({"target": {"type": "coordinate", "x": 1, "y": 2, "ref": "e1"}}),
             "does not take `target.ref`",
         ),
         (
@@ -1026,13 +1085,49 @@ async fn malformed_inputs_say_what_was_wrong() {
         ),
         (
             "left_click",
+            json!({"target": {"type": "ref", "ref": 7}}),
+            "`target.ref` must be an element ref",
+        ),
+        (
+            "left_click",
             json!({"target": coordinate(1, 1), "modifiers": "ctrl+q"}),
             "not a modifier",
         ),
         (
             "left_click",
-            json!({"target": coordinate(1, 1), "modifiers": ["shift", "Shift"]}),
-            "twice",
+            json!({"target": coordinate(1, 1), "modifiers": ["shift"]}),
+            "`modifiers` must be the modifier keys held",
+        ),
+        (
+            "left_click_drag",
+            json!({"from": coordinate(1, 1), "target": ref_target("e1")}),
+            "`target.type` must be \"coordinate\"",
+        ),
+        (
+            "left_click_drag",
+            json!({"from": coordinate(1, 1), "target": coordinate(2, 2), "modifiers": "alt"}),
+            "does not take `modifiers`",
+        ),
+        (
+            "left_click_drag",
+            json!({"start_coordinate": [1, 2], "coordinate": [30, 40]}),
+            "does not take `coordinate`",
+        ),
+        ("mouse_move", json!({}), "requires `target`"),
+        (
+            "mouse_move",
+            json!({"target": ref_target("e1")}),
+            "`target.type` must be \"coordinate\"",
+        ),
+        (
+            "scroll_to",
+            json!({"ref": "e9"}),
+            "does not take `ref`; it takes `target`, `tab_id`",
+        ),
+        (
+            "scroll_to",
+            json!({"target": coordinate(1, 1)}),
+            "`target.type` must be \"ref\"",
         ),
         ("navigate", json!({"url": 5}), "`url` must be a URL"),
         (
@@ -1041,29 +1136,99 @@ async fn malformed_inputs_say_what_was_wrong() {
             "not a valid absolute URL",
         ),
         ("navigate", json!({"url": "x", "tab_id": ""}), "tab id"),
+        (
+            "navigate",
+            json!({"url": "x", "tab_id": 3}),
+            "`tab_id` must be",
+        ),
         ("switch_tab", json!({}), "requires `tab_id`"),
+        ("close_tab", json!({}), "requires `tab_id`"),
+        (
+            "new_tab",
+            json!({"url": "example.com"}),
+            "does not take `url`",
+        ),
         (
             "read_page",
             json!({"filter": "everything"}),
             "\"all\", \"interactive\"",
         ),
-        ("read_console", json!({"limit": 101}), "1 to 100"),
-        ("read_console", json!({"limit": true}), "`limit` must be"),
+        ("read_page", json!({"depth": 0}), "at least 1"),
+        ("read_page", json!({"depth": -2}), "`depth` must be"),
+        (
+            "read_page",
+            json!({"ref": 5}),
+            "`ref` must be an element ref",
+        ),
+        (
+            "read_console",
+            json!({"limit": 10}),
+            "does not take `limit`",
+        ),
         (
             "find",
             json!({"query": "  "}),
             "`query` must be 1 to 256 bytes",
         ),
-        ("form_input", json!({"ref": "e1"}), "requires `value`"),
         (
             "form_input",
-            json!({"ref": "e1", "value": {"a": 1}}),
+            json!({"target": ref_target("e1")}),
+            "requires `value`",
+        ),
+        (
+            "form_input",
+            json!({"ref": "e1", "value": "x"}),
+            "does not take `ref`",
+        ),
+        (
+            "form_input",
+            json!({"target": ref_target("e1"), "value": {"a": 1}}),
+            "`value` must be",
+        ),
+        (
+            "form_input",
+            json!({"target": ref_target("e3"), "value": ["s", "l"]}),
             "`value` must be",
         ),
         (
             "file_upload",
             json!({"path": "/etc/passwd"}),
             "does not take `path`",
+        ),
+        (
+            "file_upload",
+            json!({"document_ids": ["g"]}),
+            "requires `target`",
+        ),
+        (
+            "file_upload",
+            json!({"target": ref_target("e6")}),
+            "requires `document_ids`",
+        ),
+        (
+            "file_upload",
+            json!({"target": ref_target("e6"), "document_ids": []}),
+            "requires `document_ids`",
+        ),
+        (
+            "file_upload",
+            json!({"target": ref_target("e6"), "paths": ["/etc/passwd"]}),
+            "never a path",
+        ),
+        (
+            "file_upload",
+            json!({"target": ref_target("e6"), "paths": ["/etc/passwd"], "document_ids": ["g"]}),
+            "never a path",
+        ),
+        (
+            "file_upload",
+            json!({"target": ref_target("e6"), "document_ids": ["g1", "g2"]}),
+            "one file per call",
+        ),
+        (
+            "file_upload",
+            json!({"target": ref_target("e6"), "document_ids": [7]}),
+            "`document_ids` must be an array of strings",
         ),
         (
             "zoom",
@@ -1073,18 +1238,33 @@ async fn malformed_inputs_say_what_was_wrong() {
         ("zoom", json!({"region": [10, 10, 5, 20]}), "left < right"),
         (
             "scroll",
-            json!({"scroll_direction": "sideways", "scroll_amount": 1}),
+            json!({"scroll_direction": "sideways", "target": coordinate(1, 1)}),
             "\"up\"",
         ),
         (
             "scroll",
-            json!({"scroll_direction": "up"}),
-            "requires `scroll_amount`",
+            json!({"scroll_direction": "up", "scroll_amount": 1}),
+            "requires `target`",
         ),
         (
             "scroll",
-            json!({"scroll_direction": "up", "scroll_amount": 101}),
-            "0 to 100",
+            json!({"scroll_direction": "up", "target": coordinate(1, 1), "scroll_amount": 11}),
+            "from 1 to 10",
+        ),
+        (
+            "scroll",
+            json!({"scroll_direction": "up", "target": coordinate(1, 1), "scroll_amount": 0}),
+            "from 1 to 10",
+        ),
+        (
+            "scroll",
+            json!({"scroll_direction": "up", "target": coordinate(1, 1), "modifiers": "ctrl"}),
+            "does not take `modifiers`",
+        ),
+        (
+            "type",
+            json!({"text": "x", "ref": "e1"}),
+            "does not take `ref`",
         ),
         (
             "key",
@@ -1092,6 +1272,7 @@ async fn malformed_inputs_say_what_was_wrong() {
             "unknown key name \"bogus\"",
         ),
         ("key", json!({"text": "a", "repeat": 0}), "1 to 100"),
+        ("key", json!({"text": "a", "repeat": 101}), "1 to 100"),
         (
             "hold_key",
             json!({"text": "shift", "duration": 4}),
@@ -1104,6 +1285,7 @@ async fn malformed_inputs_say_what_was_wrong() {
         ),
         ("wait", json!({"duration": 31}), "the limit is 30 seconds"),
         ("wait", json!({"duration": -1}), "a number of seconds"),
+        ("wait", json!({"duration": 1, "tab_id": ""}), "tab id"),
         ("type", json!("hello"), "takes a JSON object"),
         ("javascript_exec", json!({"text": " "}), "`text` must be"),
         ("list_tabs", json!({"all": true}), "it takes no fields"),
@@ -1123,17 +1305,24 @@ async fn what_the_driver_contract_cannot_do_is_refused_clearly() {
     .await;
     refused(
         "navigate",
-        json!({"url": "forward"}),
+        json!({"url": "Forward"}),
         BROWSER_HISTORY_UNSUPPORTED,
     )
     .await;
     refused(
         "left_mouse_down",
-        json!({}),
+        json!({"target": coordinate(1, 1)}),
         BROWSER_BUTTON_HOLD_UNSUPPORTED,
     )
     .await;
-    refused("left_mouse_up", json!({}), BROWSER_BUTTON_HOLD_UNSUPPORTED).await;
+    refused(
+        "left_mouse_up",
+        json!({"target": coordinate(1, 1), "tab_id": "t1"}),
+        BROWSER_BUTTON_HOLD_UNSUPPORTED,
+    )
+    .await;
+    // The input is read first: a malformed one hears what was wrong with it.
+    refused("left_mouse_down", json!({}), "requires `target`").await;
     refused(
         "double_click",
         json!({"target": {"type": "ref", "ref": "e6"}}),
@@ -1146,25 +1335,64 @@ async fn what_the_driver_contract_cannot_do_is_refused_clearly() {
         "`modifiers` need a coordinate target",
     )
     .await;
-    refused(
-        "scroll",
-        json!({"scroll_direction": "down", "scroll_amount": 2, "coordinate": [5, 5]}),
-        "cannot scroll at a `coordinate`",
-    )
-    .await;
-    refused(
-        "scroll",
-        json!({"scroll_direction": "down", "scroll_amount": 2, "modifiers": "ctrl"}),
-        "cannot hold `modifiers` while scrolling",
-    )
-    .await;
-    // A scroll with a null coordinate is a scroll without one.
+    // Null fields are absent ones, nested in a target too.
     check(
         "scroll",
-        json!({"scroll_direction": "up", "scroll_amount": 0, "coordinate": null}),
-        vec![BrowserCall::scroll("up", 0, None).unwrap()],
+        json!({"scroll_direction": "up", "target": {"type": "coordinate", "x": 2, "y": 3, "ref": null},
+               "scroll_amount": null, "tab_id": null}),
+        vec![BrowserCall::scroll_at(point(2, 3), "up", 300, None).unwrap()],
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_read_from_a_ref_and_an_upload_answer_as_their_members() {
+    let (result, calls) = one("read_page", json!({"ref": "e6", "depth": 2})).await;
+    assert!(!result.is_error(), "{:?}", result.text());
+    assert_eq!(calls.len(), 1);
+    assert!(result.text().is_some_and(|t| t.contains("Ada")));
+    let (result, _) = one(
+        "file_upload",
+        json!({"target": ref_target("e6"), "document_ids": ["g1"]}),
+    )
+    .await;
+    assert!(!result.is_error(), "{:?}", result.text());
+    assert_eq!(result.text(), Some(crate::strings::BROWSER_FILE_UPLOADED));
+}
+
+#[tokio::test]
+async fn the_upload_is_what_confirm_sees() {
+    let log = Log::default();
+    let mut toolset = toolset(&log);
+    let outcome = turn(
+        &mut toolset,
+        &[block(
+            "toolu_1",
+            "file_upload",
+            json!({"target": ref_target("e6"), "document_ids": ["g1"]}),
+        )],
+    )
+    .await;
+    assert!(!outcome.results[0].is_error());
+    let events = take(&log);
+    let asked: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Confirm { .. }))
+        .collect();
+    assert_eq!(
+        asked,
+        [&Event::Confirm {
+            member: BrowserMember::UploadFile,
+            arguments: json!({"grant_id": "g1"}),
+            with_state: true,
+        }]
+    );
+    // Asked before anything ran: the click comes after the answer.
+    let first_call = events.iter().position(|e| matches!(e, Event::Call(_)));
+    let confirm = events
+        .iter()
+        .position(|e| matches!(e, Event::Confirm { .. }));
+    assert!(confirm < first_call, "{events:?}");
 }
 
 #[tokio::test]
@@ -1253,7 +1481,7 @@ async fn driver_failures_become_safe_texts() {
         ("zoom", json!({"region": [0, 0, 2, 2]}), BROWSER_UNSUPPORTED.to_owned()),
         (
             "file_upload",
-            json!({"grant_id": "g1"}),
+            json!({"target": ref_target("e6"), "document_ids": ["g1"]}),
             r#"The upload did not complete: {"cleanup":"not_started","effect":"none","status":"refused","version":1}"#.to_owned(),
         ),
     ] {
@@ -1384,30 +1612,34 @@ async fn wait_sleeps_on_the_clock_and_can_be_cancelled() {
     assert_eq!(outcome.results[0].text(), Some(BROWSER_CANCELLED));
 }
 
-#[tokio::test]
-async fn focused_input_can_be_refused() {
+#[test]
+fn refused_focused_input_needs_the_keyboard_members_disabled() {
+    // The API's `type` has no target: it always types into the focused element.
     let log = Log::default();
-    let mut declaration = config(&log).declaration;
-    declaration = declaration.disable(Member::Key).disable(Member::HoldKey);
-    let mut toolset = ClaudeBrowserToolset::new(
-        FakeBrowser::new(&log),
-        ClaudeBrowserConfig {
-            declaration,
-            focused_input: FocusedInput::Refused,
-            ..config(&log)
-        },
-    )
-    .unwrap();
-    let outcome = turn(
-        &mut toolset,
-        &[
-            block("toolu_1", "type", json!({"text": "hi", "ref": "e1"})),
-            block("toolu_2", "type", json!({"text": "hi"})),
-        ],
-    )
-    .await;
-    assert!(!outcome.results[0].is_error());
-    assert_eq!(outcome.results[1].text(), Some(BROWSER_FOCUS_INPUT_REFUSED));
+    let build = |declaration: BrowserToolsetDeclaration| {
+        ClaudeBrowserToolset::new(
+            FakeBrowser::new(&log),
+            ClaudeBrowserConfig {
+                declaration,
+                focused_input: FocusedInput::Refused,
+                ..config(&log)
+            },
+        )
+        .map(|_| ())
+    };
+    let all = config(&log).declaration;
+    assert_eq!(
+        build(all.clone().disable(Member::Key).disable(Member::HoldKey)),
+        Err(ConfigError::FocusedInput(Member::Type))
+    );
+    assert!(
+        build(
+            all.disable(Member::Key)
+                .disable(Member::HoldKey)
+                .disable(Member::Type)
+        )
+        .is_ok()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1435,7 +1667,17 @@ fn a_toolset_that_could_not_answer_is_refused() {
             focused_input: FocusedInput::Refused,
             ..config(&log)
         }),
-        Err(ConfigError::FocusedInput(Member::Key))
+        Err(ConfigError::FocusedInput(Member::Type))
+    );
+    assert_eq!(
+        build(ClaudeBrowserConfig {
+            max_wait: Duration::from_secs(31),
+            ..config(&log)
+        }),
+        Err(ConfigError::Limit {
+            field: "max_wait",
+            expected: "at most 30 s (the API's longest wait)"
+        })
     );
     assert_eq!(
         build(ClaudeBrowserConfig {
@@ -1483,6 +1725,15 @@ fn a_toolset_that_could_not_answer_is_refused() {
     assert!(matches!(
         ClaudeBrowserToolset::new(fake, config(&log)),
         Err(ConfigError::Unimplemented(Member::Zoom))
+    ));
+    // `file_upload` needs both of its calls: a driver without grants cannot upload.
+    let mut fake = FakeBrowser::new(&log);
+    let mut implemented = MemberSet::all();
+    implemented.remove(BrowserMember::UploadFile);
+    fake.implemented = implemented;
+    assert!(matches!(
+        ClaudeBrowserToolset::new(fake, config(&log)),
+        Err(ConfigError::Unimplemented(Member::FileUpload))
     ));
 }
 

@@ -253,6 +253,22 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// A required whole number of seconds, `0 ≤ d ≤ max_seconds` (`3.0` counts as 3).
+    pub(crate) fn whole_seconds(
+        &self,
+        field: &'static str,
+        max_seconds: u64,
+        expected: &'static str,
+    ) -> Result<Duration, InputError> {
+        let value = self
+            .get(field)
+            .ok_or_else(|| self.missing(field, expected))?;
+        match Self::integer(value) {
+            Some(s) if s <= max_seconds => Ok(Duration::from_secs(s)),
+            _ => Err(self.wrong(field, expected, value)),
+        }
+    }
+
     /// Wraps a key parsing error.
     pub(crate) fn key_error(&self, source: KeyError) -> InputError {
         InputError::Key {

@@ -154,6 +154,17 @@ pub const MAX_KEY_REPEAT: u64 = 100;
 /// any page a model would scroll in one action and keeps one call bounded.
 pub const MAX_SCROLL_AMOUNT: u64 = 100;
 
+/// Which wire shapes a member's input follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputShape {
+    /// `computer_toolset_20260801`: anthropic 2.10's `beta_computer_<member>_input.py`, where
+    /// `hold_key` and `wait` take a whole number of seconds (`duration: int`).
+    Toolset,
+    /// The legacy `computer` tool: `input.action` names the member (the caller consumed it) and
+    /// a `duration` may be fractional, as the reference implementation reads it.
+    Legacy,
+}
+
 /// A validated action: every coordinate is inside the screenshot it was checked against, every
 /// count is in range, every key name resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -235,15 +246,34 @@ pub enum Action {
 }
 
 impl Action {
-    /// Parses and validates `input` for `member` against the current screenshot `frame`.
-    /// `ignore` lists keys the surface consumed itself (the legacy `action`).
+    /// Parses and validates `input` for `member` against the current screenshot `frame`, in the
+    /// wire `shape` of the tool that sent it.
     pub fn parse(
         member: Member,
         input: &Value,
         frame: Frame,
-        ignore: &[&str],
+        shape: InputShape,
     ) -> Result<Action, InputError> {
+        // The legacy tool's `action` is the member's name, consumed by the caller.
+        let ignore: &[&str] = match shape {
+            InputShape::Toolset => &[],
+            InputShape::Legacy => &["action"],
+        };
         let args = Args::new(member, input, frame, ignore)?;
+        let seconds = |args: &Args<'_>| -> Result<Duration, InputError> {
+            match shape {
+                InputShape::Toolset => args.whole_seconds(
+                    "duration",
+                    MAX_DURATION_SECONDS as u64,
+                    "a whole number of seconds from 0 to 300",
+                ),
+                InputShape::Legacy => args.seconds(
+                    "duration",
+                    MAX_DURATION_SECONDS,
+                    "a number of seconds from 0 to 300",
+                ),
+            }
+        };
         let modifiers = |args: &Args<'_>| -> Result<ModifierSet, InputError> {
             match args.string("text")? {
                 None => Ok(ModifierSet::NONE),
@@ -327,19 +357,11 @@ impl Action {
                 let chord = KeyChord::parse(text).map_err(|e| args.key_error(e))?;
                 Action::HoldKey {
                     chord,
-                    duration: args.seconds(
-                        "duration",
-                        MAX_DURATION_SECONDS,
-                        "a number of seconds from 0 to 300",
-                    )?,
+                    duration: seconds(&args)?,
                 }
             }
             Member::Wait => Action::Wait {
-                duration: args.seconds(
-                    "duration",
-                    MAX_DURATION_SECONDS,
-                    "a number of seconds from 0 to 300",
-                )?,
+                duration: seconds(&args)?,
             },
         })
     }
@@ -361,12 +383,13 @@ mod tests {
 
     fn ok(member: &str, input: Value) -> Action {
         let m = Member::from_name(member).unwrap();
-        Action::parse(m, &input, frame(), &[]).unwrap_or_else(|e| panic!("{member} {input}: {e}"))
+        Action::parse(m, &input, frame(), InputShape::Toolset)
+            .unwrap_or_else(|e| panic!("{member} {input}: {e}"))
     }
 
     fn err(member: &str, input: Value) -> String {
         let m = Member::from_name(member).unwrap();
-        Action::parse(m, &input, frame(), &[])
+        Action::parse(m, &input, frame(), InputShape::Toolset)
             .map(|a| panic!("{member} {input} parsed as {a:?}"))
             .unwrap_err()
             .to_string()
@@ -428,10 +451,24 @@ mod tests {
                 ..
             }
         ));
-        assert!(matches!(
-            ok("wait", json!({"duration": 1.5})),
-            Action::Wait { .. }
-        ));
+        assert_eq!(
+            ok("wait", json!({"duration": 2.0})),
+            Action::Wait {
+                duration: Duration::from_secs(2)
+            }
+        );
+        // The legacy tool reads fractional seconds.
+        assert_eq!(
+            Action::parse(
+                Member::Wait,
+                &json!({"action": "wait", "duration": 1.5}),
+                frame(),
+                InputShape::Legacy
+            ),
+            Ok(Action::Wait {
+                duration: Duration::from_millis(1500)
+            })
+        );
         assert!(matches!(
             ok("zoom", json!({"region": [100, 200, 400, 350]})),
             Action::Zoom { .. }
@@ -466,6 +503,19 @@ mod tests {
         assert!(err("key", json!({"text": "ctrl+bogus"})).contains("unknown key name \"bogus\""));
         assert!(err("wait", json!({"duration": 301})).contains("0 to 300"));
         assert!(err("hold_key", json!({"text": "shift", "duration": -1})).contains("0 to 300"));
+        // anthropic 2.10's `duration: int`: a fraction is refused, as pydantic refuses it.
+        assert_eq!(
+            err("wait", json!({"duration": 1.5})),
+            "`wait`: `duration` must be a whole number of seconds from 0 to 300, got 1.5"
+        );
+        assert!(
+            err("hold_key", json!({"text": "shift", "duration": 0.5})).contains("whole number")
+        );
+        assert!(err("wait", json!({"duration": "2"})).contains("whole number"));
+        assert!(
+            err("wait", json!({"action": "wait", "duration": 1}))
+                .contains("does not take `action`")
+        );
         assert!(err("zoom", json!({"region": [10, 10, 5, 20]})).contains("x0 < x1"));
         assert!(
             err("zoom", json!({"region": [0, 0, 1281, 20]})).contains("outside the screenshot")

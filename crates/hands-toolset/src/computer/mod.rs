@@ -30,7 +30,7 @@ use crate::strings::{
 use crate::wire::{ResultBlock, ToolResult, ToolUse, TurnBlock};
 use args::InputError;
 use declaration::{DeclarationError, ToolsetDeclaration};
-use members::{Action, Member};
+use members::{Action, InputShape, Member};
 
 /// Which tool shape the model was given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -443,12 +443,12 @@ impl<D: Desktop> ComputerToolset<D> {
         cancel: &CancellationToken,
     ) -> Result<Vec<ResultBlock>, BlockError> {
         let member = self.resolve(tool_use)?;
-        let ignore: &[&str] = match self.config.shape {
-            Shape::Toolset(_) => &[],
-            _ => &["action"],
+        let shape = match self.config.shape {
+            Shape::Toolset(_) => InputShape::Toolset,
+            _ => InputShape::Legacy,
         };
         let frame = self.frame();
-        let action = Action::parse(member, &tool_use.input, frame, ignore)?;
+        let action = Action::parse(member, &tool_use.input, frame, shape)?;
         let start = Instant::now();
         let content = self.execute(action, frame, cancel).await?;
         tracing::debug!(target: "hands::action", %member, id = %tool_use.id,

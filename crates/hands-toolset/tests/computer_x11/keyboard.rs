@@ -164,9 +164,9 @@ async fn key_repeat_presses_exactly_n_times() {
 async fn hold_key_presses_then_releases_before_the_next_action() {
     let mut rig = Rig::new(1024, 768);
     let blocks = vec![
-        rig.call("hold_key", json!({"text": "shift", "duration": 0.3})),
+        rig.call("hold_key", json!({"text": "shift", "duration": 1})),
         rig.call("key", json!({"text": "a"})),
-        rig.call("hold_key", json!({"text": "ctrl+alt", "duration": 0.1})),
+        rig.call("hold_key", json!({"text": "ctrl+alt", "duration": 0})),
     ];
     for answer in rig.turn(blocks).await {
         answer.assert_ok();

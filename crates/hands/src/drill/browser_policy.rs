@@ -236,7 +236,12 @@ pub fn policy(task: BookingTask) -> impl FnMut(&Value) -> Turn + Send {
 /// Claude's browser toolset: `form_input` sets each field by its role, `left_click` a ref.
 fn fill_with_claude_toolset(task: &BookingTask, refs: &[String]) -> Vec<Value> {
     let b = |member: &str, input: Value| toolset_use("browser", member, input);
-    let set = |r: &str, value: Value| b("form_input", json!({"ref": r, "value": value}));
+    let set = |r: &str, value: Value| {
+        b(
+            "form_input",
+            json!({"target": {"type": "ref", "ref": r}, "value": value}),
+        )
+    };
     vec![
         set(&refs[0], json!(task.name)),
         set(&refs[1], json!(task.email)),
