@@ -22,6 +22,9 @@ use serde_json::{Value, json};
 use crate::approval::{
     ActionContext, CheckView, Decision, Effect, FunctionEffect, SafetyChecksContext, refused_text,
 };
+use crate::context::{
+    ContextBudget, ContextConfig, ContextManagement, ProjectionState, project_items,
+};
 use crate::diagnostics::{Api, Reason, Usage};
 use crate::items::{Declared, ItemKind, api_stop, check_item, check_response, note_call_id};
 use crate::outcome::{RunError, StopReason};
@@ -62,6 +65,10 @@ pub struct OpenAiSettings {
     pub eager: bool,
     /// More tool entries sent as given (server tools, for example).
     pub extra_tools: Vec<Value>,
+    /// The context of each request: hands' projection (screenshots in cache-friendly batches,
+    /// an optional budget — then the input is sent whole each time, never chained by
+    /// `previous_response_id`), or the API's compaction (`context_management`).
+    pub context: ContextConfig,
 }
 
 impl OpenAiSettings {
@@ -78,6 +85,7 @@ impl OpenAiSettings {
             stream: false,
             eager: false,
             extra_tools: Vec::new(),
+            context: ContextConfig::default(),
         }
     }
 }
@@ -103,6 +111,8 @@ pub(crate) struct OpenAiSession {
     early_outputs: Vec<(String, Item)>,
     /// Eager mode: an executed call that stopped the run while the response streamed.
     early_stop: Option<StopReason>,
+    /// What the budget has cut so far (it only grows).
+    projection: ProjectionState,
 }
 
 impl OpenAiSession {
@@ -125,6 +135,7 @@ impl OpenAiSession {
             appended_early: 0,
             early_outputs: Vec::new(),
             early_stop: None,
+            projection: ProjectionState::default(),
         }
     }
 
@@ -138,9 +149,14 @@ impl OpenAiSession {
         ctx: &mut StepContext<'_>,
         last_allowed: bool,
     ) -> Result<Response, StopReason> {
-        let chained = self.settings.store && self.previous_response_id.is_some();
+        // A projected history is sent whole: chaining would leave it on the server, unpruned.
+        let chained = self.settings.store
+            && self.previous_response_id.is_some()
+            && !self.settings.context.projects();
         let input = if chained {
             self.pending.clone()
+        } else if self.settings.context.projects() {
+            self.projected_input(ctx)?
         } else {
             self.items.clone()
         };
@@ -162,6 +178,9 @@ impl OpenAiSession {
         request.reasoning = self.settings.reasoning.clone();
         request.max_output_tokens = self.settings.max_output_tokens;
         request.truncation = self.settings.truncation;
+        if let ContextManagement::Native(native) = &self.settings.context.management {
+            request.context_management = Some(native.openai_entries());
+        }
         ctx.journal_request(&request);
         let start = Instant::now();
         self.appended_early = 0;
@@ -203,6 +222,34 @@ impl OpenAiSession {
             }
             Err(e) => Err(ctx.request_failed(Api::Responses, duration, &e)),
         }
+    }
+
+    /// The whole history, projected for the next request (see [`crate::context`]).
+    fn projected_input(&mut self, ctx: &StepContext<'_>) -> Result<Vec<Item>, StopReason> {
+        let values: Vec<Value> = self.items.iter().map(Item::to_value).collect();
+        let browser = ctx.toolbox.browser.as_deref();
+        let is_browser = |name: &str| browser.is_some_and(|b| b.owns(name));
+        let projected = project_items(
+            &values,
+            &self.settings.context,
+            &mut self.projection,
+            &is_browser,
+        )
+        .map_err(|over| {
+            StopReason::from((
+                over,
+                self.settings.context.budget().unwrap_or(ContextBudget {
+                    max_input_bytes: 0,
+                    max_input_images: 0,
+                }),
+            ))
+        })?;
+        projected
+            .iter()
+            .map(|value| {
+                Item::from_value(value).map_err(|e| StopReason::InvalidResponse(e.to_string()))
+            })
+            .collect()
     }
 
     /// Reads a stream, executing each completed call as it arrives, in order; returns the whole
@@ -587,7 +634,21 @@ impl Session for OpenAiSession {
             ));
         }
         tools.extend(self.settings.extra_tools.iter().cloned());
+        self.settings.context.validate().map_err(RunError::Config)?;
+        // The SDK's rule: a context budget is hands' projection of the input; the server may
+        // not truncate it on top ("context_budget cannot use server truncation").
+        if self.settings.context.budget().is_some()
+            && self.settings.truncation == Some(Truncation::Auto)
+        {
+            return Err(RunError::Config(
+                "a context budget cannot be combined with truncation \"auto\": choose hands' budget or the server's truncation".into(),
+            ));
+        }
         self.declared = Declared::new(self.computer.is_some(), &tools);
+        self.declared.compaction = matches!(
+            self.settings.context.management,
+            ContextManagement::Native(_)
+        );
         let has_server_tool = tools.iter().any(is_server_tool);
         let forced = match &self.settings.tool_choice {
             Some(ToolChoice::Required) if !has_server_tool => Some("\"required\"".to_owned()),
@@ -635,6 +696,7 @@ impl Session for OpenAiSession {
             .and_then(Value::as_str)
             .map(str::to_owned);
         self.unanswered = false;
+        self.projection = ProjectionState::default();
         Ok(())
     }
 

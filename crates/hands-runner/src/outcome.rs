@@ -175,6 +175,21 @@ pub enum StopReason {
     /// A response with neither a final message nor a call.
     #[error("the response holds neither a final message nor a call")]
     EmptyResponse,
+    /// The next request does not fit the context budget even with every screenshot but the
+    /// kept ones and every droppable call removed: nothing was sent.
+    #[error(
+        "the next request does not fit the context budget ({input_bytes} bytes and {input_images} images of input, for at most {max_input_bytes} bytes and {max_input_images} images) even with everything droppable removed"
+    )]
+    ContextBudgetExceeded {
+        /// Bytes of the smallest projection.
+        input_bytes: usize,
+        /// Images of the smallest projection.
+        input_images: usize,
+        /// The budget's bytes.
+        max_input_bytes: usize,
+        /// The budget's images.
+        max_input_images: usize,
+    },
 }
 
 impl StopReason {
