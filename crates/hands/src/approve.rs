@@ -23,11 +23,20 @@ use crate::cli::ApproveArg;
 /// Blocking: it runs on a blocking thread.
 pub type Ask = Arc<dyn Fn(&str) -> Option<bool> + Send + Sync>;
 
+/// Where a question for a person goes.
+#[derive(Clone)]
+enum Asker {
+    /// A blocking question (the terminal), run on a blocking thread.
+    Blocking(Ask),
+    /// The live page of `hands run --view`: Approve / Deny buttons.
+    Page(hands_view::Live),
+}
+
 /// How a run's effects are decided.
 #[derive(Clone)]
 pub struct TerminalApprover {
     mode: ApproveArg,
-    ask: Ask,
+    asker: Asker,
     /// One question at a time.
     one_at_a_time: Arc<Mutex<()>>,
 }
@@ -50,7 +59,17 @@ impl TerminalApprover {
     pub fn with_ask(mode: ApproveArg, ask: Ask) -> TerminalApprover {
         TerminalApprover {
             mode,
-            ask,
+            asker: Asker::Blocking(ask),
+            one_at_a_time: Arc::new(Mutex::new(())),
+        }
+    }
+
+    /// An approver that asks every question on the live page of `hands run --view` (the same
+    /// questions, for every kind of effect, as on the terminal).
+    pub fn on_page(live: hands_view::Live) -> TerminalApprover {
+        TerminalApprover {
+            mode: ApproveArg::Ask,
+            asker: Asker::Page(live),
             one_at_a_time: Arc::new(Mutex::new(())),
         }
     }
@@ -62,11 +81,16 @@ impl TerminalApprover {
             ApproveArg::None => false,
             ApproveArg::Ask => {
                 let _one = self.one_at_a_time.lock().await;
-                let ask = Arc::clone(&self.ask);
-                let asked = tokio::task::spawn_blocking(move || ask(&question));
-                tokio::select! {
-                    answer = asked => matches!(answer, Ok(Some(true))),
-                    () = cancel.cancelled() => false,
+                match &self.asker {
+                    Asker::Blocking(ask) => {
+                        let ask = Arc::clone(ask);
+                        let asked = tokio::task::spawn_blocking(move || ask(&question));
+                        tokio::select! {
+                            answer = asked => matches!(answer, Ok(Some(true))),
+                            () = cancel.cancelled() => false,
+                        }
+                    }
+                    Asker::Page(live) => live.ask(question, serde_json::Value::Null, cancel).await,
                 }
             }
         }

@@ -43,6 +43,78 @@ pub enum Command {
     /// The offline demo: spawn a desktop with an editor, replay a sample turn, show what came
     /// back.
     Demo(DemoArgs),
+    /// Serve the browser and/or the desktop to any MCP client (stdio, or HTTP on loopback).
+    Mcp(McpArgs),
+    /// Show a run directory step by step in a local web page.
+    View(ViewArgs),
+}
+
+/// `hands mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Serve a Chromium, opened at URL when one is given.
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    pub browser: Option<String>,
+    /// Origins the browser may open (`https://example.com`, `https://*.example.com`); default:
+    /// the origin of the start URL. Enforced at `navigate` and on every request the browser makes.
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// Drive a running Chromium at this DevTools endpoint (`ws://…`) instead of launching one.
+    #[arg(long, value_name = "WS_URL", requires = "browser")]
+    pub attach: Option<String>,
+    /// Serve a desktop: a spawned Xvfb display with a window manager, unless `--display` names
+    /// one.
+    #[arg(long)]
+    pub desktop: bool,
+    /// Attach to this X display.
+    #[arg(
+        long,
+        value_name = ":N",
+        conflicts_with = "spawn",
+        requires = "desktop"
+    )]
+    pub display: Option<String>,
+    /// The size of the spawned display.
+    #[arg(
+        long,
+        value_name = "WIDTHxHEIGHT",
+        default_value = "1280x800",
+        requires = "desktop"
+    )]
+    pub spawn: Size,
+    /// Serve streamable HTTP at this loopback address (`127.0.0.1:8931`; port 0 picks one)
+    /// instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// What is decided for consequential actions when the client cannot ask a person
+    /// (no elicitation): approve what the policies allow (`all`) or refuse (`none`).
+    #[arg(long, value_enum, default_value_t = McpApproveArg::None)]
+    pub approve: McpApproveArg,
+    /// The most tokens one tool response may cost (Claude Code's MAX_MCP_OUTPUT_TOKENS).
+    #[arg(long, value_name = "TOKENS", default_value_t = 25_000)]
+    pub max_tokens: u32,
+    /// Encode desktop screenshots as JPEG at this quality (1–100) instead of PNG.
+    #[arg(long, value_name = "QUALITY", value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub jpeg: Option<u8>,
+}
+
+/// `hands mcp --approve`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpApproveArg {
+    /// Approve what the URL policy and allow-list allow.
+    All,
+    /// Refuse every consequential action.
+    None,
+}
+
+/// `hands view`.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// The run directory (`runs/run-<time>`, with its `log.jsonl`).
+    pub run_dir: PathBuf,
+    /// The loopback address to serve the page on (port 0 picks one).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub addr: std::net::SocketAddr,
 }
 
 /// `hands run`.
@@ -94,6 +166,9 @@ pub struct RunArgs {
     /// The run directory (default `runs/run-<time>`): a JSONL log and the screenshots.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Watch the run in a local web page as it happens, and approve or deny its actions there.
+    #[arg(long)]
+    pub view: bool,
 }
 
 /// Who approves.

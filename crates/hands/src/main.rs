@@ -12,10 +12,12 @@ mod demo;
 mod drill;
 mod environment;
 mod exec;
+mod mcp;
 mod policy;
 mod read;
 mod run;
 mod rundir;
+mod view;
 
 use std::process::ExitCode;
 
@@ -43,6 +45,8 @@ fn main() -> ExitCode {
             cli::Command::Policy(args) => policy::run(args),
             cli::Command::Exec(args) => exec::run(args).await,
             cli::Command::Demo(args) => demo::run(args).await,
+            cli::Command::Mcp(args) => mcp::run(args).await,
+            cli::Command::View(args) => view::run(args).await,
         }
     });
     match result {

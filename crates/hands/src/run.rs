@@ -18,6 +18,7 @@ use hands_runner::diagnostics::{Record, Stage};
 use hands_runner::ledger::FileLedger;
 use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
 use hands_sandbox::{BashConfig, BashTool, EditorConfig, EditorTool};
+use hands_toolset::browser::consent::Confirm;
 use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
 use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
@@ -28,7 +29,7 @@ use hands_x11::X11Desktop;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::approve::TerminalApprover;
-use crate::cli::{ProviderArg, RunArgs};
+use crate::cli::{ApproveArg, ProviderArg, RunArgs};
 use crate::environment::DesktopEnv;
 use crate::policy::RequestAllowList;
 use crate::rundir::RunDir;
@@ -83,7 +84,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     rundir.line(serde_json::json!({"kind": "start", "task": args.task, "resume": args.resume, "provider": format!("{:?}", args.provider),
         "model": model, "desktop": use_desktop, "browser": args.browser}));
     let bar = progress_bar();
-    let approver = TerminalApprover::with_progress(args.approve, bar.clone());
+    // With --view (and --approve ask), the person approves on the page instead of the terminal.
+    let live = if args.view {
+        Some(crate::view::LiveView::start(&out).await?)
+    } else {
+        None
+    };
+    let approver = match live.as_ref().filter(|_| args.approve == ApproveArg::Ask) {
+        Some(view) => view.approver(),
+        None => TerminalApprover::with_progress(args.approve, bar.clone()),
+    };
+    let confirm: Arc<dyn Confirm> = Arc::new(approver.clone());
 
     // The desktop: a display of our own (with a window manager) unless one is named.
     let mut _env_clients = Vec::new();
@@ -137,7 +148,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 toolbox.claude_browser = Some(Box::new(ClaudeBrowserToolset::new(
                     browser,
                     ClaudeBrowserConfig {
-                        confirm: Some(Arc::new(approver.clone())),
+                        confirm: Some(Arc::clone(&confirm)),
                         url_policy: Some(Arc::new(allow)),
                         ..ClaudeBrowserConfig::default()
                     },
@@ -147,7 +158,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 toolbox.browser = Some(Box::new(BrowserToolset::new(
                     browser,
                     BrowserToolsetConfig {
-                        confirm: Some(Arc::new(approver.clone())),
+                        confirm: Some(Arc::clone(&confirm)),
                         url_policy: Some(Arc::new(allow)),
                         ..BrowserToolsetConfig::default()
                     },
@@ -270,7 +281,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }));
     }
     let out_path = rundir.path().to_owned();
-    runner.set_journal(Box::new(rundir));
+    match &live {
+        Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
+        None => runner.set_journal(Box::new(rundir)),
+    }
     // Every step is checkpointed in the run directory: `--resume` continues from it.
     let checkpoint_path = out_path.join("checkpoint.json");
     let resume_from = match &args.resume {

@@ -1,0 +1,487 @@
+//! The browser tools: each call goes through `hands-toolset`'s browser toolset — argument rules,
+//! the URL policy, `confirm` (answered through the call's consent), tab-state privacy — exactly
+//! as in `hands run`, and its answer is turned into compact MCP content: reads as lines (paged at
+//! the budget, with a cursor), actions as one line of what changed, images as `image` content.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use hands_core::CancellationToken;
+use hands_core::browser::{Browser, BrowserMember};
+use hands_toolset::browser::consent::UrlPolicy;
+use hands_toolset::browser::{
+    BrowserFault, BrowserToolCall, BrowserToolset, BrowserToolsetConfig, CallOutput, ConfigError,
+    tool_name,
+};
+use rmcp::model::ContentBlock;
+use serde_json::{Map, Value, json};
+
+use crate::budget::{Budget, NOTE_RESERVE, text_tokens};
+use crate::consent::{ConsentSlot, McpConfirm};
+use crate::read_form::{
+    Pager, read_from_json, render_read, render_scoped_read, scoped_read_from_json,
+};
+use crate::tools::{
+    BROWSER_MEMBERS, CURSOR_ARG, SNAPSHOT_ARG, browser_default, browser_is_action, browser_is_read,
+};
+
+/// A browser toolset with its driver type erased.
+#[async_trait]
+pub trait BrowserCalls: Send + Sync {
+    /// Runs one call through the toolset.
+    async fn call(
+        &self,
+        call: &BrowserToolCall,
+        cancel: &CancellationToken,
+    ) -> (CallOutput, Option<BrowserFault>);
+}
+
+#[async_trait]
+impl<B: Browser + 'static> BrowserCalls for BrowserToolset<B> {
+    async fn call(
+        &self,
+        call: &BrowserToolCall,
+        cancel: &CancellationToken,
+    ) -> (CallOutput, Option<BrowserFault>) {
+        BrowserToolset::call(self, call, cancel).await
+    }
+}
+
+/// The answer of one browser tool call, before the budget's last fit.
+#[derive(Debug)]
+pub struct Answer {
+    /// The content.
+    pub content: Vec<ContentBlock>,
+    /// Whether it is a failure (`isError`).
+    pub is_error: bool,
+    /// Set when the browser is gone: the server cannot go on.
+    pub fault: Option<BrowserFault>,
+}
+
+/// Reads kept for their cursors: the last few, each as its rendered lines.
+#[derive(Debug, Default)]
+struct ReadCache {
+    next_id: u32,
+    reads: VecDeque<(u32, Vec<String>)>,
+}
+
+/// How many cut reads keep their cursors.
+const KEPT_READS: usize = 8;
+
+impl ReadCache {
+    fn keep(&mut self, lines: Vec<String>) -> u32 {
+        self.next_id += 1;
+        if self.reads.len() == KEPT_READS {
+            self.reads.pop_front();
+        }
+        self.reads.push_back((self.next_id, lines));
+        self.next_id
+    }
+
+    fn get(&self, id: u32) -> Option<&[String]> {
+        self.reads
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, lines)| lines.as_slice())
+    }
+}
+
+/// A cursor: `r<read>:<line>`.
+fn cursor_text(read: u32, line: usize) -> String {
+    format!("r{read}:{line}")
+}
+
+fn parse_cursor(text: &str) -> Option<(u32, usize)> {
+    let (read, line) = text.strip_prefix('r')?.split_once(':')?;
+    Some((read.parse().ok()?, line.parse().ok()?))
+}
+
+/// The browser surface of the server.
+pub struct BrowserSurface {
+    toolset: Box<dyn BrowserCalls>,
+    reads: ReadCache,
+    /// The tab state the client saw last, to say what an action changed.
+    last_state: Option<Value>,
+    n_calls: u64,
+}
+
+impl std::fmt::Debug for BrowserSurface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrowserSurface").finish_non_exhaustive()
+    }
+}
+
+impl BrowserSurface {
+    /// A surface over `driver`: the members of [`BROWSER_MEMBERS`], `confirm` answered through
+    /// `slot`, navigation allowed by `url_policy` (the same allow-list the driver enforces on
+    /// every request).
+    pub fn new<B: Browser + 'static>(
+        driver: B,
+        url_policy: Arc<dyn UrlPolicy>,
+        slot: ConsentSlot,
+    ) -> Result<BrowserSurface, ConfigError> {
+        let toolset = BrowserToolset::new(
+            driver,
+            BrowserToolsetConfig {
+                members: Some(
+                    BROWSER_MEMBERS
+                        .iter()
+                        .map(|m| m.name().to_owned())
+                        .collect(),
+                ),
+                confirm: Some(Arc::new(McpConfirm { slot })),
+                url_policy: Some(url_policy),
+                ..BrowserToolsetConfig::default()
+            },
+        )?;
+        Ok(BrowserSurface::from_calls(Box::new(toolset)))
+    }
+
+    /// A surface over any toolset.
+    pub fn from_calls(toolset: Box<dyn BrowserCalls>) -> BrowserSurface {
+        BrowserSurface {
+            toolset,
+            reads: ReadCache::default(),
+            last_state: None,
+            n_calls: 0,
+        }
+    }
+
+    /// Runs `member` with the client's `arguments`, within `budget`. `decided` is filled in by
+    /// the caller after the call (who approved), so it is not known here.
+    pub async fn call(
+        &mut self,
+        member: BrowserMember,
+        arguments: &Map<String, Value>,
+        budget: Budget,
+        cancel: &CancellationToken,
+    ) -> Answer {
+        let mut arguments = arguments.clone();
+        let cursor = arguments.remove(CURSOR_ARG);
+        let snapshot = arguments.remove(SNAPSHOT_ARG);
+        if let Some(cursor) = cursor {
+            return self.continue_read(member, &cursor, budget);
+        }
+        let snapshot = match snapshot {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) if browser_is_action(member) => b,
+            Some(other) => {
+                return error_answer(format!(
+                    "`{SNAPSHOT_ARG}` must be true or false on an action, got {other}"
+                ));
+            }
+        };
+        // MCP leaves nullable fields out; the driver spec wants them as explicit nulls.
+        for field in hands_toolset::browser::parse::fields(member) {
+            if !arguments.contains_key(*field) {
+                let value = browser_default(member, field).unwrap_or(Value::Null);
+                arguments.insert((*field).to_owned(), value);
+            }
+        }
+        let (output, fault) = self.run(member, Value::Object(arguments), cancel).await;
+        let mut answer = self.present(member, &output, budget);
+        answer.fault = fault;
+        if snapshot && output.ok() && answer.fault.is_none() {
+            let used = Budget::cost(&answer.content);
+            let (read, fault) = self
+                .run(
+                    BrowserMember::ReadPage,
+                    json!({"filter": "interactive", "tab_id": null}),
+                    cancel,
+                )
+                .await;
+            answer.fault = fault;
+            let room = budget.max_tokens().saturating_sub(used);
+            match read.body().get("result") {
+                Some(result) if read.ok() => {
+                    let lines = match read_from_json(result) {
+                        Ok(read) => render_read(&read),
+                        Err(e) => vec![e.to_string()],
+                    };
+                    answer
+                        .content
+                        .push(ContentBlock::text(self.page_of(lines, 0, room)));
+                }
+                _ => answer.content.push(ContentBlock::text(format!(
+                    "(the snapshot failed: {})",
+                    read.error().unwrap_or("no result")
+                ))),
+            }
+        }
+        answer
+    }
+
+    async fn run(
+        &mut self,
+        member: BrowserMember,
+        arguments: Value,
+        cancel: &CancellationToken,
+    ) -> (CallOutput, Option<BrowserFault>) {
+        self.n_calls += 1;
+        let call = BrowserToolCall::from_value(
+            &format!("mcp_{}", self.n_calls),
+            &tool_name(member),
+            arguments,
+        );
+        self.toolset.call(&call, cancel).await
+    }
+
+    /// The next page of a kept read.
+    fn continue_read(&mut self, member: BrowserMember, cursor: &Value, budget: Budget) -> Answer {
+        if !browser_is_read(member) {
+            return error_answer(format!("`{CURSOR_ARG}` applies only to reads"));
+        }
+        let Some((read, line)) = cursor.as_str().and_then(parse_cursor) else {
+            return error_answer(format!(
+                "`{CURSOR_ARG}` must be the cursor a cut read gave, like \"r3:120\""
+            ));
+        };
+        let Some(lines) = self.reads.get(read).map(<[String]>::to_vec) else {
+            return error_answer(
+                "that read is no longer kept (only the last 8 cut reads are): read again"
+                    .to_owned(),
+            );
+        };
+        if line >= lines.len() {
+            return error_answer(format!("the read has {} lines", lines.len()));
+        }
+        let text = self.page_of_kept(read, &lines, line, budget.max_tokens());
+        Answer {
+            content: vec![ContentBlock::text(text)],
+            is_error: false,
+            fault: None,
+        }
+    }
+
+    /// One page of `lines` from `start` within `tokens`, with a closing cursor line when cut.
+    fn page_of(&mut self, lines: Vec<String>, start: usize, tokens: u32) -> String {
+        let pager = Pager {
+            tokens: tokens.saturating_sub(NOTE_RESERVE),
+        };
+        let page = pager.page(&lines, start);
+        match page.next {
+            None => page.text,
+            Some(next) => {
+                let id = self.reads.keep(lines);
+                format!("{}\n{}", page.text, cut_note(id, next, page.n_lines))
+            }
+        }
+    }
+
+    fn page_of_kept(&self, id: u32, lines: &[String], start: usize, tokens: u32) -> String {
+        let pager = Pager {
+            tokens: tokens.saturating_sub(NOTE_RESERVE),
+        };
+        let page = pager.page(lines, start);
+        match page.next {
+            None => page.text,
+            Some(next) => format!("{}\n{}", page.text, cut_note(id, next, page.n_lines)),
+        }
+    }
+
+    /// Turns the toolset's answer into content.
+    fn present(&mut self, member: BrowserMember, output: &CallOutput, budget: Budget) -> Answer {
+        let state = output.state().cloned();
+        let changed = self.state_change(state.as_ref());
+        if let Some(state) = &state {
+            self.last_state = Some(state.clone());
+        }
+        let state_line = state.as_ref().map(state_text);
+        if !output.ok() {
+            let mut text = output.error().unwrap_or("the call failed").to_owned();
+            if let Some(line) = state_line {
+                text.push('\n');
+                text.push_str(&line);
+            }
+            // A file outcome that did not complete has a result but no error.
+            if let Some(result) = output.body().get("result") {
+                text.push('\n');
+                text.push_str(&result.to_string());
+            }
+            return Answer {
+                content: vec![ContentBlock::text(text)],
+                is_error: true,
+                fault: None,
+            };
+        }
+        let result = output.body().get("result");
+        let mut content = Vec::new();
+        if let Some(image) = output.image() {
+            content.push(ContentBlock::image(
+                image.base64.clone(),
+                image.media_type.mime(),
+            ));
+            content.push(ContentBlock::text(format!(
+                "{} {}x{} (CSS pixels of the viewport)",
+                member, image.size.width, image.size.height
+            )));
+            return Answer {
+                content,
+                is_error: false,
+                fault: None,
+            };
+        }
+        let header = match member {
+            BrowserMember::ListTabs
+            | BrowserMember::NewTab
+            | BrowserMember::SwitchTab
+            | BrowserMember::CloseTab => state_line.clone(),
+            m if browser_is_action(m) => Some(
+                changed.unwrap_or_else(|| "Done; no tab changed its title or origin.".to_owned()),
+            ),
+            _ => None,
+        };
+        let header_tokens = header.as_deref().map(text_tokens).unwrap_or(0) + 2;
+        let room = budget.max_tokens().saturating_sub(header_tokens);
+        let body = match (member, result) {
+            (_, None) => None,
+            (BrowserMember::ReadPageScoped, Some(result)) => {
+                Some(match scoped_read_from_json(result) {
+                    Ok(read) => self.page_of(render_scoped_read(&read), 0, room),
+                    Err(e) => e.to_string(),
+                })
+            }
+            (_, Some(result @ Value::Object(_))) if result.get("elements").is_some() => {
+                Some(match read_from_json(result) {
+                    Ok(read) => self.page_of(render_read(&read), 0, room),
+                    Err(e) => e.to_string(),
+                })
+            }
+            (_, Some(Value::String(text))) => {
+                let lines = text.lines().map(str::to_owned).collect();
+                Some(self.page_of(lines, 0, room))
+            }
+            (_, Some(other)) => Some(other.to_string()),
+        };
+        let text = match (header, body) {
+            (Some(h), Some(b)) => format!("{h}\n{b}"),
+            (Some(h), None) => h,
+            (None, Some(b)) => b,
+            (None, None) => "Done.".to_owned(),
+        };
+        content.push(ContentBlock::text(text));
+        Answer {
+            content,
+            is_error: false,
+            fault: None,
+        }
+    }
+
+    /// What changed in the tab state since the client last saw it, in one line; `None` when
+    /// nothing did.
+    fn state_change(&self, state: Option<&Value>) -> Option<String> {
+        let new = state?.get("tabs")?.as_array()?;
+        let old: Vec<Value> = self
+            .last_state
+            .as_ref()
+            .and_then(|s| s.get("tabs"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let id = |t: &Value| t["id"].as_str().unwrap_or("").to_owned();
+        let mut parts = Vec::new();
+        for tab in new {
+            match old.iter().find(|o| id(o) == id(tab)) {
+                None => parts.push(format!("new tab {}", tab_text(tab))),
+                Some(before) => {
+                    if before["url"] != tab["url"] {
+                        parts.push(format!(
+                            "tab {} went from {} to {}",
+                            id(tab),
+                            before["url"].as_str().unwrap_or("?"),
+                            tab["url"].as_str().unwrap_or("?")
+                        ));
+                    }
+                    if before["title"] != tab["title"] {
+                        parts.push(format!("tab {} is now titled {}", id(tab), tab["title"]));
+                    }
+                    if before["active"] != tab["active"] && tab["active"] == Value::Bool(true) {
+                        parts.push(format!("tab {} is active", id(tab)));
+                    }
+                }
+            }
+        }
+        for tab in &old {
+            if !new.iter().any(|n| id(n) == id(tab)) {
+                parts.push(format!("tab {} closed", id(tab)));
+            }
+        }
+        (!parts.is_empty()).then(|| format!("Done; {}.", parts.join("; ")))
+    }
+}
+
+fn cut_note(id: u32, next: usize, n_lines: usize) -> String {
+    format!(
+        "# cut to fit the response budget: lines {next}–{} of {n_lines} not sent. Call again with \
+         cursor \"{}\" for the next part, or narrow with browser_find / browser_read_page_scoped.",
+        n_lines - 1,
+        cursor_text(id, next)
+    )
+}
+
+fn tab_text(tab: &Value) -> String {
+    format!(
+        "{}{} {} {}",
+        tab["id"].as_str().unwrap_or("?"),
+        if tab["active"] == Value::Bool(true) {
+            "*"
+        } else {
+            ""
+        },
+        tab["title"],
+        tab["url"].as_str().unwrap_or("")
+    )
+}
+
+/// The tabs in one line: `tabs: t1* "Title" https://origin | t2 …` (`*` is the active one).
+pub fn state_text(state: &Value) -> String {
+    let tabs: Vec<String> = state["tabs"]
+        .as_array()
+        .map(|tabs| tabs.iter().map(tab_text).collect())
+        .unwrap_or_default();
+    format!("tabs: {}", tabs.join(" | "))
+}
+
+fn error_answer(text: String) -> Answer {
+    Answer {
+        content: vec![ContentBlock::text(text)],
+        is_error: true,
+        fault: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip() {
+        assert_eq!(parse_cursor(&cursor_text(3, 120)), Some((3, 120)));
+        assert_eq!(parse_cursor("3:120"), None);
+        assert_eq!(parse_cursor("r3"), None);
+        assert_eq!(parse_cursor("r-1:2"), None);
+    }
+
+    #[test]
+    fn the_state_line_marks_the_active_tab() {
+        let state = json!({"tabs": [
+            {"id": "t1", "title": "A", "url": "https://a.test", "active": true},
+            {"id": "t2", "title": "B \"q\"", "url": "https://b.test", "active": false}]});
+        assert_eq!(
+            state_text(&state),
+            "tabs: t1* \"A\" https://a.test | t2 \"B \\\"q\\\"\" https://b.test"
+        );
+    }
+
+    #[test]
+    fn kept_reads_are_bounded() {
+        let mut cache = ReadCache::default();
+        let first = cache.keep(vec!["a".into()]);
+        for _ in 0..KEPT_READS {
+            cache.keep(vec!["b".into()]);
+        }
+        assert!(cache.get(first).is_none());
+        assert!(cache.get(first + KEPT_READS as u32).is_some());
+    }
+}

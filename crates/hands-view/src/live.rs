@@ -1,0 +1,203 @@
+//! The live side of a view: approvals a running `hands run --view` waits on, answered by the
+//! person's click on the page, and a version number that moves whenever the run's log or an
+//! approval changes (the page waits on it instead of polling on a timer).
+//!
+//! A pending approval is answered once; a run that is cancelled while it waits, or a view that
+//! goes away, denies (nothing approves by default).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+/// An approval waiting for the person.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pending {
+    /// Its id, in the order asked.
+    pub id: u64,
+    /// What is asked, in a sentence.
+    pub question: String,
+    /// The action (member, arguments, call id), for the page to show.
+    pub detail: Value,
+}
+
+/// A decided approval.
+#[derive(Debug, Clone, Serialize)]
+pub struct Decided {
+    /// The id it had while pending.
+    pub id: u64,
+    /// What was asked.
+    pub question: String,
+    /// The action.
+    pub detail: Value,
+    /// The answer.
+    pub approved: bool,
+    /// Who answered: `person` (a click), `cancelled` (the run stopped first).
+    pub by: &'static str,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next_id: u64,
+    pending: BTreeMap<u64, (Pending, oneshot::Sender<bool>)>,
+    decided: Vec<Decided>,
+}
+
+/// The approvals of a live run, shared by the runner (which asks) and the page (which answers).
+#[derive(Debug, Clone)]
+pub struct Live {
+    state: Arc<Mutex<State>>,
+    version: Arc<watch::Sender<u64>>,
+}
+
+impl Default for Live {
+    fn default() -> Live {
+        Live {
+            state: Arc::default(),
+            version: Arc::new(watch::channel(0).0),
+        }
+    }
+}
+
+/// The approvals as the page sees them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Approvals {
+    /// Waiting for an answer, oldest first.
+    pub pending: Vec<Pending>,
+    /// Answered, in order.
+    pub decided: Vec<Decided>,
+}
+
+impl Live {
+    /// Something changed (a log line was written): wakes the pages waiting.
+    pub fn bump(&self) {
+        self.version.send_modify(|v| *v += 1);
+    }
+
+    /// The current version.
+    pub fn version(&self) -> u64 {
+        *self.version.borrow()
+    }
+
+    /// Waits until the version passes `seen`, or `timeout`; returns the version.
+    pub async fn changed_since(&self, seen: u64, timeout: Duration) -> u64 {
+        let mut rx = self.version.subscribe();
+        let _ = tokio::time::timeout(timeout, rx.wait_for(|v| *v > seen)).await;
+        self.version()
+    }
+
+    /// Asks the person; waits for the click. Cancelled, or the view gone: denied.
+    pub async fn ask(&self, question: String, detail: Value, cancel: &CancellationToken) -> bool {
+        let (tx, rx) = oneshot::channel();
+        let id = {
+            let Ok(mut state) = self.state.lock() else {
+                return false;
+            };
+            state.next_id += 1;
+            let id = state.next_id;
+            let pending = Pending {
+                id,
+                question,
+                detail,
+            };
+            state.pending.insert(id, (pending, tx));
+            id
+        };
+        self.bump();
+        let answer = tokio::select! {
+            answer = rx => answer.ok(),
+            () = cancel.cancelled() => None,
+        };
+        if answer.is_none() {
+            self.settle(id, false, "cancelled");
+        }
+        answer.unwrap_or(false)
+    }
+
+    /// The page's answer to approval `id`; false when it is not pending (answered already).
+    pub fn answer(&self, id: u64, approved: bool) -> bool {
+        self.settle(id, approved, "person")
+    }
+
+    fn settle(&self, id: u64, approved: bool, by: &'static str) -> bool {
+        let settled = {
+            let Ok(mut state) = self.state.lock() else {
+                return false;
+            };
+            match state.pending.remove(&id) {
+                None => false,
+                Some((pending, tx)) => {
+                    let _ = tx.send(approved);
+                    state.decided.push(Decided {
+                        id,
+                        question: pending.question,
+                        detail: pending.detail,
+                        approved,
+                        by,
+                    });
+                    true
+                }
+            }
+        };
+        if settled {
+            self.bump();
+        }
+        settled
+    }
+
+    /// The approvals now.
+    pub fn approvals(&self) -> Approvals {
+        match self.state.lock() {
+            Ok(state) => Approvals {
+                pending: state.pending.values().map(|(p, _)| p.clone()).collect(),
+                decided: state.decided.clone(),
+            },
+            Err(_) => Approvals {
+                pending: Vec::new(),
+                decided: Vec::new(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn a_click_reaches_the_one_who_asked_once() {
+        let live = Live::default();
+        let cancel = CancellationToken::new();
+        let asker = {
+            let live = live.clone();
+            let cancel = cancel.clone();
+            tokio::spawn(async move { live.ask("Click?".into(), json!({}), &cancel).await })
+        };
+        let seen = live.changed_since(0, Duration::from_secs(5)).await;
+        assert!(seen >= 1);
+        let pending = live.approvals().pending;
+        assert_eq!(pending.len(), 1);
+        assert!(live.answer(pending[0].id, true));
+        assert!(!live.answer(pending[0].id, false), "answered once");
+        assert!(asker.await.unwrap());
+        let approvals = live.approvals();
+        assert!(approvals.pending.is_empty());
+        assert!(approvals.decided[0].approved);
+        assert_eq!(approvals.decided[0].by, "person");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_run_denies_what_it_was_asking() {
+        let live = Live::default();
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        assert!(!live.ask("Click?".into(), json!({}), &cancel).await);
+        assert_eq!(live.approvals().decided[0].by, "cancelled");
+        assert!(live.approvals().pending.is_empty());
+    }
+}

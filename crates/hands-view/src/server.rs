@@ -1,0 +1,273 @@
+//! The page and its API, on loopback only: `GET /` (the page), `GET /api/run` (the steps and
+//! approvals), `GET /api/wait?version=N` (returns when something changed), `POST
+//! /api/approvals/{id}` (the person's answer), `GET /images/{file}`.
+//!
+//! Every API call needs the view's token (a random secret printed with the URL), in the
+//! `token` query parameter or the `X-Hands-Token` header; answers need the header, which a web
+//! page of another origin cannot send without a CORS preflight this server never allows. So
+//! another site open in the same browser can neither read the run nor approve an action.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::live::Live;
+use crate::steps::read_log;
+
+/// The page.
+const PAGE: &str = include_str!("../assets/view.html");
+
+/// The header that carries the token on answers.
+pub const TOKEN_HEADER: &str = "x-hands-token";
+
+/// How long `/api/wait` holds a request before answering with no change.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Why the view cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ViewError {
+    /// The address is not loopback.
+    #[error("{0} is not a loopback address: the view listens on 127.0.0.1 or ::1 only")]
+    NotLoopback(SocketAddr),
+    /// No `log.jsonl` in the directory.
+    #[error("{0} has no log.jsonl: give a run directory written by `hands run`")]
+    NotARunDir(PathBuf),
+    /// A socket failure.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+struct Shared {
+    dir: PathBuf,
+    token: String,
+    live: Option<Live>,
+}
+
+/// A view being served.
+#[derive(Debug)]
+pub struct View {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The secret every API call carries.
+    pub token: String,
+    stop: CancellationToken,
+}
+
+impl View {
+    /// The URL a person opens (the token included).
+    pub fn url(&self) -> String {
+        format!("http://{}/?token={}", self.addr, self.token)
+    }
+
+    /// Stops serving.
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+}
+
+fn random_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Serves the run directory `dir` at `addr` (loopback), live when `live` is given (approvals,
+/// changes as they happen). Returns once listening; serving goes on in a task until stopped.
+pub async fn serve(dir: &Path, addr: SocketAddr, live: Option<Live>) -> Result<View, ViewError> {
+    if !addr.ip().is_loopback() {
+        return Err(ViewError::NotLoopback(addr));
+    }
+    if live.is_none() && !dir.join("log.jsonl").is_file() {
+        return Err(ViewError::NotARunDir(dir.to_owned()));
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let token = random_token()?;
+    let shared = Arc::new(Shared {
+        dir: dir.to_owned(),
+        token: token.clone(),
+        live,
+    });
+    let router = Router::new()
+        .route("/", get(page))
+        .route("/api/run", get(run))
+        .route("/api/wait", get(wait))
+        .route("/api/approvals/{id}", post(answer))
+        .route("/images/{file}", get(image))
+        .with_state(shared);
+    let stop = CancellationToken::new();
+    let stopped = stop.clone();
+    tokio::spawn(async move {
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stopped.cancelled().await })
+            .await;
+        if let Err(e) = served {
+            tracing::warn!(error = %e, "the view stopped");
+        }
+    });
+    Ok(View { addr, token, stop })
+}
+
+#[derive(Debug, Deserialize)]
+struct Auth {
+    token: Option<String>,
+    version: Option<u64>,
+}
+
+fn authorised(shared: &Shared, headers: &HeaderMap, query: &Auth) -> bool {
+    let from_header = headers
+        .get(TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    from_header.or_else(|| query.token.clone()).as_deref() == Some(shared.token.as_str())
+        && loopback_host(headers)
+}
+
+/// The `Host` a browser sent names this machine (a DNS-rebound name does not).
+fn loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
+    };
+    matches!(name, "127.0.0.1" | "localhost" | "[::1]")
+}
+
+fn refused() -> Response {
+    (StatusCode::FORBIDDEN, "this view needs its token").into_response()
+}
+
+async fn page() -> Html<&'static str> {
+    Html(PAGE)
+}
+
+async fn run(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(query): Query<Auth>,
+) -> Response {
+    if !authorised(&shared, &headers, &query) {
+        return refused();
+    }
+    let log = tokio::fs::read_to_string(shared.dir.join("log.jsonl"))
+        .await
+        .unwrap_or_default();
+    let view = read_log(&log);
+    let (approvals, version) = match &shared.live {
+        Some(live) => (json!(live.approvals()), live.version()),
+        None => (json!({"pending": [], "decided": []}), 0),
+    };
+    Json(
+        json!({"run": view, "approvals": approvals, "live": shared.live.is_some(),
+                "version": version, "dir": shared.dir.display().to_string()}),
+    )
+    .into_response()
+}
+
+async fn wait(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(query): Query<Auth>,
+) -> Response {
+    if !authorised(&shared, &headers, &query) {
+        return refused();
+    }
+    let version = match &shared.live {
+        Some(live) => live.changed_since(query.version.unwrap_or(0), WAIT).await,
+        None => 0,
+    };
+    Json(json!({"version": version})).into_response()
+}
+
+#[derive(Debug, Deserialize)]
+struct AnswerBody {
+    approve: bool,
+}
+
+async fn answer(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<u64>,
+    Json(body): Json<AnswerBody>,
+) -> Response {
+    // The header only: a form on another site can put the token in a URL but not in a header.
+    let query = Auth {
+        token: None,
+        version: None,
+    };
+    if !authorised(&shared, &headers, &query) {
+        return refused();
+    }
+    match &shared.live {
+        Some(live) if live.answer(id, body.approve) => {
+            Json(json!({"ok": true, "approved": body.approve})).into_response()
+        }
+        Some(_) => (StatusCode::CONFLICT, "not pending (answered already?)").into_response(),
+        None => (StatusCode::NOT_FOUND, "this view is not of a live run").into_response(),
+    }
+}
+
+async fn image(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    UrlPath(file): UrlPath<String>,
+    Query(query): Query<Auth>,
+) -> Response {
+    if !authorised(&shared, &headers, &query) {
+        return refused();
+    }
+    // A bare file name of the images folder: no separators, no `..`.
+    let safe = !file.is_empty()
+        && !file.starts_with('.')
+        && file
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !safe {
+        return (StatusCode::BAD_REQUEST, "not an image name").into_response();
+    }
+    let mime = if file.ends_with(".png") {
+        "image/png"
+    } else if file.ends_with(".jpg") {
+        "image/jpeg"
+    } else {
+        return (StatusCode::BAD_REQUEST, "not an image name").into_response();
+    };
+    match tokio::fs::read(shared.dir.join("images").join(&file)).await {
+        Ok(bytes) => ([(header::CONTENT_TYPE, mime)], bytes).into_response(),
+        Err(_) => (StatusCode::NOT_FOUND, "no such image").into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn only_loopback_hosts_pass() {
+        let with = |host: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, HeaderValue::from_str(host).unwrap());
+            loopback_host(&h)
+        };
+        assert!(with("127.0.0.1:8080"));
+        assert!(with("localhost:1"));
+        assert!(with("[::1]:9"));
+        assert!(!with("evil.example:8080"));
+        assert!(!with("127.0.0.1.evil.example"));
+        assert!(!loopback_host(&HeaderMap::new()));
+    }
+}

@@ -1,0 +1,75 @@
+//! `hands view RUN_DIR` (a finished run in a local web page) and the live view of
+//! `hands run --view`: the run directory's journal also wakes the page, and the runner's
+//! approvals are asked on the page.
+//!
+//! Approvals on the page are the terminal approver's questions ([`TerminalApprover::on_page`]),
+//! so every kind of effect the runner reviews is asked there the same way.
+
+use std::process::ExitCode;
+
+use hands_runner::journal::{Entry, Journal};
+use hands_view::Live;
+
+use crate::approve::TerminalApprover;
+
+use crate::cli::ViewArgs;
+use crate::rundir::RunDir;
+
+/// `hands view RUN_DIR`: serves the page until Ctrl-C.
+pub async fn run(args: ViewArgs) -> anyhow::Result<ExitCode> {
+    let view = hands_view::serve(&args.run_dir, args.addr, None).await?;
+    eprintln!(
+        "hands view: {} at {}\n(open it in a browser on this machine; Ctrl-C stops)",
+        args.run_dir.display(),
+        view.url()
+    );
+    tokio::signal::ctrl_c().await?;
+    view.stop();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A live view of a running run.
+pub struct LiveView {
+    /// The approvals and the change counter; the page is served until the process ends.
+    pub live: Live,
+}
+
+impl LiveView {
+    /// Serves the run directory `dir` live on a loopback port and says where.
+    pub async fn start(dir: &std::path::Path) -> anyhow::Result<LiveView> {
+        let live = Live::default();
+        let view = hands_view::serve(dir, "127.0.0.1:0".parse()?, Some(live.clone())).await?;
+        eprintln!(
+            "hands run: watch the run and approve its actions at {}",
+            view.url()
+        );
+        Ok(LiveView { live })
+    }
+
+    /// The approver that asks every question on the page (computer actions, safety checks,
+    /// bash, the editor, functions, browser confirmations).
+    pub fn approver(&self) -> TerminalApprover {
+        TerminalApprover::on_page(self.live.clone())
+    }
+
+    /// The run directory's journal, waking the page after each entry.
+    pub fn journal(&self, rundir: RunDir) -> ViewJournal {
+        ViewJournal {
+            rundir,
+            live: self.live.clone(),
+        }
+    }
+}
+
+/// Writes the run directory and tells the page.
+pub struct ViewJournal {
+    rundir: RunDir,
+    live: Live,
+}
+
+impl Journal for ViewJournal {
+    fn record(&mut self, entry: Entry<'_>) {
+        self.rundir.record(entry);
+        self.live.bump();
+    }
+}
