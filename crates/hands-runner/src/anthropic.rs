@@ -460,7 +460,7 @@ impl AnthropicSession {
                         final_screenshot: false,
                         confirm_required,
                     }))
-                    .await
+                    .await?
                 }
                 _ => Decision::Approve,
             };
@@ -491,7 +491,7 @@ impl AnthropicSession {
                 call_id: tool_use.id.clone(),
                 input: input.clone(),
             });
-            if ctx.approve(effect).await == Decision::Deny {
+            if ctx.approve(effect).await? == Decision::Deny {
                 return Ok(refused(tool_use, BASH_TOOL_NAME));
             }
             let Some(bash) = ctx.toolbox.bash.as_mut() else {
@@ -511,7 +511,7 @@ impl AnthropicSession {
                 call_id: tool_use.id.clone(),
                 command: command.clone(),
             });
-            if ctx.approve(effect).await == Decision::Deny {
+            if ctx.approve(effect).await? == Decision::Deny {
                 return Ok(refused(tool_use, EDITOR_TOOL_NAME));
             }
             let Some(editor) = ctx.toolbox.editor.as_ref() else {
@@ -557,12 +557,15 @@ impl AnthropicSession {
                 name: tool_use.name.clone(),
                 arguments: tool_use.input.clone(),
             });
-            if ctx.approve(effect).await == Decision::Deny {
+            if ctx.approve(effect).await? == Decision::Deny {
                 return Ok(refused(tool_use, &tool_use.name));
             }
             if let Some(function) = ctx.toolbox.functions.get(&tool_use.name) {
-                let text = function_result(function, tool_use.input.clone()).await?;
-                return Ok((text_result(tool_use, false, &text), Reason::Completed));
+                let start = Instant::now();
+                return match function_result(function, tool_use.input.clone()).await {
+                    Ok(text) => Ok((text_result(tool_use, false, &text), Reason::Completed)),
+                    Err(e) => Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
+                };
             }
         }
         Ok((

@@ -26,6 +26,7 @@ use crate::context::{
     ContextBudget, ContextConfig, ContextManagement, ProjectionState, project_items,
 };
 use crate::diagnostics::{Api, Reason, Usage};
+use crate::functions::FunctionError;
 use crate::items::{Declared, ItemKind, api_stop, check_item, check_response, note_call_id};
 use crate::outcome::{RunError, StopReason};
 use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
@@ -383,7 +384,7 @@ impl OpenAiSession {
                     .collect(),
                 actions: raw_actions.clone(),
             };
-            if ctx.approve_safety_checks(context).await != Decision::Approve {
+            if ctx.approve_safety_checks(context).await? != Decision::Approve {
                 return Err(StopReason::SafetyChecksDenied {
                     call_id: call.call_id,
                 });
@@ -405,7 +406,7 @@ impl OpenAiSession {
                         final_screenshot: false,
                         confirm_required: false,
                     }))
-                    .await;
+                    .await?;
                 if decision != Decision::Approve {
                     ctx.action_done(
                         Api::Responses,
@@ -431,7 +432,11 @@ impl OpenAiSession {
                     Api::Responses,
                     &call.call_id,
                     action.kind(),
-                    Reason::Failed,
+                    if matches!(e, DesktopError::Cancelled) {
+                        Reason::Cancelled
+                    } else {
+                        Reason::DriverFailed
+                    },
                     start.elapsed(),
                     true,
                     "",
@@ -449,7 +454,7 @@ impl OpenAiSession {
                     final_screenshot: true,
                     confirm_required: false,
                 }))
-                .await;
+                .await?;
             if decision != Decision::Approve {
                 return Err(StopReason::ActionRefused {
                     call_id: call.call_id,
@@ -532,22 +537,29 @@ impl OpenAiSession {
                     },
                 )
             } else if ctx.toolbox.functions.get(name).is_some() {
-                let args = parsed.map_err(|why| StopReason::InvalidFunctionArguments {
-                    name: name.to_owned(),
-                    why,
-                })?;
+                let args = match parsed {
+                    Ok(args) => args,
+                    Err(why) => {
+                        return Err(ctx.function_stopped(
+                            call_id,
+                            name,
+                            FunctionError::InvalidArguments(why),
+                            start,
+                        ));
+                    }
+                };
                 let effect = Effect::Function(FunctionEffect {
                     call_id: call_id.to_owned(),
                     name: name.to_owned(),
                     arguments: args.clone(),
                 });
-                match ctx.approve(effect).await {
+                match ctx.approve(effect).await? {
                     Decision::Deny => (FunctionOutput::Text(refused_text(name)), Reason::Refused),
                     Decision::Approve => match ctx.toolbox.functions.get(name) {
-                        Some(function) => (
-                            FunctionOutput::Text(function_result(function, args).await?),
-                            Reason::Completed,
-                        ),
+                        Some(function) => match function_result(function, args).await {
+                            Ok(text) => (FunctionOutput::Text(text), Reason::Completed),
+                            Err(e) => return Err(ctx.function_stopped(call_id, name, e, start)),
+                        },
                         None => (FunctionOutput::Text(unknown(name)), Reason::Failed),
                     },
                 }

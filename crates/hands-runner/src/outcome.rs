@@ -248,6 +248,30 @@ pub struct RunOutcome {
     pub api_stop: Option<ApiStop>,
 }
 
+impl RunStatus {
+    /// The diagnostics reason a run that ended so is recorded with.
+    pub fn reason(&self) -> crate::diagnostics::Reason {
+        use crate::diagnostics::Reason;
+        match self {
+            RunStatus::Finished => Reason::Completed,
+            RunStatus::StepLimit => Reason::StepLimit,
+            RunStatus::Stopped(why) => match why {
+                StopReason::Cancelled => Reason::Cancelled,
+                StopReason::Api(_) => Reason::ApiFailed,
+                StopReason::DriverFault(_)
+                | StopReason::ComputerCallFailed { .. }
+                | StopReason::FunctionFailed { .. }
+                | StopReason::BrowserFault(_) => Reason::DriverFailed,
+                StopReason::SafetyChecksDenied { .. } | StopReason::ActionRefused { .. } => {
+                    Reason::Refused
+                }
+                StopReason::InvalidFunctionArguments { .. } => Reason::InvalidInput,
+                _ => Reason::PolicyFailed,
+            },
+        }
+    }
+}
+
 impl RunOutcome {
     /// Whether the model finished.
     pub fn finished(&self) -> bool {
@@ -273,4 +297,7 @@ pub enum RunError {
     /// Nothing to run with.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// The runner was closed ([`crate::Runner::close`]): it admits no new run.
+    #[error("this runner is closed: it starts no new run")]
+    Closed,
 }
