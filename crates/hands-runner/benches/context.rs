@@ -133,6 +133,8 @@ struct Bill {
     read: u64,
     images_sent: usize,
     unchanged: usize,
+    /// The members whose closing screenshot came back unchanged, by step.
+    unchanged_steps: Vec<String>,
     last_three_visible: bool,
 }
 
@@ -198,16 +200,25 @@ async fn run(name: &'static str, context: ContextConfig) -> Bill {
     let mut images_sent = 0;
     let mut last_three_visible = true;
     let mut unchanged = 0;
-    for request in sim.requests() {
+    let mut unchanged_steps = Vec::new();
+    for (step, request) in sim.requests().iter().enumerate() {
         let messages = request.body["messages"].as_array().unwrap();
         if let Some(last) = messages.last() {
             let mut new = Vec::new();
             images(last, &mut new);
             sent.extend(new);
-            unchanged += last
+            let n = last
                 .to_string()
                 .matches("has not changed since the last")
                 .count();
+            if n > 0 {
+                let member = messages[messages.len() - 2]["content"][0]["name"]
+                    .as_str()
+                    .unwrap_or("?")
+                    .to_owned();
+                unchanged_steps.push(format!("{step}:{member}"));
+            }
+            unchanged += n;
         }
         let mut visible = Vec::new();
         images(&request.body["messages"], &mut visible);
@@ -223,6 +234,7 @@ async fn run(name: &'static str, context: ContextConfig) -> Bill {
         read: outcome.usage.cache_read_input_tokens,
         images_sent,
         unchanged,
+        unchanged_steps,
         last_three_visible,
     }
 }
@@ -295,4 +307,8 @@ fn main() {
             if bill.last_three_visible { "yes" } else { "NO" },
         );
     }
+    println!(
+        "unchanged screenshots (step:member) under hands: {}",
+        bills[1].unchanged_steps.join(" ")
+    );
 }
