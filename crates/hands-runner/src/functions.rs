@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 
+use hands_toolset::errtext;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -108,6 +109,21 @@ impl Function {
     }
 }
 
+/// Reads a function call's `arguments` text (an OpenAI `function_call` sends JSON text): text
+/// that is not JSON is "not valid JSON", JSON that is not an object "not a JSON object" — the
+/// OpenAI SDK's two refusals ("Registered function arguments require valid JSON.",
+/// "Registered functions require a JSON object."), with where the text broke.
+pub fn parse_arguments(text: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "the arguments are not a JSON object (got {})",
+            errtext::show(&other, errtext::SHOWN_CHARS)
+        )),
+        Err(why) => Err(format!("the arguments are not valid JSON ({why})")),
+    }
+}
+
 /// The functions of a run, by name.
 #[derive(Debug, Default)]
 pub struct Functions {
@@ -192,5 +208,26 @@ mod tests {
         let mut fs = Functions::new();
         fs.add(lookup()).unwrap();
         assert!(fs.add(lookup()).is_err());
+    }
+
+    #[test]
+    fn arguments_that_are_not_json_are_said_to_be_so() {
+        assert_eq!(
+            parse_arguments(r#"{"reference": "R1"}"#),
+            Ok(json!({"reference": "R1"}))
+        );
+        for text in ["", "{", "reference=R1", "{\"n\": 1e999}", "{\"n\": NaN}"] {
+            let why = parse_arguments(text).unwrap_err();
+            assert!(
+                why.starts_with("the arguments are not valid JSON ("),
+                "{text}: {why}"
+            );
+        }
+        for text in ["\"R1\"", "[1]", "null"] {
+            assert_eq!(
+                parse_arguments(text),
+                Err(format!("the arguments are not a JSON object (got {text})"))
+            );
+        }
     }
 }

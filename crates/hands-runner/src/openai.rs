@@ -32,6 +32,8 @@ use crate::outcome::{RunError, StopReason};
 use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
 use crate::tools::{Toolbox, is_server_tool};
 
+mod resume;
+
 /// The text answering a browser call skipped after an earlier one failed is the browser
 /// toolset's; this one answers a function call of a tool the run does not have.
 fn unknown(name: &str) -> String {
@@ -316,12 +318,11 @@ impl OpenAiSession {
             return Ok(None);
         };
         // The checkpoint before the effect says it may have happened.
-        ctx.attempted.push(call_id.clone());
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
+        if let Some(call) = resume::proposed(item) {
+            ctx.call_attempted(call, || self.snapshot())?;
         }
-        let output = match item.view() {
-            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await?,
+        let ran = match item.view() {
+            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await,
             ItemView::FunctionCall(call) => {
                 let (id, name, args) = (
                     call.call_id.clone(),
@@ -329,14 +330,18 @@ impl OpenAiSession {
                     call.arguments.clone(),
                 );
                 self.function_call(ctx, &id, &name, &args, browser_failed)
-                    .await?
+                    .await
             }
             _ => return Ok(None),
         };
-        ctx.completed.push(call_id);
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        let output = match ran {
+            Ok(output) => output,
+            Err(reason) => {
+                ctx.call_stopped(&call_id, &reason);
+                return Err(reason);
+            }
+        };
+        ctx.call_answered(&call_id, || output.to_value(), None)?;
         Ok(Some(output))
     }
 
@@ -427,6 +432,7 @@ impl OpenAiSession {
                 .computer
                 .as_mut()
                 .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
+            ctx.effect_began(&call.call_id);
             if let Err(e) = executor.execute(action, ctx.cancel).await {
                 ctx.action_done(
                     Api::Responses,
@@ -496,15 +502,14 @@ impl OpenAiSession {
         let start = Instant::now();
         ctx.executed.push(call_id.to_owned());
         // Arguments arrive as JSON text; text that is not JSON is invalid arguments.
-        let parsed: Result<Value, String> =
-            serde_json::from_str(arguments).map_err(|e| e.to_string());
+        let parsed = crate::functions::parse_arguments(arguments);
         let (output, reason) =
             if let Some(browser) = ctx.toolbox.browser.as_mut()
                 && browser.owns(name)
             {
-                let args = parsed.unwrap_or_else(|_| Value::String(arguments.to_owned()));
+                // The text as sent: arguments that are not JSON are answered "not valid JSON".
                 let outcome = browser
-                    .call(call_id, name, &args, *browser_failed, ctx.cancel)
+                    .call_text(call_id, name, arguments, *browser_failed, ctx.cancel)
                     .await
                     .map_err(|e| match e {
                         crate::tools::BrowserStop::Cancelled => StopReason::Cancelled,
@@ -523,7 +528,7 @@ impl OpenAiSession {
                             FunctionOutputPart::InputImage {
                                 image_url: Some(i.data_url()),
                                 file_id: None,
-                                detail: None,
+                                detail: outcome.detail.map(|d| d.name().to_owned()),
                             }
                         }));
                         FunctionOutput::Parts(parts)
@@ -707,6 +712,8 @@ impl Session for OpenAiSession {
             .get("previous_response_id")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        // A resumed run still refuses a call id it has seen before.
+        self.call_ids = self.items.iter().filter_map(call_id_of).collect();
         self.unanswered = false;
         self.projection = ProjectionState::default();
         Ok(())
@@ -767,9 +774,14 @@ impl Session for OpenAiSession {
         if last_allowed {
             return Ok(StepResult::StepLimit(text));
         }
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        ctx.begin_turn(
+            response
+                .output
+                .iter()
+                .filter_map(resume::proposed)
+                .collect(),
+            || self.snapshot(),
+        )?;
         let mut browser_failed = false;
         let mut early = std::mem::take(&mut self.early_outputs).into_iter();
         for item in &response.output {
@@ -793,9 +805,7 @@ impl Session for OpenAiSession {
             self.push_input(Item::user_text(&text));
         }
         self.unanswered = false;
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), true)?;
-        }
+        ctx.end_turn(|| self.snapshot())?;
         Ok(StepResult::Continue)
     }
 }

@@ -7,7 +7,7 @@ use hands_core::browser::Browser;
 use hands_core::image::EncodedImage;
 use hands_sandbox::{BashTool, EditorTool};
 use hands_toolset::browser::output::CallOutput;
-use hands_toolset::browser::{BrowserFault, BrowserToolCall, BrowserToolset};
+use hands_toolset::browser::{BrowserFault, BrowserToolCall, BrowserToolset, ImageDetail};
 use hands_toolset::claude_browser::{Batch as ClaudeBatch, BrowserResult, ClaudeBrowserToolset};
 use hands_toolset::wire::ToolUse;
 use serde_json::Value;
@@ -24,6 +24,9 @@ pub struct BrowserCallOutcome {
     pub text: String,
     /// Images (screenshot, zoom).
     pub images: Vec<EncodedImage>,
+    /// The `detail` the toolset gives its images (`image_detail`), for an OpenAI
+    /// `input_image`.
+    pub detail: Option<ImageDetail>,
 }
 
 /// A browser toolset as the runner drives it: declarations for both APIs, and one call at a time
@@ -49,6 +52,36 @@ pub trait BrowserTools: Send {
         skip: bool,
         cancel: &CancellationToken,
     ) -> Result<BrowserCallOutcome, BrowserStop>;
+
+    /// Runs one call whose arguments arrive as JSON text (an OpenAI `function_call`): text that
+    /// is not JSON is answered "not valid JSON" and nothing runs. The default parses, then
+    /// [`BrowserTools::call`]s.
+    async fn call_text(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        arguments: &str,
+        skip: bool,
+        cancel: &CancellationToken,
+    ) -> Result<BrowserCallOutcome, BrowserStop> {
+        match serde_json::from_str::<Value>(arguments) {
+            Ok(value) => self.call(call_id, name, &value, skip, cancel).await,
+            Err(why) => Ok(BrowserCallOutcome {
+                ok: false,
+                text: serde_json::json!({"ok": false, "error": not_json(name, &why)}).to_string(),
+                images: Vec::new(),
+                detail: None,
+            }),
+        }
+    }
+}
+
+/// The answer to arguments that are not JSON.
+fn not_json(name: &str, why: &serde_json::Error) -> String {
+    hands_toolset::errtext::error_line(&format!(
+        "`{}` arguments are not valid JSON ({why}); send one JSON object",
+        hands_toolset::errtext::name(name)
+    ))
 }
 
 /// Why a browser call stops the run.
@@ -85,22 +118,50 @@ impl<B: Browser + 'static> BrowserTools for BrowserToolset<B> {
         skip: bool,
         cancel: &CancellationToken,
     ) -> Result<BrowserCallOutcome, BrowserStop> {
-        let output = if skip {
-            CallOutput::skipped(call_id)
-        } else {
-            let call = BrowserToolCall::from_value(call_id, name, arguments.clone());
-            let (output, fault) = BrowserToolset::call(self, &call, cancel).await;
-            match fault {
-                None => output,
-                Some(BrowserFault::Cancelled) => return Err(BrowserStop::Cancelled),
-                Some(other) => return Err(BrowserStop::Fault(other.to_string())),
-            }
-        };
-        Ok(BrowserCallOutcome {
-            ok: output.ok(),
-            text: output.text(),
-            images: output.image().cloned().into_iter().collect(),
-        })
+        let call = BrowserToolCall::from_value(call_id, name, arguments.clone());
+        run_call(self, call, skip, cancel).await
+    }
+
+    async fn call_text(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        arguments: &str,
+        skip: bool,
+        cancel: &CancellationToken,
+    ) -> Result<BrowserCallOutcome, BrowserStop> {
+        let call = BrowserToolCall::from_text(call_id, name, arguments);
+        run_call(self, call, skip, cancel).await
+    }
+}
+
+/// How the runner drives the function-tool toolset: one call, or its skip (with the current
+/// state, as the SDK answers it).
+async fn run_call<B: Browser + 'static>(
+    toolset: &BrowserToolset<B>,
+    call: BrowserToolCall,
+    skip: bool,
+    cancel: &CancellationToken,
+) -> Result<BrowserCallOutcome, BrowserStop> {
+    let (output, fault) = if skip {
+        toolset.skip(&call, cancel).await
+    } else {
+        toolset.call(&call, cancel).await
+    };
+    match fault {
+        None => Ok(outcome_of(&output, toolset.image_detail())),
+        Some(BrowserFault::Cancelled) => Err(BrowserStop::Cancelled),
+        Some(other) => Err(BrowserStop::Fault(other.to_string())),
+    }
+}
+
+/// A call's output as the runner sends it.
+fn outcome_of(output: &CallOutput, detail: Option<ImageDetail>) -> BrowserCallOutcome {
+    BrowserCallOutcome {
+        ok: output.ok(),
+        text: output.text(),
+        images: output.image().cloned().into_iter().collect(),
+        detail: output.image().and(detail),
     }
 }
 

@@ -70,6 +70,12 @@ pub struct AnthropicConfig {
     pub min_cacheable_tokens: u64,
     /// Whether an assistant message may come last (prefill). Toolset-era models refuse it.
     pub allow_prefill: bool,
+    /// Also check hands' own answer contract, which the real API does not enforce (default
+    /// on): a toolset member's error text is one line without control or bidi characters and
+    /// at most 4,096 characters, and no computer result but a zoom carries an image while the
+    /// toolset's `screenshot` member is disabled. A breach is a 400 whose message starts
+    /// `hands-sim contract:`.
+    pub hands_contract: bool,
 }
 
 impl Default for AnthropicConfig {
@@ -81,6 +87,7 @@ impl Default for AnthropicConfig {
             max_images: 100,
             min_cacheable_tokens: 1024,
             allow_prefill: false,
+            hands_contract: true,
         }
     }
 }

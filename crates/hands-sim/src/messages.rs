@@ -129,6 +129,49 @@ pub fn image_media_type_invalid(path: &str) -> String {
     )
 }
 
+/// Anthropic, **real**: an image whose base64 data is empty. `path` ends with `.image`.
+pub fn image_empty(path: &str) -> String {
+    format!("{path}.source.base64: image cannot be empty")
+}
+
+/// Anthropic, **real** (wording; the path prefix is modelled): an `is_error` result holding
+/// anything but text. `path` is the result block's (`messages.N.content.M`).
+pub fn error_result_not_text(path: &str) -> String {
+    format!("{path}.tool_result: all content must be type 'text' if 'is_error' is true")
+}
+
+/// Anthropic, **modelled**: an `is_error` result with empty content (the Anthropic SDK: "The
+/// API rejects an `is_error` result whose content is empty").
+pub fn error_result_empty(path: &str) -> String {
+    format!("{path}.tool_result: content cannot be empty if 'is_error' is true")
+}
+
+/// Anthropic, **modelled** (pydantic style): a `browser_state` field over the API's limit of
+/// 4,096 characters (the Anthropic SDK's `FIELD_MAX`, "the API's limit for a text field of the
+/// block, for a URL").
+pub fn browser_state_field_too_long(path: &str) -> String {
+    format!("{path}: String should have at most {MAX_BROWSER_STATE_FIELD_CHARS} characters")
+}
+
+/// Most characters of a `browser_state` tab's `url` or `title`.
+pub const MAX_BROWSER_STATE_FIELD_CHARS: usize = 4096;
+
+/// Anthropic, **modelled**: a `browser_state` block that breaks its shape (api-contracts A,
+/// "`browser_state` block").
+pub fn browser_state_invalid(path: &str, why: &str) -> String {
+    format!("{path}: invalid `browser_state` block: {why}")
+}
+
+/// Not an API rule: hands' own answer contract, which the simulator checks so a test fails
+/// when hands breaks it (see `AnthropicConfig::hands_contract`). The message says so.
+pub fn hands_contract(path: &str, rule: &str) -> String {
+    format!("hands-sim contract: {path}: {rule}")
+}
+
+/// Most characters of a toolset error text under hands' contract (the Anthropic SDK's
+/// `FIELD_MAX`).
+pub const MAX_TOOLSET_ERROR_CHARS: usize = 4096;
+
 /// Anthropic, **modelled**: bytes that are no image at all.
 pub fn image_unreadable(path: &str) -> String {
     format!("{path}.source.base64.data: Could not process image")

@@ -284,6 +284,302 @@ async fn toolset_results_echo_toolset_name_and_hold_only_text_and_images() {
     .await;
 }
 
+/// An `is_error` result holds text only, and some: an image there (a batch's closing
+/// screenshot put on its failed block) is the real API's 400, as is an empty error or an empty
+/// text block.
+#[tokio::test]
+async fn error_results_hold_only_non_empty_text() {
+    let server = text_server();
+    let conversation = |result: Value| {
+        let mut messages = vec![user("go")];
+        messages.extend(computer_exchange("toolu_1", "left_click", result));
+        with_tools(request(json!(messages)), json!([toolset()]))
+    };
+    let failed = |content: Value| {
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "toolset_name": "computer",
+               "is_error": true, "content": content})
+    };
+    check(
+        &server,
+        "image on an error",
+        conversation(failed(json!([
+            {"type": "text", "text": "Error: the key is unknown"},
+            png_image(1280, 800)
+        ]))),
+        conversation(failed(
+            json!([{"type": "text", "text": "Error: the key is unknown"}]),
+        )),
+        &m::error_result_not_text("messages.2.content.0"),
+    )
+    .await;
+    check(
+        &server,
+        "empty error",
+        conversation(failed(json!([]))),
+        conversation(failed(json!("Error: no"))),
+        &m::error_result_empty("messages.2.content.0"),
+    )
+    .await;
+    check(
+        &server,
+        "empty error string",
+        conversation(failed(json!(""))),
+        conversation(failed(json!("Error: no"))),
+        &m::error_result_empty("messages.2.content.0"),
+    )
+    .await;
+    check(
+        &server,
+        "empty text in a result",
+        conversation(computer_result(
+            "toolu_1",
+            json!([{"type": "text", "text": ""}]),
+        )),
+        conversation(computer_result(
+            "toolu_1",
+            json!([{"type": "text", "text": "OK"}]),
+        )),
+        m::TEXT_NON_EMPTY,
+    )
+    .await;
+    // The same image on a successful result is fine.
+    let answer = anthropic(
+        &server,
+        &conversation(computer_result(
+            "toolu_1",
+            json!([{"type": "text", "text": "OK"}, png_image(1280, 800)]),
+        )),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    check(
+        &server,
+        "empty image data",
+        screenshot_request(image("image/png", "")),
+        screenshot_request(png_image(64, 64)),
+        &m::image_empty("messages.2.content.0.tool_result.content.0.image"),
+    )
+    .await;
+}
+
+/// hands' own answer contract, which the simulator checks beside the API's rules: toolset error
+/// texts on one line, without control or bidi characters, at most 4,096 characters; no
+/// screenshot while the `screenshot` member is disabled (a zoom still answers with an image).
+#[tokio::test]
+async fn hands_answer_contract() {
+    let server = text_server();
+    let conversation = |member: &str, result: Value, tools: Value| {
+        let mut messages = vec![user("go")];
+        messages.extend(computer_exchange("toolu_1", member, result));
+        with_tools(request(json!(messages)), tools)
+    };
+    let failed = |text: &str| {
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "toolset_name": "computer",
+               "is_error": true, "content": text})
+    };
+    let path = "messages.2.content.0";
+    for (name, bad) in [
+        ("newline", "Error: unknown member `a\nb`".to_owned()),
+        ("bidi", "Error: unknown member `a\u{202e}b`".to_owned()),
+        ("long", format!("Error: {}", "x".repeat(4096))),
+    ] {
+        let answer = anthropic(
+            &server,
+            &conversation("left_click", failed(&bad), json!([toolset()])),
+        )
+        .await;
+        assert_eq!(answer.status, 400, "{name}: {}", answer.body);
+        assert!(
+            answer
+                .message()
+                .starts_with(&format!("hands-sim contract: {path}: ")),
+            "{name}: {}",
+            answer.message()
+        );
+    }
+    let fine = format!("Error: {}", "x".repeat(4089));
+    let answer = anthropic(
+        &server,
+        &conversation("left_click", failed(&fine), json!([toolset()])),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+
+    let no_shots = json!([{"type": "computer_toolset_20260801", "configs": {"screenshot": {"enabled": false}}}]);
+    let with_image = computer_result(
+        "toolu_1",
+        json!([{"type": "text", "text": "OK"}, png_image(64, 64)]),
+    );
+    let answer = anthropic(
+        &server,
+        &conversation("left_click", with_image.clone(), no_shots.clone()),
+    )
+    .await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(
+        answer.message(),
+        m::hands_contract(
+            "messages.2.content.0.tool_result.content.1",
+            "an image in a computer toolset result while its `screenshot` member is disabled"
+        )
+    );
+    let zoomed = computer_result("toolu_1", json!([png_image(64, 64)]));
+    assert_eq!(
+        anthropic(&server, &conversation("zoom", zoomed, no_shots))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        anthropic(
+            &server,
+            &conversation("left_click", with_image.clone(), json!([toolset()]))
+        )
+        .await
+        .status,
+        200
+    );
+
+    // Off, the same request passes: these are hands' rules, not the API's.
+    let mut config = hands_sim::SimConfig::scripted(vec![hands_sim::Turn::text("ok")]);
+    config.anthropic.hands_contract = false;
+    let lenient = SimServer::start(config).unwrap();
+    let answer = anthropic(
+        &lenient,
+        &conversation("left_click", failed("a\nb"), json!([toolset()])),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+}
+
+/// A `browser_state` block as the API takes it.
+#[tokio::test]
+async fn browser_state_blocks_have_the_api_shape() {
+    let server = text_server();
+    let tab = |id: &str, active: bool| json!({"tab_id": id, "title": "T", "url": "https://a.test", "active": active});
+    let conversation = |member: &str, state: Value| {
+        with_tools(
+            request(json!([user("go"),
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_b", "name": member,
+                    "toolset_name": "browser", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_b",
+                    "toolset_name": "browser", "content": [{"type": "text", "text": "Done."}, state]}]}])),
+            json!([{"type": "browser_toolset_20260801"}]),
+        )
+    };
+    let state = |tabs: Value, changes: Option<Value>| {
+        let mut block = json!({"type": "browser_state", "tabs": tabs});
+        if let Some(changes) = changes {
+            block["state_changes"] = changes;
+        }
+        block
+    };
+    let path = "messages.2.content.0.tool_result.content.1";
+    let good = state(json!([tab("t1", true), tab("t2", false)]), None);
+    let cases = [
+        (
+            "two active",
+            state(json!([tab("t1", true), tab("t2", true)]), None),
+            m::browser_state_invalid(
+                path,
+                "exactly one tab must be active when any tab is listed",
+            ),
+        ),
+        (
+            "empty changes",
+            state(json!([tab("t1", true)]), Some(json!([]))),
+            m::browser_state_invalid(
+                path,
+                "`state_changes` must be left out when there is nothing to report",
+            ),
+        ),
+        (
+            "unknown change",
+            state(
+                json!([tab("t1", true)]),
+                Some(json!([{"type": "navigation", "tab_id": "t1"}])),
+            ),
+            m::browser_state_invalid(path, "unknown state change type 'navigation'"),
+        ),
+        (
+            "opened tab not listed",
+            state(
+                json!([tab("t1", true)]),
+                Some(json!([{"type": "tab_opened", "tab_id": "t9"}])),
+            ),
+            m::browser_state_invalid(path, "a `tab_opened` change must name a tab of `tabs`"),
+        ),
+        (
+            "long url",
+            state(
+                json!([{"tab_id": "t1", "title": "T", "url": format!("https://a.test/{}", "p".repeat(4096)), "active": true}]),
+                None,
+            ),
+            m::browser_state_field_too_long(&format!("{path}.tabs.0.url")),
+        ),
+        (
+            "long title",
+            state(
+                json!([{"tab_id": "t1", "title": "t".repeat(4097), "url": "https://a.test", "active": true}]),
+                None,
+            ),
+            m::browser_state_field_too_long(&format!("{path}.tabs.0.title")),
+        ),
+        (
+            "missing url",
+            state(
+                json!([{"tab_id": "t1", "title": "T", "active": true}]),
+                None,
+            ),
+            m::field_required(&format!("{path}.tabs.0.url")),
+        ),
+    ];
+    for (name, bad, message) in cases {
+        check(
+            &server,
+            name,
+            conversation("left_click", bad),
+            conversation("left_click", good.clone()),
+            &message,
+        )
+        .await;
+    }
+    let opened = state(
+        json!([tab("t1", false), tab("t2", true)]),
+        Some(json!([{"type": "tab_opened", "tab_id": "t2"}])),
+    );
+    check(
+        &server,
+        "new_tab without tab_opened",
+        conversation(
+            "new_tab",
+            state(json!([tab("t1", false), tab("t2", true)]), None),
+        ),
+        conversation("new_tab", opened),
+        &m::browser_state_invalid(
+            path,
+            "after `new_tab` the opened tab must be the only active tab, reported `tab_opened`",
+        ),
+    )
+    .await;
+    let edge = state(
+        json!([{"tab_id": "t1", "title": "t".repeat(4096), "url": "https://a.test", "active": true}]),
+        None,
+    );
+    assert_eq!(
+        anthropic(&server, &conversation("left_click", edge))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        anthropic(&server, &conversation("list_tabs", state(json!([]), None)))
+            .await
+            .status,
+        200
+    );
+}
+
 #[tokio::test]
 async fn browser_results_carry_at_most_one_browser_state() {
     let server = text_server();

@@ -197,6 +197,33 @@ async fn screenshots_are_usable_images() {
 }
 
 #[tokio::test]
+async fn function_output_images_name_a_known_detail() {
+    let server = text_server();
+    let with_detail = |detail: Value| {
+        body(json!([user("go"),
+            {"type": "function_call", "id": "fc_1", "call_id": "call_f", "name": "browser_screenshot",
+             "arguments": "{\"tab_id\": null}"},
+            {"type": "function_call_output", "call_id": "call_f", "output": [
+                {"type": "input_text", "text": "{\"ok\":true}"},
+                {"type": "input_image", "image_url": format!("data:image/png;base64,{}", png_b64(8, 8)),
+                 "detail": detail}]}]))
+    };
+    check(
+        &server,
+        "unknown detail",
+        with_detail(json!("ultra")),
+        with_detail(json!("original")),
+        &m::invalid_value("ultra", "'low', 'high', 'auto', and 'original'"),
+        Some("input[2].output[1].detail"),
+    )
+    .await;
+    for fine in [json!("auto"), json!("low"), json!("high"), Value::Null] {
+        let answer = openai(&server, &with_detail(fine.clone())).await;
+        assert_eq!(answer.status, 200, "{fine}: {}", answer.body);
+    }
+}
+
+#[tokio::test]
 async fn previous_response_id_needs_a_stored_response() {
     let server = SimServer::start(SimConfig::with_policy(|request: &Value| {
         if request.get("previous_response_id").is_some() {

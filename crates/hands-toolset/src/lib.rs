@@ -83,6 +83,6 @@ pub mod browser;
 pub mod claude_browser;
 pub mod computer;
 pub mod computer_call;
-mod errtext;
+pub mod errtext;
 pub mod strings;
 pub mod wire;

@@ -92,10 +92,11 @@ fn hands_run_on_a_desktop_finishes_against_a_strict_stand_in() {
     assert!(log.lines().any(|l| l.contains("\"kind\":\"action\"")));
     assert!(!log.contains("iVBOR"), "image data is kept out of the log");
     assert!(std::fs::read_dir(out.join("images")).unwrap().count() >= 1);
-    // The run is checkpointed: its last checkpoint ends a completed turn, resumable.
-    let checkpoint = hands_runner::ledger::FileLedger::load(&out.join("checkpoint.json")).unwrap();
-    assert!(checkpoint.resumable());
-    assert_eq!(checkpoint.steps_used, 4);
+    // The run is checkpointed in its ledger: every checkpoint, the last a finished turn.
+    let report = hands_runner::ledger::SqliteLedger::report(&out.join("ledger.sqlite")).unwrap();
+    assert_eq!(report.status(), "finished");
+    assert_eq!(report.steps_used, 4);
+    assert!(report.pending.is_none());
 }
 
 #[test]
@@ -211,8 +212,10 @@ fn hands_exec_answers_every_block_of_a_saved_turn() {
         );
         assert_eq!(late["toolset_name"], json!("computer"));
     }
-    // The batch's closing screenshot went on the failed block, and was saved.
-    assert_eq!(results[2]["content"][1]["type"], json!("image"));
+    // The batch's closing screenshot went on the last success before the failure (an error
+    // result holds only text), and was saved.
+    assert_eq!(results[0]["content"][1]["type"], json!("image"));
+    assert!(results[2]["content"].is_string());
     assert_eq!(std::fs::read_dir(&shots).unwrap().count(), 1);
 }
 
@@ -488,5 +491,261 @@ fn a_text_answer_on_the_last_allowed_request_exits_zero() {
     assert_eq!(
         sim.requests()[0].body["tool_choice"],
         json!({"type": "none"})
+    );
+}
+
+/// Tried as a new user would: a batch whose second block fails. The answer puts the closing
+/// screenshot on the first block's result (an `is_error` result may hold only text), the strict
+/// stand-in accepts it, and the run goes on to the model's next turn and finishes.
+#[test]
+fn hands_run_goes_on_after_a_batch_whose_second_block_fails() {
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        let c = |m: &str, input: Value| toolset_use("computer", m, input);
+        match n {
+            1 => Turn::Blocks(vec![
+                c("left_click", json!({"coordinate": [100, 100]})),
+                c("left_click", json!({"coordinate": [99999, 5]})),
+                c("type", json!({"text": "never typed"})),
+            ]),
+            2 => Turn::Blocks(vec![c("screenshot", json!({}))]),
+            _ => Turn::text("Recovered and done."),
+        }
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = hands()
+        .args(["run", "--desktop", "--approve", "all", "--task"])
+        .arg("Click, then recover.")
+        .arg("--out")
+        .arg(dir.path().join("run"))
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .env_remove("DISPLAY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 3, "the run went on after the failed batch");
+    let answer = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(answer.len(), 3);
+    assert!(answer[0].get("is_error").is_none());
+    assert_eq!(
+        answer[0]["content"][1]["type"], "image",
+        "the closing screenshot"
+    );
+    assert_eq!(answer[1]["is_error"], true);
+    assert!(answer[1]["content"].is_string(), "{}", answer[1]["content"]);
+    assert_eq!(
+        answer[2]["content"],
+        "Not executed: an earlier computer action in this turn failed."
+    );
+}
+
+/// Every block of a saved turn is answered, even those that do not read; a long id's images
+/// are saved under a bounded name; and an I/O error after the actions ran still prints the
+/// answer.
+#[test]
+fn hands_exec_answers_blocks_that_do_not_read_and_keeps_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let long_id = format!("toolu_{}", "x".repeat(5000));
+    let deep = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
+    let turn = format!(
+        r#"{{"role": "assistant", "content": [
+            {{"type": "tool_use", "id": "toolu_a", "name": "left_click", "toolset_name": 5,
+              "input": {{"coordinate": [10, 10]}}}},
+            {{"type": "tool_use", "id": "{long_id}", "name": "zoom", "toolset_name": "computer",
+              "input": {{"region": [0, 0, 64, 32]}}}},
+            {{"type": "tool_use", "id": "toolu_c", "name": "scroll", "toolset_name": "computer",
+              "input": {{"scroll_direction": "down", "scroll_amount": 1e999}}}},
+            {{"type": "tool_use", "id": "toolu_d", "name": "type", "toolset_name": "computer",
+              "input": {{"text": {deep}}}}}
+        ]}}"#
+    );
+    let path = dir.path().join("turn.json");
+    std::fs::write(&path, &turn).unwrap();
+    let shots = dir.path().join("shots");
+    let output = hands()
+        .args(["exec", "--desktop", "--spawn", "640x400", "--save-images"])
+        .arg(&shots)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let message: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let results = message["content"].as_array().unwrap();
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|r| r["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["toolu_a", long_id.as_str(), "toolu_c", "toolu_d"]);
+    assert_eq!(results[0]["is_error"], true);
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("`toolset_name` is not a string")
+    );
+    assert!(results[0].get("toolset_name").is_none());
+    assert!(results[1].get("is_error").is_none(), "the zoom ran");
+    assert_eq!(results[2]["is_error"], true);
+    assert!(
+        results[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("number out of range")
+    );
+    assert_eq!(results[2]["toolset_name"], "computer");
+    assert_eq!(
+        results[3]["content"],
+        "Not executed: an earlier computer action in this turn failed."
+    );
+    let saved: Vec<String> = std::fs::read_dir(&shots)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    // The zoom and, on the same (last successful) result, the closing screenshot.
+    assert_eq!(saved.len(), 2, "{saved:?}");
+    for name in &saved {
+        assert!(name.len() < 80 && name.starts_with("toolu_x"), "{saved:?}");
+    }
+
+    // Images cannot be saved (the directory is a file): the answer is printed all the same.
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let output = hands()
+        .args(["exec", "--desktop", "--spawn", "320x200", "--save-images"])
+        .arg(blocker.join("shots"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let message: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(message["content"].as_array().map(Vec::len), Some(4));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("saving its images failed"));
+}
+
+/// `--browser-members` chooses exactly the browser members the model is given (and
+/// `--browser-extra-members` adds opt-in ones); a name that is no member is refused.
+#[test]
+fn hands_run_chooses_the_browser_members() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let app = runtime
+        .block_on(hands_demo_apps::BookingApp::start(
+            hands_demo_apps::BookingAppConfig::default(),
+        ))
+        .unwrap();
+    let sim = SimServer::start(SimConfig::with_policy(|_: &Value| Turn::text("Seen."))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        hands()
+            .args(["run", "--browser", app.base_url(), "--approve", "all"])
+            .args(extra)
+            .args(["--task", "Look."])
+            .arg("--out")
+            // One run directory per run: a directory that holds a run's ledger is not reused.
+            .arg(dir.path().join(format!("run-{}", extra.join("-"))))
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("ANTHROPIC_BASE_URL", sim.base_url())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let output = run(&["--browser-members", "read_page,navigate"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = run(&["--browser-extra-members", "javascript_exec"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let requests = sim.requests();
+    let configs = &requests[0].body["tools"][0]["configs"];
+    let enabled: Vec<&str> = configs
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, c)| c["enabled"] != json!(false))
+        .map(|(m, _)| m.as_str())
+        .collect();
+    assert!(
+        enabled
+            .iter()
+            .all(|m| ["read_page", "navigate"].contains(m)),
+        "{configs}"
+    );
+    assert_eq!(configs["left_click"]["enabled"], false);
+    assert_eq!(
+        requests[1].body["tools"][0]["configs"]["javascript_exec"]["enabled"],
+        true
+    );
+    let output = run(&["--browser-members", "read_page,teleport"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--browser-members") && stderr.contains("teleport"),
+        "{stderr}"
+    );
+}
+
+/// `hands read --attach` reads in a browser that is already running (its active tab) and leaves
+/// it running; the read is the compact form, with kinds beyond the seven roles.
+#[test]
+fn hands_read_attaches_to_a_running_browser() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let chromium = runtime
+        .block_on(hands_cdp::Chromium::launch(
+            &hands_cdp::LaunchConfig::default(),
+        ))
+        .unwrap();
+    let page = "data:text/html,<title>T</title><p>Pick one</p><button>Go</button><a href=%23x>More</a>\
+                <span onclick=0>Tap</span>";
+    let out = hands()
+        .args(["read", "--attach", chromium.ws_url(), page])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Pick one\n"), "{stdout}");
+    assert!(stdout.contains("] button Go\n"), "{stdout}");
+    assert!(stdout.contains("] link More\n"), "{stdout}");
+    assert!(stdout.contains("] clickable Tap"), "{stdout}");
+    assert!(chromium.exited().is_none(), "the browser was closed");
+    let refused = hands()
+        .args(["read", "--attach", "127.0.0.1:9222", page])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("DevTools WebSocket URL"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
     );
 }

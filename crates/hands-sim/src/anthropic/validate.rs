@@ -164,6 +164,7 @@ pub(crate) fn validate(
 
     let walk = Walk {
         messages,
+        declared: &declared,
         config,
         signer,
         thinking_turns,
@@ -683,6 +684,7 @@ struct ImageRef<'a> {
 /// A `tool_use` of an assistant message.
 struct ToolUse<'a> {
     id: &'a str,
+    name: &'a str,
     toolset_name: Option<&'a str>,
 }
 
@@ -697,6 +699,7 @@ const ASSISTANT_ONLY_BLOCKS: [&str; 4] = [
 /// The walk over `messages`: structure, pairing, toolset results and thinking.
 struct Walk<'a> {
     messages: &'a [Value],
+    declared: &'a Declared,
     config: &'a AnthropicConfig,
     signer: &'a Signer,
     thinking_turns: &'a HashSet<String>,
@@ -870,6 +873,7 @@ impl<'a> Walk<'a> {
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
             .map(|b| ToolUse {
                 id: b.get("id").and_then(Value::as_str).unwrap_or(""),
+                name: b.get("name").and_then(Value::as_str).unwrap_or(""),
                 toolset_name: b.get("toolset_name").and_then(Value::as_str),
             })
             .collect()
@@ -1010,7 +1014,7 @@ impl<'a> Walk<'a> {
                             .into_iter()
                             .find(|k| k.toolset_name() == ts)
                     });
-                    self.result_content(&path, block, kind, images)?;
+                    self.result_content(&path, block, tool_use, kind, images)?;
                 }
                 _ => {}
             }
@@ -1018,34 +1022,84 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// The content of one `tool_result`: what its toolset allows, only non-empty text on an
+    /// error, a well-formed `browser_state`, and (with `hands_contract`) hands' own rules.
     fn result_content(
         &self,
         path: &str,
         block: &'a Value,
+        tool_use: &ToolUse<'a>,
         toolset: Option<ToolsetKind>,
         images: &mut Vec<ImageRef<'a>>,
     ) -> Result<()> {
-        let Some(Value::Array(content)) = block.get("content") else {
-            return Ok(());
-        };
         let is_error = block.get("is_error").and_then(Value::as_bool) == Some(true);
+        let content = match block.get("content") {
+            None | Some(Value::Null) => {
+                if is_error {
+                    return Err(invalid(m::error_result_empty(path)));
+                }
+                return Ok(());
+            }
+            Some(Value::String(text)) => {
+                if is_error && text.is_empty() {
+                    return Err(invalid(m::error_result_empty(path)));
+                }
+                if is_error && toolset.is_some() {
+                    self.contract_error_text(path, text)?;
+                }
+                return Ok(());
+            }
+            Some(Value::Array(content)) => content,
+            Some(_) => return Ok(()),
+        };
+        if is_error {
+            if content.is_empty() {
+                return Err(invalid(m::error_result_empty(path)));
+            }
+            // The Messages API: "all content must be type 'text' if 'is_error' is true".
+            if content
+                .iter()
+                .any(|inner| inner.get("type").and_then(Value::as_str) != Some("text"))
+            {
+                return Err(invalid(m::error_result_not_text(path)));
+            }
+        }
         let mut n_states = 0;
         for (inner_idx, inner) in content.iter().enumerate() {
             let inner_path = format!("{path}.tool_result.content.{inner_idx}");
             let inner_type = inner.get("type").and_then(Value::as_str).unwrap_or("");
             match (toolset, inner_type) {
-                (_, "image") => images.push(ImageRef {
-                    path: format!("{inner_path}.image"),
-                    block: inner,
-                    computer_result: toolset == Some(ToolsetKind::Computer),
-                }),
-                (_, "text") => {
-                    if !inner.get("text").is_some_and(Value::is_string) {
+                (_, "image") => {
+                    if toolset == Some(ToolsetKind::Computer)
+                        && tool_use.name != "zoom"
+                        && !self.computer_screenshots_enabled()
+                    {
+                        self.contract(
+                            &inner_path,
+                            "an image in a computer toolset result while its `screenshot` member is disabled",
+                        )?;
+                    }
+                    images.push(ImageRef {
+                        path: format!("{inner_path}.image"),
+                        block: inner,
+                        computer_result: toolset == Some(ToolsetKind::Computer),
+                    });
+                }
+                (_, "text") => match inner.get("text") {
+                    Some(Value::String(text)) if text.is_empty() => {
+                        return Err(invalid(m::TEXT_NON_EMPTY));
+                    }
+                    Some(Value::String(text)) => {
+                        if is_error && toolset.is_some() {
+                            self.contract_error_text(&inner_path, text)?;
+                        }
+                    }
+                    _ => {
                         return Err(invalid(m::field_required(&format!(
                             "{inner_path}.text.text"
                         ))));
                     }
-                }
+                },
                 // api-contracts A, "browser_state block": at most one, never on an error.
                 (Some(ToolsetKind::Browser), "browser_state") => {
                     n_states += 1;
@@ -1054,6 +1108,7 @@ impl<'a> Walk<'a> {
                             "{inner_path}: a browser toolset result carries at most one `browser_state` block, and none when `is_error` is true"
                         )));
                     }
+                    check_browser_state(&inner_path, inner, tool_use.name)?;
                 }
                 (Some(_), other) => {
                     return Err(invalid(m::toolset_result_content(&inner_path, other)));
@@ -1068,6 +1123,141 @@ impl<'a> Walk<'a> {
         }
         Ok(())
     }
+
+    /// Whether the declared computer toolset (if any) has `screenshot` enabled.
+    fn computer_screenshots_enabled(&self) -> bool {
+        self.declared
+            .toolsets
+            .iter()
+            .find(|t| t.kind == ToolsetKind::Computer)
+            .is_none_or(|t| t.enabled.contains(&"screenshot"))
+    }
+
+    /// A breach of hands' own contract, when it is checked.
+    fn contract(&self, path: &str, rule: &str) -> Result<()> {
+        if self.config.hands_contract {
+            Err(invalid(m::hands_contract(path, rule)))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// hands' contract for a toolset member's error text: one line, no control or bidi
+    /// characters, at most 4,096 characters.
+    fn contract_error_text(&self, path: &str, text: &str) -> Result<()> {
+        if text.chars().any(line_unsafe) {
+            self.contract(
+                path,
+                "a toolset error text must be one line without control or bidi characters",
+            )?;
+        }
+        if text.chars().count() > m::MAX_TOOLSET_ERROR_CHARS {
+            self.contract(path, "a toolset error text must be at most 4096 characters")?;
+        }
+        Ok(())
+    }
+}
+
+/// Control (C0, DEL, C1), line-separator and bidi characters: what breaks or reorders a line.
+fn line_unsafe(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1f}'
+        | '\u{7f}'..='\u{9f}'
+        | '\u{61c}'
+        | '\u{200e}'
+        | '\u{200f}'
+        | '\u{2028}'
+        | '\u{2029}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}')
+}
+
+/// The change kinds of a `browser_state` block (api-contracts A).
+const STATE_CHANGE_KINDS: [&str; 4] = [
+    "tab_opened",
+    "download_started",
+    "download_completed",
+    "download_failed",
+];
+
+/// A `browser_state` block: every tab `{tab_id, title, url, active}` with `url` and `title` of
+/// at most 4,096 characters, exactly one active tab when there is any, `state_changes` absent
+/// rather than empty, known change kinds, a `tab_opened` only for a listed tab, and after
+/// `new_tab` a `tab_opened` for the active tab.
+///
+/// Spec: api-contracts A, "`browser_state` block"; the Anthropic SDK's `_pipeline.py`
+/// (`NEW_TAB_NOT_ACTIVE`, `merge_pending_changes`) and `_sanitize.py` (`FIELD_MAX`).
+fn check_browser_state(path: &str, block: &Value, member: &str) -> Result<()> {
+    let bad = |why: &str| Err(invalid(m::browser_state_invalid(path, why)));
+    let Some(tabs) = block.get("tabs").and_then(Value::as_array) else {
+        return bad("`tabs` must be a list");
+    };
+    let mut ids = Vec::with_capacity(tabs.len());
+    let mut active = Vec::new();
+    for (tab_idx, tab) in tabs.iter().enumerate() {
+        let tab_path = format!("{path}.tabs.{tab_idx}");
+        for field in ["tab_id", "title", "url"] {
+            match tab.get(field) {
+                Some(Value::String(text)) => {
+                    if field != "tab_id" && text.chars().count() > m::MAX_BROWSER_STATE_FIELD_CHARS
+                    {
+                        return Err(invalid(m::browser_state_field_too_long(&format!(
+                            "{tab_path}.{field}"
+                        ))));
+                    }
+                }
+                None => return Err(invalid(m::field_required(&format!("{tab_path}.{field}")))),
+                Some(_) => {
+                    return Err(invalid(format!(
+                        "{tab_path}.{field}: Input should be a valid string"
+                    )));
+                }
+            }
+        }
+        let id = tab.get("tab_id").and_then(Value::as_str).unwrap_or("");
+        match tab.get("active") {
+            Some(Value::Bool(true)) => active.push(id),
+            Some(Value::Bool(false)) => {}
+            _ => {
+                return Err(invalid(format!(
+                    "{tab_path}.active: Input should be a valid boolean"
+                )));
+            }
+        }
+        ids.push(id);
+    }
+    if !tabs.is_empty() && active.len() != 1 {
+        return bad("exactly one tab must be active when any tab is listed");
+    }
+    let mut opened = Vec::new();
+    match block.get("state_changes") {
+        None => {}
+        Some(Value::Array(changes)) if changes.is_empty() => {
+            return bad("`state_changes` must be left out when there is nothing to report");
+        }
+        Some(Value::Array(changes)) => {
+            for change in changes {
+                let kind = change.get("type").and_then(Value::as_str).unwrap_or("");
+                if !STATE_CHANGE_KINDS.contains(&kind) {
+                    return bad(&format!("unknown state change type '{kind}'"));
+                }
+                if kind == "tab_opened" {
+                    let tab = change.get("tab_id").and_then(Value::as_str).unwrap_or("");
+                    if !ids.contains(&tab) {
+                        return bad("a `tab_opened` change must name a tab of `tabs`");
+                    }
+                    opened.push(tab);
+                }
+            }
+        }
+        Some(_) => return bad("`state_changes` must be a list"),
+    }
+    if member == "new_tab" && !active.first().is_some_and(|a| opened.contains(a)) {
+        return bad(
+            "after `new_tab` the opened tab must be the only active tab, reported `tab_opened`",
+        );
+    }
+    Ok(())
 }
 
 fn check_images(
@@ -1119,6 +1309,9 @@ fn check_image(
             "{path}.source.base64.data"
         ))));
     };
+    if data.is_empty() {
+        return Err(invalid(m::image_empty(path)));
+    }
     if data.len() > m::MAX_IMAGE_BASE64_BYTES {
         return Err(invalid(m::image_too_large(path, data.len())));
     }

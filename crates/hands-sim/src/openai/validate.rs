@@ -436,11 +436,13 @@ fn check_item(
                 Some(Value::String(_)) => {}
                 Some(Value::Array(parts)) => {
                     for (part_idx, part) in parts.iter().enumerate() {
-                        if part.get("type").and_then(Value::as_str) == Some("input_image")
-                            && let Some(url) = part.get("image_url").and_then(Value::as_str)
-                        {
+                        if part.get("type").and_then(Value::as_str) != Some("input_image") {
+                            continue;
+                        }
+                        if let Some(url) = part.get("image_url").and_then(Value::as_str) {
                             images.check(url, &format!("{param}.output[{part_idx}].image_url"))?;
                         }
+                        check_detail(part, &format!("{param}.output[{part_idx}].detail"))?;
                     }
                 }
                 _ => return Err(missing(&format!("{param}.output"))),
@@ -472,6 +474,25 @@ fn check_item(
         _ => {}
     }
     Ok(item.clone())
+}
+
+/// An `input_image`'s `detail`: absent, null, or one of the four values.
+///
+/// Spec: openai-browser-desktop-drivers, "Devolver imágenes del navegador" ("usa auto, low,
+/// high u original").
+fn check_detail(part: &Value, param: &str) -> Result<()> {
+    match part.get("detail") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(d)) if ["auto", "low", "high", "original"].contains(&d.as_str()) => {
+            Ok(())
+        }
+        Some(other) => Err(invalid(m::invalid_value(
+            other.as_str().unwrap_or(&other.to_string()),
+            "'low', 'high', 'auto', and 'original'",
+        ))
+        .param(param)
+        .code("invalid_value")),
+    }
 }
 
 fn required_call_id<'a>(obj: &'a Map<String, Value>, param: &str) -> Result<&'a str> {

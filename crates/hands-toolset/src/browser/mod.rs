@@ -17,12 +17,20 @@
 //!    cannot be read, an invalid driver result or a vanished browser stops the run
 //!    ([`BrowserFault`]).
 //!
-//! Refusals before the driver is touched (not enabled, bad arguments, busy, closed, a protected
-//! read refused) carry no state. After any call that is not ok, the remaining browser calls of the
-//! same response are answered [`BROWSER_CALL_SKIPPED`] and not run, so the model chooses again.
+//! Every state sent carries the observation block ([`observation`]: what changed since the
+//! last result). The answers that carry no state are the spec's and the SDK's: a member not
+//! enabled ("Rechaza las llamadas deshabilitadas antes de leer el estado"), a protected read
+//! refused ("sin leer ni exponer el estado"), a busy or closed toolset, and — hands being
+//! stricter than the SDK here — anything about a `confirm_reads` member before its read was
+//! approved (bad arguments, a skip). Bad arguments of any other member are answered with the
+//! current state, as the SDK does ("El SDK devuelve el estado actual después de las
+//! operaciones ordinarias, incluso si fallan"). After any call that is not ok, the remaining
+//! browser calls of the same response are answered [`BROWSER_CALL_SKIPPED`] with the current
+//! state and not run, so the model chooses again.
 
 pub mod consent;
 pub mod declaration;
+pub mod observation;
 pub mod output;
 pub mod parse;
 pub mod state;
@@ -57,7 +65,8 @@ pub use consent::{
     UrlPolicyFn, UrlVerdict, consent, is_read,
 };
 pub use declaration::ToolDeclaration;
-pub use output::{CallOutput, ImageDetail};
+use observation::Observer;
+pub use output::{CallOutput, ImageDetail, TypedRead};
 pub use parse::{ArgumentError, member_of_tool, parse_call, tool_name};
 pub use state::{StateFormat, StateView, TabView};
 pub use url_policy::{OriginAllowList, OriginPattern, PatternError, UrlDecision};
@@ -334,6 +343,8 @@ pub struct BrowserToolset<B> {
     image_detail: Option<ImageDetail>,
     read_values: ReadValues,
     focused_input: FocusedInput,
+    /// What changed between the states read; only touched while the driver is locked.
+    observer: std::sync::Mutex<Observer>,
     /// Open/closed and whether a call is active; shared with every [`CloseHandle`].
     life: Arc<watch::Sender<Life>>,
 }
@@ -452,6 +463,7 @@ impl<B: Browser> BrowserToolset<B> {
             image_detail: config.image_detail,
             read_values: config.read_values,
             focused_input: config.focused_input,
+            observer: std::sync::Mutex::new(Observer::new()),
             life: Arc::new(life),
         })
     }
@@ -560,6 +572,50 @@ impl<B: Browser> BrowserToolset<B> {
         self.life.borrow().closed
     }
 
+    /// The `detail` this toolset gives screenshot and zoom images.
+    pub fn image_detail(&self) -> Option<ImageDetail> {
+        self.image_detail
+    }
+
+    /// Answers a call that is not run because an earlier browser call of the same response was
+    /// not ok ([`BROWSER_CALL_SKIPPED`]), with the current state, as the SDK does — for callers
+    /// that hand the toolset one call at a time. Without a state for a call this toolset does
+    /// not run, or whose read needs approval first (`confirm_reads`).
+    pub async fn skip(
+        &self,
+        call: &BrowserToolCall,
+        cancel: &CancellationToken,
+    ) -> (CallOutput, Option<BrowserFault>) {
+        let _active = match self.begin() {
+            Ok(guard) => guard,
+            Err(_) => return (CallOutput::skipped(&call.call_id), None),
+        };
+        let mut driver = self.driver.lock().await;
+        self.skip_one(&mut *driver, call, cancel).await
+    }
+
+    /// [`BrowserToolset::skip`] with the driver locked.
+    async fn skip_one(
+        &self,
+        driver: &mut B,
+        call: &BrowserToolCall,
+        cancel: &CancellationToken,
+    ) -> (CallOutput, Option<BrowserFault>) {
+        let id = call.call_id.as_str();
+        match self.member(&call.name) {
+            Some(member) if !self.confirm_reads.contains(member) && !cancel.is_cancelled() => {
+                match self.read_state(driver, cancel, true).await {
+                    Ok(state) => (CallOutput::failure(id, BROWSER_CALL_SKIPPED, &state), None),
+                    Err(fault) => (
+                        CallOutput::refusal(id, BROWSER_STATE_UNAVAILABLE),
+                        Some(fault),
+                    ),
+                }
+            }
+            _ => (CallOutput::skipped(id), None),
+        }
+    }
+
     /// Runs one call (a response with a single browser call).
     pub async fn call(
         &self,
@@ -608,8 +664,14 @@ impl<B: Browser> BrowserToolset<B> {
         let mut fault = None;
         let mut failed = false;
         for call in calls {
-            if fault.is_some() || failed {
-                outputs.push(CallOutput::refusal(&call.call_id, BROWSER_CALL_SKIPPED));
+            if fault.is_some() {
+                outputs.push(CallOutput::skipped(&call.call_id));
+                continue;
+            }
+            if failed {
+                let (output, call_fault) = self.skip_one(&mut *driver, call, cancel).await;
+                fault = call_fault;
+                outputs.push(output);
                 continue;
             }
             if self.is_closed() {
@@ -646,7 +708,8 @@ impl<B: Browser> BrowserToolset<B> {
         let Some(member) = self.member(&tool_call.name) else {
             return refuse(BROWSER_NOT_ENABLED);
         };
-        // 2. Arguments.
+        // 2. Arguments. A refusal here carries the current state, except for a read that
+        // needs approval before anything is read.
         let parsed = match &tool_call.arguments {
             Ok(value) => parse_call(member, value),
             Err(why) => Err(ArgumentError::Json {
@@ -654,15 +717,30 @@ impl<B: Browser> BrowserToolset<B> {
                 why: why.clone(),
             }),
         };
-        let call = match parsed {
-            Ok(call) => call,
-            Err(e) => return refuse(&e.to_string()),
+        let refused_text = match &parsed {
+            Err(e) => Some(e.to_string()),
+            Ok(BrowserCall::Type { target: None, .. })
+                if self.focused_input == FocusedInput::Refused =>
+            {
+                Some(BROWSER_FOCUS_INPUT_REFUSED.to_owned())
+            }
+            Ok(_) => None,
         };
-        if self.focused_input == FocusedInput::Refused
-            && matches!(call, BrowserCall::Type { target: None, .. })
-        {
-            return refuse(BROWSER_FOCUS_INPUT_REFUSED);
+        if let Some(text) = refused_text {
+            if self.confirm_reads.contains(member) {
+                return refuse(&text);
+            }
+            return match self.read_state(driver, cancel, true).await {
+                Ok(state) => (CallOutput::failure(id, text, &state), None),
+                Err(fault) => (
+                    CallOutput::refusal(id, BROWSER_STATE_UNAVAILABLE),
+                    Some(fault),
+                ),
+            };
         }
+        let Ok(call) = parsed else {
+            return refuse(BROWSER_FAILED);
+        };
         // 3./4. Consent.
         if self.confirm_reads.contains(member) {
             let context = ConfirmContext {
@@ -683,7 +761,7 @@ impl<B: Browser> BrowserToolset<B> {
                 return refuse(BROWSER_READ_REFUSED);
             }
         } else if consent(member) != Consent::None {
-            let prior = match self.read_state(driver, cancel).await {
+            let prior = match self.read_state(driver, cancel, false).await {
                 Ok(state) => state,
                 Err(fault) => {
                     return (
@@ -715,7 +793,15 @@ impl<B: Browser> BrowserToolset<B> {
                     );
                 }
                 if verdict != UrlVerdict::Allow {
-                    return (CallOutput::failure(id, BROWSER_URL_DENIED, &prior), None);
+                    let tab = match &call {
+                        BrowserCall::Navigate { tab, .. } => tab
+                            .clone()
+                            .or_else(|| prior.tabs.iter().find(|t| t.active).map(|t| t.id.clone())),
+                        _ => None,
+                    };
+                    self.observer().refused(tab);
+                    let state = self.observe_again(&prior);
+                    return (CallOutput::failure(id, BROWSER_URL_DENIED, &state), None);
                 }
             }
             let approval = self.ask_confirm(context, cancel).await;
@@ -726,7 +812,8 @@ impl<B: Browser> BrowserToolset<B> {
                 );
             }
             if approval != Approval::Approve {
-                return (CallOutput::failure(id, BROWSER_ACTION_DENIED, &prior), None);
+                let state = self.observe_again(&prior);
+                return (CallOutput::failure(id, BROWSER_ACTION_DENIED, &state), None);
             }
         }
         // 5. The driver.
@@ -766,7 +853,7 @@ impl<B: Browser> BrowserToolset<B> {
             }
         };
         // 6. The state after the call, failed calls included.
-        let state = match self.read_state(driver, cancel).await {
+        let state = match self.read_state(driver, cancel, true).await {
             Ok(state) => state,
             Err(fault) => {
                 return (
@@ -782,6 +869,9 @@ impl<B: Browser> BrowserToolset<B> {
                     Some(image) => output.with_image(image, self.image_detail),
                     None => output,
                 }
+            }
+            Answer::Read(result, read) => {
+                CallOutput::success(id, true, Some(result), &state).with_read(read)
             }
             Answer::File(outcome) => {
                 CallOutput::success(id, outcome.ok(), Some(outcome.to_json()), &state)
@@ -806,14 +896,41 @@ impl<B: Browser> BrowserToolset<B> {
         ask_url_policy(self.url_policy.as_ref(), context, url, cancel).await
     }
 
+    /// Reads the state, records what changed, and gives the view the model (`send`) or
+    /// `confirm` sees.
     async fn read_state(
         &self,
         driver: &mut B,
         cancel: &CancellationToken,
+        send: bool,
     ) -> Result<StateView, BrowserFault> {
-        read_state(driver, cancel)
-            .await
-            .map(|state| StateView::new(&state, self.state_format))
+        let state = read_state(driver, cancel).await?;
+        let mut observer = self.observer();
+        observer.record(&state);
+        Ok(StateView::observed(
+            &state,
+            self.state_format,
+            &mut observer,
+            send,
+        ))
+    }
+
+    /// The state read before a refusal, sent with it: nothing ran since, so the tabs stand;
+    /// the observation is taken again, now to be sent (with a refused navigation, if one was
+    /// just recorded).
+    fn observe_again(&self, prior: &StateView) -> StateView {
+        let mut view = prior.clone();
+        if let Some(before) = &prior.observation {
+            view.observation = Some(self.observer().observation(before.title_truncated, true));
+        }
+        view
+    }
+
+    /// The observation log (never held across an await).
+    fn observer(&self) -> std::sync::MutexGuard<'_, Observer> {
+        self.observer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Checks a driver's result against the spec and turns it into what the model sees.
@@ -837,14 +954,14 @@ impl<B: Browser> BrowserToolset<B> {
                     ));
                 }
                 let read = self.filter_read(read).map_err(|e| e.to_string())?;
-                Answer::Result(Some(json(serde_json::to_value(&read))?), None)
+                Answer::Read(json(serde_json::to_value(&read))?, TypedRead::Page(read))
             }
             BrowserOutput::ScopedRead(scoped) => {
                 let read = self
                     .filter_read(scoped.read().clone())
                     .and_then(|read| BrowserScopedRead::new(read, scoped.scopes().to_vec()))
                     .map_err(|e| e.to_string())?;
-                Answer::Result(Some(json(serde_json::to_value(&read))?), None)
+                Answer::Read(json(serde_json::to_value(&read))?, TypedRead::Scoped(read))
             }
             BrowserOutput::Image(image) => {
                 if image.base64.is_empty() {
@@ -954,6 +1071,8 @@ pub(crate) fn withhold_values(
 enum Answer {
     /// A result (or none) and maybe an image.
     Result(Option<Value>, Option<EncodedImage>),
+    /// A structured read: its JSON as the model sees it, and the typed read it came from.
+    Read(Value, TypedRead),
     /// A file outcome: ok only when completed.
     File(FileOutcome),
     /// A failure with text safe for the model.

@@ -7,10 +7,12 @@
 //! estructuradas"; api-contracts B, "Function tools" (the output is a string or a list of
 //! `input_text` / `input_image` items).
 
+use hands_core::browser::read::{BrowserRead, BrowserScopedRead};
 use hands_core::image::EncodedImage;
 use serde_json::{Value, json};
 
 use super::state::StateView;
+use crate::errtext::error_line;
 use crate::wire::{ResultBlock, ToolResult};
 
 /// `detail` of an `input_image`.
@@ -46,12 +48,28 @@ pub struct CallOutput {
     body: Value,
     image: Option<EncodedImage>,
     detail: Option<ImageDetail>,
+    read: Option<TypedRead>,
+}
+
+/// The structured read behind a result, as the driver returned it after the toolset's value
+/// rules: for callers that show a read in another form than the `BrowserReadV1` JSON the
+/// function tools answer (`hands mcp` shows [`BrowserRead::to_compact`], which also keeps what
+/// the JSON cannot hold: each element's kind and its place in the page text).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypedRead {
+    /// `read_page`, `find`, `get_page_text`, `read_diagnostics`.
+    Page(BrowserRead),
+    /// `read_page_scoped`.
+    Scoped(BrowserScopedRead),
 }
 
 impl CallOutput {
     /// A refusal before anything was read: `{"ok": false, "error"}`, no state.
     pub(crate) fn refusal(call_id: &str, error: impl Into<String>) -> CallOutput {
-        CallOutput::from_body(call_id, json!({"ok": false, "error": error.into()}))
+        CallOutput::from_body(
+            call_id,
+            json!({"ok": false, "error": error_line(&error.into())}),
+        )
     }
 
     /// The answer to a call not run because an earlier browser call of the same response was
@@ -69,7 +87,7 @@ impl CallOutput {
     ) -> CallOutput {
         CallOutput::from_body(
             call_id,
-            json!({"ok": false, "error": error.into(), "state": state.to_json()}),
+            json!({"ok": false, "error": error_line(&error.into()), "state": state.to_json()}),
         )
     }
 
@@ -104,12 +122,24 @@ impl CallOutput {
         self
     }
 
+    /// Keeps the typed read the result's JSON was made from.
+    pub(crate) fn with_read(mut self, read: TypedRead) -> CallOutput {
+        self.read = Some(read);
+        self
+    }
+
+    /// The typed read behind a successful read result.
+    pub fn read(&self) -> Option<&TypedRead> {
+        self.read.as_ref()
+    }
+
     fn from_body(call_id: &str, body: Value) -> CallOutput {
         CallOutput {
             call_id: call_id.to_owned(),
             body,
             image: None,
             detail: None,
+            read: None,
         }
     }
 
@@ -123,9 +153,11 @@ impl CallOutput {
         &self.body
     }
 
-    /// The text part, as sent.
+    /// The text part, as sent: the JSON body on one line, page text included, with line-breaking
+    /// and bidi characters escaped ([`crate::errtext::json_line`]; the SDK escapes every
+    /// non-ASCII character, `ensure_ascii=True`).
     pub fn text(&self) -> String {
-        self.body.to_string()
+        crate::errtext::json_line(&self.body)
     }
 
     /// The error text, on a failure.

@@ -109,7 +109,7 @@ pub enum ArgumentError {
     Unknown {
         /// The member.
         member: BrowserMember,
-        /// The field (`path[2].z` for a point's field).
+        /// The field (`path[2].z` for a point's field), as [`crate::errtext::name`] echoes it.
         field: String,
         /// The fields it takes there.
         allowed: &'static [&'static str],
@@ -354,7 +354,7 @@ impl<'a> Reader<'a> {
         if let Some(field) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(ArgumentError::Unknown {
                 member,
-                field: field.clone(),
+                field: crate::errtext::name(field),
                 allowed,
             });
         }
@@ -538,7 +538,7 @@ impl<'a> Reader<'a> {
                 if let Some(field) = point.keys().find(|k| !POINT_FIELDS.contains(&k.as_str())) {
                     return Err(ArgumentError::Unknown {
                         member: self.member,
-                        field: format!("path[{i}].{field}"),
+                        field: format!("path[{i}].{}", crate::errtext::name(field)),
                         allowed: POINT_FIELDS,
                     });
                 }

@@ -9,6 +9,8 @@
 //! credenciales, rutas, consultas ni fragmentos."
 
 use hands_core::browser::{BrowserState, TabId, truncate_utf8};
+
+use super::observation::{Observation, Observer};
 use serde_json::{Value, json};
 
 /// Most bytes of UTF-8 in a reported URL.
@@ -48,11 +50,15 @@ pub struct TabView {
 }
 
 /// Every tab as the model sees it; exactly one active tab when there is any (the driver's
-/// [`BrowserState`] guarantees it).
+/// [`BrowserState`] guarantees it), and, from the function-tool toolset in the default format,
+/// the observation block (what changed since the last result).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StateView {
     /// The tabs, in the driver's order.
     pub tabs: Vec<TabView>,
+    /// Observation metadata V1 (sequence, changes, `title_truncated`); `None` in the legacy
+    /// format and for a state read outside the toolset's observation log.
+    pub observation: Option<Observation>,
 }
 
 impl StateView {
@@ -78,11 +84,32 @@ impl StateView {
                 }
             })
             .collect();
-        StateView { tabs }
+        StateView {
+            tabs,
+            observation: None,
+        }
     }
 
-    /// `{"tabs": [{"id", "title", "url", "active"}]}`, plus `"title_truncated": true` on a cut
-    /// title.
+    /// The view with its observation block, taken from `observer` (which has recorded
+    /// `state`); `send` marks the block's changes as sent to the model. The legacy format has
+    /// no observation metadata.
+    pub fn observed(
+        state: &BrowserState,
+        format: StateFormat,
+        observer: &mut Observer,
+        send: bool,
+    ) -> StateView {
+        let mut view = StateView::new(state, format);
+        if format == StateFormat::ObservationV1 {
+            let truncated = view.tabs.iter().any(|t| t.title_truncated);
+            view.observation = Some(observer.observation(truncated, send));
+        }
+        view
+    }
+
+    /// `{"tabs": [{"id", "title", "url", "active"}], "observation"?}`. With an observation
+    /// block, a cut title is said there (`title_truncated`, as the OpenAI SDK reports it);
+    /// without one, on the tab (`"title_truncated": true`).
     pub fn to_json(&self) -> Value {
         let tabs: Vec<Value> = self
             .tabs
@@ -94,13 +121,16 @@ impl StateView {
                     "url": tab.url,
                     "active": tab.active,
                 });
-                if tab.title_truncated {
+                if tab.title_truncated && self.observation.is_none() {
                     entry["title_truncated"] = json!(true);
                 }
                 entry
             })
             .collect();
-        json!({ "tabs": tabs })
+        match &self.observation {
+            Some(observation) => json!({"tabs": tabs, "observation": observation.to_json()}),
+            None => json!({ "tabs": tabs }),
+        }
     }
 }
 

@@ -53,6 +53,8 @@ struct Fake {
     /// The 0-based indexes of state reads that fail, with how.
     state_failures: HashMap<usize, fn() -> DriverError>,
     n_state: usize,
+    /// The state after each driver call, in order (a page that opens a tab, a navigation).
+    after_calls: VecDeque<BrowserState>,
 }
 
 fn tab(id: &str, title: &str, url: &str, active: bool) -> TabInfo {
@@ -82,7 +84,13 @@ impl Fake {
             answers: HashMap::new(),
             state_failures: HashMap::new(),
             n_state: 0,
+            after_calls: VecDeque::new(),
         }
+    }
+
+    fn then_state(mut self, state: BrowserState) -> Fake {
+        self.after_calls.push_back(state);
+        self
     }
 
     fn answer(mut self, member: BrowserMember, answer: Result<BrowserOutput, DriverError>) -> Fake {
@@ -97,6 +105,9 @@ impl Fake {
 
     fn run(&mut self, member: BrowserMember, arg: Value) -> Result<BrowserOutput, DriverError> {
         self.log.lock().unwrap().push(Event::Driver(member, arg));
+        if let Some(state) = self.after_calls.pop_front() {
+            self.state = state;
+        }
         self.answers
             .get_mut(&member)
             .and_then(VecDeque::pop_front)
@@ -503,11 +514,18 @@ fn config(log: &Log) -> BrowserToolsetConfig {
     }
 }
 
+/// The fake's state as the model sees it, with an observation block of no changes.
 fn expected_state() -> Value {
     json!({"tabs": [
         {"id": "t1", "title": "Cart", "url": "https://shop.example:8443", "active": true},
         {"id": "t2", "title": "Blank", "url": "about:blank", "active": false},
-    ]})
+    ], "observation": no_changes(0)})
+}
+
+/// An observation block carrying no change, after `sequence` changes in all.
+fn no_changes(sequence: u64) -> Value {
+    json!({"version": 1, "sequence": sequence, "dropped_changes": sequence,
+           "title_truncated": false, "changes": []})
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -795,7 +813,7 @@ async fn a_disabled_or_unknown_call_is_refused_before_state_or_consent() {
 }
 
 #[tokio::test]
-async fn bad_arguments_are_refused_before_state_or_consent() {
+async fn bad_arguments_are_refused_before_consent_with_the_current_state() {
     let log = Log::default();
     let toolset = everything(&log, Fake::new(&log, MemberSet::all()));
     let (out, fault) = one(&toolset, "browser_click", json!({"target": "e1"})).await;
@@ -806,19 +824,22 @@ async fn bad_arguments_are_refused_before_state_or_consent() {
             "`browser_click` requires `tab_id` (a tab id from the browser state, or null for the active tab); send every field, with null where null is allowed"
         )
     );
-    assert!(out.state().is_none());
-    let (out, _) = toolset
-        .call(
-            &BrowserToolCall::from_text("call_2", "browser_click", "{\"target\": "),
-            &CancellationToken::new(),
-        )
-        .await;
-    assert!(
-        out.error().unwrap().contains("not valid JSON"),
-        "{:?}",
-        out.error()
-    );
-    assert!(take(&log).is_empty());
+    // The SDK answers an ordinary call's bad arguments with the current state.
+    assert_eq!(out.state(), Some(&expected_state()));
+    for text in ["{\"target\": ", "not json", "", "{\"n\": 1e999}"] {
+        let (out, _) = toolset
+            .call(
+                &BrowserToolCall::from_text("call_2", "browser_click", text),
+                &CancellationToken::new(),
+            )
+            .await;
+        let error = out.error().unwrap();
+        assert!(error.contains("not valid JSON"), "{text}: {error}");
+        assert!(!error.contains("takes a JSON object"), "{error}");
+        assert!(out.state().is_some());
+    }
+    // Nothing was asked or run: the state was only read.
+    assert!(take(&log).iter().all(|e| *e == Event::State));
 }
 
 #[tokio::test]
@@ -853,7 +874,11 @@ async fn navigate_asks_the_url_policy_then_confirm_then_acts_then_reads_state() 
 async fn a_denied_url_is_never_confirmed_or_opened() {
     let log = Log::default();
     let toolset = everything(&log, Fake::new(&log, MemberSet::all()));
-    for url in ["https://shop.example.evil.test/", "https://broken.test/"] {
+    for (n_refused, url) in ["https://shop.example.evil.test/", "https://broken.test/"]
+        .into_iter()
+        .enumerate()
+    {
+        let n_refused = n_refused as u64;
         let (out, fault) = one(
             &toolset,
             "browser_navigate",
@@ -861,9 +886,15 @@ async fn a_denied_url_is_never_confirmed_or_opened() {
         )
         .await;
         assert!(fault.is_none());
+        // The refusal is in the observation, for the tab the navigation was meant for.
+        let mut state = expected_state();
+        state["observation"] = json!({"version": 1, "sequence": n_refused + 1,
+            "dropped_changes": n_refused, "title_truncated": false, "changes": [
+                {"type": "navigation_refused", "sequence": n_refused + 1, "tab_id": "t1",
+                 "reason": "policy"}]});
         assert_eq!(
             out.body(),
-            &json!({"ok": false, "error": BROWSER_URL_DENIED, "state": expected_state()})
+            &json!({"ok": false, "error": BROWSER_URL_DENIED, "state": state})
         );
         assert_eq!(
             take(&log),
@@ -1223,10 +1254,11 @@ async fn after_a_failure_the_rest_of_the_response_is_skipped() {
     assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
     assert!(outcome.outputs[0].ok());
     assert_eq!(outcome.outputs[1].error(), Some("Not clickable."));
+    // Skipped calls carry the current state, as the SDK's do.
     for skipped in &outcome.outputs[2..] {
         assert_eq!(
             skipped.body(),
-            &json!({"ok": false, "error": BROWSER_CALL_SKIPPED})
+            &json!({"ok": false, "error": BROWSER_CALL_SKIPPED, "state": expected_state()})
         );
     }
     let driver_calls: Vec<BrowserMember> = take(&log)
@@ -1244,7 +1276,7 @@ async fn after_a_failure_the_rest_of_the_response_is_skipped() {
     ];
     let outcome = toolset.run_calls(&calls, &CancellationToken::new()).await;
     assert_eq!(outcome.outputs[1].error(), Some(BROWSER_CALL_SKIPPED));
-    assert!(take(&log).is_empty());
+    assert!(take(&log).iter().all(|e| *e == Event::State));
 }
 
 #[tokio::test]
@@ -1624,11 +1656,11 @@ async fn state_is_filtered_and_sent_even_with_list_tabs_disabled() {
     assert_eq!(
         out.state(),
         Some(&json!({"tabs": [
-            {"id": "t1", "title": "é".repeat(512), "url": "https://bank.example", "active": false,
-             "title_truncated": true},
+            {"id": "t1", "title": "é".repeat(512), "url": "https://bank.example", "active": false},
             {"id": "t2", "title": "Doc", "url": "file:", "active": true},
             {"id": "t3", "title": "Data", "url": "data:", "active": false},
-        ]}))
+        ], "observation": {"version": 1, "sequence": 0, "dropped_changes": 0,
+                           "title_truncated": true, "changes": []}}))
     );
     assert!(!out.text().contains("alice") && !out.text().contains("acct"));
 }
@@ -1654,9 +1686,9 @@ async fn typing_into_the_focused_element_can_be_refused() {
     .await;
     assert_eq!(
         out.body(),
-        &json!({"ok": false, "error": BROWSER_FOCUS_INPUT_REFUSED})
+        &json!({"ok": false, "error": BROWSER_FOCUS_INPUT_REFUSED, "state": expected_state()})
     );
-    assert!(take(&log).is_empty());
+    assert_eq!(take(&log), [Event::State], "nothing asked or run");
     let (out, _) = one(
         &toolset,
         "browser_type",
@@ -1792,4 +1824,93 @@ async fn close_during_a_call_reports_draining_and_refuses_the_rest_of_the_respon
     assert_eq!(outcome.fault, Some(BrowserFault::Closed));
     assert_eq!(toolset.status(), Some(CloseStatus::Closed));
     toolset.drained().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observation metadata.
+
+/// Every state carries what changed since the last result, numbered in one sequence the model
+/// can follow; a state for `confirm` shows the changes without using them up; a failed call's
+/// answer carries them too.
+#[tokio::test]
+async fn results_carry_the_changes_since_the_last_result() {
+    let log = Log::default();
+    let opened = BrowserState::new(vec![
+        tab("t1", "Cart", "https://shop.example:8443/pay", false),
+        tab("t2", "Blank", "about:blank", false),
+        tab("t3", "Popup", "https://ads.example/", true),
+    ])
+    .unwrap();
+    let closed = BrowserState::new(vec![
+        tab("t1", "Cart", "https://shop.example:8443/pay", true),
+        tab("t2", "Blank", "about:blank", false),
+    ])
+    .unwrap();
+    let fake = Fake::new(&log, MemberSet::all())
+        .then_state(opened)
+        .then_state(closed)
+        .answer(BrowserMember::Hover, Err(DriverError::refused("Gone.")));
+    let toolset = everything(&log, fake);
+    let (out, _) = one(
+        &toolset,
+        "browser_click",
+        json!({"target": "e1", "tab_id": null}),
+    )
+    .await;
+    assert!(out.ok());
+    assert_eq!(
+        out.state().unwrap()["observation"],
+        json!({"version": 1, "sequence": 3, "dropped_changes": 0, "title_truncated": false,
+               "changes": [
+            {"type": "navigation", "sequence": 1, "tab_id": "t1"},
+            {"type": "tab_opened", "sequence": 2, "tab_id": "t3"},
+            {"type": "tab_switched", "sequence": 3, "tab_id": "t3"},
+        ]})
+    );
+    // The pop-up closed during a call that then failed: the failure's answer says so.
+    let (out, _) = one(
+        &toolset,
+        "browser_hover",
+        json!({"target": "e1", "tab_id": null}),
+    )
+    .await;
+    assert!(!out.ok());
+    assert_eq!(
+        out.state().unwrap()["observation"],
+        json!({"version": 1, "sequence": 5, "dropped_changes": 3, "title_truncated": false,
+               "changes": [
+            {"type": "tab_closed", "sequence": 4, "tab_id": "t3"},
+            {"type": "tab_switched", "sequence": 5, "tab_id": "t1"},
+        ]})
+    );
+    // Nothing since.
+    let (out, _) = one(&toolset, "browser_list_tabs", json!({})).await;
+    assert_eq!(out.state().unwrap()["observation"], no_changes(5));
+}
+
+/// A field name the model invents comes back one line and cut short.
+#[tokio::test]
+async fn hostile_field_names_are_echoed_one_line_and_bounded() {
+    let log = Log::default();
+    let toolset = everything(&log, Fake::new(&log, MemberSet::all()));
+    let hostile = format!("f\n\u{202e}{}", "q".repeat(5000));
+    for args in [
+        json!({"target": "e1", "tab_id": null, hostile.clone(): 1}),
+        json!({"tab_id": null, "path": [{"x": 1, "y": 1, hostile.clone(): 1}, {"x": 2, "y": 2}],
+               "keys": []}),
+    ] {
+        let tool = if args.get("path").is_some() {
+            "browser_drag_path"
+        } else {
+            "browser_click"
+        };
+        let (out, _) = one(&toolset, tool, args).await;
+        let error = out.error().unwrap();
+        assert!(
+            !error.chars().any(crate::errtext::is_line_unsafe),
+            "{error}"
+        );
+        assert!(!error.contains(&"q".repeat(201)), "{error}");
+        assert!(!out.text().chars().any(crate::errtext::is_line_unsafe));
+    }
 }

@@ -94,6 +94,18 @@ fn default_config(member: Member) -> MemberConfig {
     }
 }
 
+/// The members a list names, refusing a name that is none.
+fn members_named(names: &[impl AsRef<str>]) -> Result<Vec<Member>, DeclarationError> {
+    names
+        .iter()
+        .map(|name| {
+            Member::from_name(name.as_ref()).ok_or_else(|| DeclarationError::UnknownMember {
+                name: crate::errtext::name(name.as_ref()),
+            })
+        })
+        .collect()
+}
+
 impl BrowserToolsetDeclaration {
     /// The API's defaults: the 27 default members on, `file_upload`, `read_console`,
     /// `read_network` and `javascript_exec` off, nothing deferred, no breakpoint.
@@ -112,6 +124,33 @@ impl BrowserToolsetDeclaration {
     pub fn member(mut self, member: Member, config: MemberConfig) -> BrowserToolsetDeclaration {
         self.configs.insert(member, config);
         self
+    }
+
+    /// Exactly the named members enabled, every other one disabled (the function-tool
+    /// toolset's `members` list, for Claude's toolset); an unknown name is refused.
+    pub fn with_members(
+        self,
+        names: &[impl AsRef<str>],
+    ) -> Result<BrowserToolsetDeclaration, DeclarationError> {
+        let chosen = members_named(names)?;
+        Ok(Member::ALL.iter().fold(self, |decl, m| {
+            if chosen.contains(m) {
+                decl.enable(*m)
+            } else {
+                decl.disable(*m)
+            }
+        }))
+    }
+
+    /// The named members enabled besides the others (the function-tool toolset's
+    /// `additional_members`: `javascript_exec`, `read_console` …); an unknown name is refused.
+    pub fn with_extra_members(
+        self,
+        names: &[impl AsRef<str>],
+    ) -> Result<BrowserToolsetDeclaration, DeclarationError> {
+        Ok(members_named(names)?
+            .into_iter()
+            .fold(self, BrowserToolsetDeclaration::enable))
     }
 
     /// Enables a member (e.g. `javascript_exec`).
@@ -280,6 +319,36 @@ mod tests {
 
     fn rejects(entry: Value) -> DeclarationError {
         BrowserToolsetDeclaration::from_json(&entry).unwrap_err()
+    }
+
+    #[test]
+    fn members_are_chosen_by_name() {
+        let decl = BrowserToolsetDeclaration::new()
+            .with_members(&["navigate", "read_page"])
+            .unwrap();
+        assert_eq!(
+            decl.enabled().collect::<Vec<_>>(),
+            [Member::Navigate, Member::ReadPage]
+        );
+        let decl = BrowserToolsetDeclaration::new()
+            .with_extra_members(&["javascript_exec"])
+            .unwrap();
+        assert!(decl.is_enabled(Member::JavascriptExec));
+        assert_eq!(decl.enabled().count(), 28);
+        assert_eq!(
+            BrowserToolsetDeclaration::new().with_members(&["teleport"]),
+            Err(DeclarationError::UnknownMember {
+                name: "teleport".into()
+            })
+        );
+        let none: [&str; 0] = [];
+        assert_eq!(
+            BrowserToolsetDeclaration::new()
+                .with_members(&none)
+                .unwrap()
+                .validate(),
+            Err(DeclarationError::AllDisabled)
+        );
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub enum InputError {
     UnknownField {
         /// The member.
         member: Member,
-        /// The field.
+        /// The field, as [`crate::errtext::name`] echoes it.
         field: String,
         /// The fields it takes there.
         allowed: &'static [&'static str],
@@ -545,7 +545,7 @@ impl<'a> Reader<'a> {
         {
             return Err(InputError::UnknownField {
                 member,
-                field: field.clone(),
+                field: crate::errtext::name(field),
                 allowed,
             });
         }
@@ -729,7 +729,7 @@ impl<'a> Reader<'a> {
         if let Some(field) = target.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(InputError::UnknownField {
                 member: self.member,
-                field: format!("target.{field}"),
+                field: format!("target.{}", crate::errtext::name(field)),
                 allowed,
             });
         }

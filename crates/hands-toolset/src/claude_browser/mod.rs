@@ -487,7 +487,7 @@ impl<B: Browser> ClaudeBrowserToolset<B> {
         let member = Member::from_name(&tool_use.name).ok_or_else(|| {
             Failure::text(format!(
                 "unknown browser member `{}`: the toolset has {}",
-                tool_use.name,
+                crate::errtext::name(&tool_use.name),
                 members::member_list()
             ))
         })?;

@@ -33,10 +33,11 @@ impl BrowserResult {
         }
     }
 
-    /// A failure with a text, and no state block.
+    /// A failure with a text (on one line and bounded, [`crate::errtext::error_line`]), and no
+    /// state block.
     pub fn error(tool_use: &ToolUse, text: impl Into<String>) -> BrowserResult {
         BrowserResult {
-            result: ToolResult::error(tool_use, text),
+            result: ToolResult::error(tool_use, crate::errtext::error_line(&text.into())),
             state: None,
         }
     }

@@ -101,9 +101,10 @@ impl BrowserStateBlock {
             .tabs
             .iter()
             .map(|tab| {
+                // A page-chosen title on one line, as the SDK folds it (`bounded_tab`).
                 json!({
                     "tab_id": tab.id.as_str(),
-                    "title": tab.title,
+                    "title": crate::errtext::one_line(&tab.title),
                     "url": tab.url,
                     "active": tab.active,
                 })
@@ -157,6 +158,18 @@ mod tests {
         assert_eq!(
             BrowserStateBlock::after(&empty, &empty).to_json(),
             json!({"type": "browser_state", "tabs": []})
+        );
+        // A page-chosen title with line breaks and bidi controls is one line.
+        let hostile = BrowserState::new(vec![tab(
+            "t1",
+            "Pay\n\u{202e}now\r",
+            "https://a.test/",
+            true,
+        )])
+        .unwrap();
+        assert_eq!(
+            BrowserStateBlock::after(&hostile, &hostile).to_json()["tabs"][0]["title"],
+            "Pay now"
         );
     }
 

@@ -545,10 +545,17 @@ async fn results_are_short_acknowledgements_reads_or_images() {
     assert_eq!(result.text(), Some("network log"));
     let (result, _) = one("javascript_exec", json!({"text": "6*7"})).await;
     assert_eq!(result.text(), Some("42"));
+    // Reads come in the compact form, one line per element.
     let (result, _) = one("read_page", json!({})).await;
-    let read: Value = serde_json::from_str(result.text().unwrap()).unwrap();
-    assert_eq!(read["version"], 1);
-    assert_eq!(read["elements"][0]["value"], "Ada");
+    assert_eq!(
+        result.text(),
+        Some(super::fake::page_read().to_compact().as_str())
+    );
+    assert!(
+        result.text().unwrap().contains("[e1] textbox Name = Ada\n"),
+        "{:?}",
+        result.text()
+    );
     let (result, _) = one("screenshot", json!({})).await;
     let content = result.to_json()["content"].clone();
     assert_eq!(content[0]["type"], "image");
@@ -573,8 +580,7 @@ async fn withheld_values_never_reach_the_model() {
     let outcome = turn(&mut toolset, &[block("toolu_1", "read_page", json!({}))]).await;
     let text = outcome.results[0].text().unwrap();
     assert!(!text.contains("Ada"), "{text}");
-    let read: Value = serde_json::from_str(text).unwrap();
-    assert_eq!(read["omitted"], json!(["value"]));
+    assert!(text.ends_with("\n(omitted: value)"), "{text}");
 }
 
 #[tokio::test]
@@ -1189,6 +1195,33 @@ async fn unknown_and_disabled_members_are_refused_before_anything_is_read() {
             .starts_with("unknown browser member `teleport`: the toolset has navigate, list_tabs")
     );
     assert!(take(&log).is_empty());
+}
+
+/// Names the model sends come back one line, without control or bidi characters, cut to 200
+/// characters; no error text is longer than 4,096 characters.
+#[tokio::test]
+async fn hostile_names_are_echoed_one_line_and_bounded() {
+    let log = Log::default();
+    let mut toolset = ClaudeBrowserToolset::new(FakeBrowser::new(&log), config(&log)).unwrap();
+    let hostile = format!("a\n\u{202e}{}", "z".repeat(5000));
+    let blocks = [
+        block("toolu_1", &hostile, json!({})),
+        block("toolu_2", "left_click", json!({ hostile.clone(): 1 })),
+        block(
+            "toolu_3",
+            "left_click",
+            json!({"target": {"type": "ref", "ref": "e1", hostile.clone(): 1}}),
+        ),
+        block("toolu_4", "key", json!({"text": hostile.clone()})),
+    ];
+    for b in blocks {
+        let outcome = turn(&mut toolset, &[b]).await;
+        let text = outcome.results[0].text().unwrap().to_owned();
+        assert!(outcome.results[0].is_error());
+        assert!(!text.chars().any(crate::errtext::is_line_unsafe), "{text}");
+        assert!(!text.contains(&"z".repeat(201)), "{text}");
+        assert!(text.chars().count() <= crate::errtext::MAX_ERROR_CHARS);
+    }
 }
 
 #[tokio::test]

@@ -49,7 +49,7 @@ pub enum InputError {
     UnknownField {
         /// The member.
         member: Member,
-        /// The field.
+        /// The field, as [`crate::errtext::name`] echoes it.
         field: String,
         /// The fields it takes.
         allowed: &'static [&'static str],
@@ -102,7 +102,7 @@ impl<'a> Args<'a> {
         }) {
             return Err(InputError::UnknownField {
                 member,
-                field: field.clone(),
+                field: crate::errtext::name(field),
                 allowed,
             });
         }

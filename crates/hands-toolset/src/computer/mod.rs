@@ -22,11 +22,12 @@ use hands_core::image::{EncodedImage, ImageFormat, MAX_IMAGE_BASE64_BYTES};
 use hands_core::input::Button;
 use serde_json::{Value, json};
 
+use crate::errtext::error_line;
 use crate::strings::{
     COMPUTER_TOOLSET_NAME, LEGACY_20250124_BETA, LEGACY_20250124_TYPE, LEGACY_20251124_BETA,
     LEGACY_20251124_TYPE, LEGACY_TOOL_NAME, NOT_EXECUTED, OK, cursor_position_text,
 };
-use crate::wire::{ResultBlock, ToolResult, ToolUse};
+use crate::wire::{ResultBlock, ToolResult, ToolUse, TurnBlock};
 use args::InputError;
 use declaration::{DeclarationError, ToolsetDeclaration};
 use members::{Action, Member};
@@ -106,9 +107,14 @@ pub struct TurnOutcome {
 #[derive(Debug, Default)]
 pub struct Batch {
     failed: bool,
-    /// Where the caller keeps the result that gets the closing screenshot.
+    /// Where the caller keeps the last successful result: the one that gets the closing
+    /// screenshot (an `is_error` result may hold only text).
     target: Option<usize>,
+    /// Whether the last successful block was a `screenshot`.
     ended_with_screenshot: bool,
+    /// Whether the failed block may have acted on the screen (a driver error mid-action), so
+    /// a screenshot taken before it is stale.
+    failure_acted: bool,
     fault: Option<DesktopError>,
 }
 
@@ -274,6 +280,39 @@ impl<D: Desktop> ComputerToolset<D> {
         TurnOutcome { results, fault }
     }
 
+    /// Whether a turn block is this toolset's, readable or not ([`ComputerToolset::owns`] on
+    /// what could be read of it).
+    pub fn owns_block(&self, block: &TurnBlock) -> bool {
+        self.owns(block.tool_use())
+    }
+
+    /// [`ComputerToolset::run_turn`] for blocks read one at a time
+    /// ([`ToolUse::blocks_from_text`]): an unreadable block of this toolset is answered with
+    /// what was wrong and stops the batch like any failed block; the others run as usual.
+    pub async fn run_turn_blocks(
+        &mut self,
+        blocks: &[TurnBlock],
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        let mut batch = Batch::default();
+        let mut results = Vec::with_capacity(blocks.len());
+        let mine: Vec<&TurnBlock> = blocks.iter().filter(|b| self.owns_block(b)).collect();
+        for block in mine {
+            let index = results.len();
+            let result = match block {
+                TurnBlock::Use(tool_use) => {
+                    self.run_block(&mut batch, tool_use, index, cancel).await
+                }
+                TurnBlock::Unreadable { tool_use, why } => {
+                    self.refuse_block(&mut batch, tool_use, index, &format!("Error: {why}"))
+                }
+            };
+            results.push(result);
+        }
+        let fault = self.finish_batch(batch, &mut results, cancel).await;
+        TurnOutcome { results, fault }
+    }
+
     /// Runs one block of a batch. `index` is where the caller will keep its result, so the
     /// batch's closing screenshot can find it: callers that interleave computer blocks with
     /// other tools (bash, the browser) pass their own result positions. After the batch's first
@@ -289,22 +328,22 @@ impl<D: Desktop> ComputerToolset<D> {
             return ToolResult::error(tool_use, NOT_EXECUTED);
         }
         let member = self.resolve(tool_use);
-        batch.target = Some(index);
         match self.execute_block(tool_use, cancel).await {
             Ok(content) => {
+                batch.target = Some(index);
                 batch.ended_with_screenshot = matches!(member, Ok(Member::Screenshot));
                 ToolResult::ok(tool_use, content)
             }
             Err(err) => {
                 tracing::info!(target: "hands::action", id = %tool_use.id, error = %err, "action failed");
-                let result = ToolResult::error(tool_use, format!("Error: {err}"));
-                if let BlockError::Desktop(e) = err
-                    && (e.is_fault() || matches!(e, DesktopError::Cancelled))
-                {
-                    batch.fault = Some(e);
+                let result = ToolResult::error(tool_use, error_line(&format!("Error: {err}")));
+                if let BlockError::Desktop(e) = err {
+                    batch.failure_acted = true;
+                    if e.is_fault() || matches!(e, DesktopError::Cancelled) {
+                        batch.fault = Some(e);
+                    }
                 }
                 batch.failed = true;
-                batch.ended_with_screenshot = false;
                 result
             }
         }
@@ -312,6 +351,8 @@ impl<D: Desktop> ComputerToolset<D> {
 
     /// Answers a block that a person (or a policy) refused before it ran: an error with
     /// `reason`, and the batch stops there as after any failure.
+    /// `index` is where the caller keeps the result; unused now that a refused block's
+    /// `is_error` result never gets the closing screenshot, and kept so callers need not change.
     pub fn refuse_block(
         &mut self,
         batch: &mut Batch,
@@ -319,18 +360,20 @@ impl<D: Desktop> ComputerToolset<D> {
         index: usize,
         reason: &str,
     ) -> ToolResult {
+        let _ = index;
         if batch.failed {
             return ToolResult::error(tool_use, NOT_EXECUTED);
         }
         batch.failed = true;
-        batch.target = Some(index);
-        batch.ended_with_screenshot = false;
-        ToolResult::error(tool_use, reason)
+        ToolResult::error(tool_use, error_line(reason))
     }
 
-    /// Ends a batch: when it did not end with a screenshot (and the option is on), a fresh one is
-    /// appended to its last result — to the failed block's result after a failure, leaving the
-    /// later stop texts exactly as specified. Returns the driver fault, if the run must stop.
+    /// Ends a batch: when it did not end with a screenshot (and the option is on, and the
+    /// `screenshot` member is enabled), a fresh one is appended to its last successful result.
+    /// After a failure that is the result before the failed block — an `is_error` result may
+    /// hold only text, and the later stop texts stay exactly as specified — and nothing is
+    /// taken when the first block failed, or when the last success was a screenshot the
+    /// failure cannot have made stale. Returns the driver fault, if the run must stop.
     pub async fn finish_batch(
         &mut self,
         batch: Batch,
@@ -338,10 +381,13 @@ impl<D: Desktop> ComputerToolset<D> {
         cancel: &CancellationToken,
     ) -> Option<DesktopError> {
         let mut fault = batch.fault;
+        let current = batch.ended_with_screenshot && !(batch.failed && batch.failure_acted);
         if self.config.append_screenshot
-            && !batch.ended_with_screenshot
+            && self.screenshot_enabled()
+            && !current
             && fault.is_none()
             && let Some(result) = batch.target.and_then(|i| results.get_mut(i))
+            && !result.is_error
         {
             match self.capture_screenshot(cancel).await {
                 Ok(image) => result.content.push(ResultBlock::Image(image)),
@@ -356,6 +402,15 @@ impl<D: Desktop> ComputerToolset<D> {
         fault
     }
 
+    /// Whether the model was given `screenshot`: a disabled member means no screenshot is
+    /// ever attached, the batch's closing one included.
+    fn screenshot_enabled(&self) -> bool {
+        match &self.config.shape {
+            Shape::Toolset(decl) => decl.is_enabled(Member::Screenshot),
+            Shape::Legacy20251124 { .. } | Shape::Legacy20250124 => true,
+        }
+    }
+
     /// The member a block names, by shape.
     fn resolve(&self, tool_use: &ToolUse) -> Result<Member, BlockError> {
         let name = match self.config.shape {
@@ -367,7 +422,7 @@ impl<D: Desktop> ComputerToolset<D> {
                 .ok_or(BlockError::NoAction)?,
         };
         let member = Member::from_name(name).ok_or_else(|| BlockError::UnknownMember {
-            name: name.to_owned(),
+            name: crate::errtext::name(name),
         })?;
         let enabled = match &self.config.shape {
             Shape::Toolset(decl) => decl.is_enabled(member),

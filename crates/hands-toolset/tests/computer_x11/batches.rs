@@ -41,9 +41,14 @@ async fn a_failing_block_stops_the_batch_with_the_exact_texts() {
     let answers = rig.turn(blocks).await;
     assert_eq!(answers.len(), 7, "every block answered once");
     answers[0].assert_ok();
-    answers[1].assert_ok();
+    // The closing screenshot goes on the last success before the failure: an error result
+    // may hold only text.
+    assert!(!answers[1].is_error());
+    assert_eq!(answers[1].text(), "OK");
+    assert_eq!(answers[1].images().len(), 1, "{}", answers[1].summary());
     let failed = &answers[2];
     assert!(failed.is_error());
+    assert!(failed.json["content"].is_string(), "{}", failed.summary());
     assert!(
         failed.text().contains("frobnicate") && failed.text().contains("key"),
         "says what was wrong: {}",
@@ -353,4 +358,89 @@ async fn the_legacy_20250124_shape_has_no_zoom() {
                "is_error": true, "content": STOP_TEXT})
     );
     assert_eq!(rig.typed(), "s");
+}
+
+/// The batch's closing screenshot is never put on an `is_error` result (the Messages API answers
+/// that with a 400): after a failure it goes on the last success, or is not taken when the first
+/// block failed; and a disabled `screenshot` member means no screenshot at all.
+#[tokio::test]
+async fn the_closing_screenshot_never_goes_on_an_error_result() {
+    let closing = ComputerConfig {
+        sizing: SIZING,
+        ..ComputerConfig::default()
+    };
+    let mut rig = Rig::with(640, 400, closing.clone(), &RecorderConfig::default());
+    // The first block fails: nothing succeeded, so no screenshot is taken.
+    let blocks = vec![
+        rig.call("left_click", json!({"coordinate": [9999, 1]})),
+        rig.call("type", json!({"text": "never"})),
+    ];
+    let answers = rig.turn(blocks).await;
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.is_error() && a.images().is_empty())
+    );
+    assert!(answers.iter().all(|a| a.json["content"].is_string()));
+    // A batch that succeeds ends with it on its last result.
+    let blocks = vec![
+        rig.call("left_click", json!({"coordinate": [5, 5]})),
+        rig.call("type", json!({"text": "ok"})),
+    ];
+    let answers = rig.turn(blocks).await;
+    answers[0].assert_ok();
+    assert_eq!(answers[1].images().len(), 1);
+    // A screenshot before a failure that could not act is current: nothing is added.
+    let blocks = vec![
+        rig.call("screenshot", json!({})),
+        rig.call("key", json!({"text": "ctrl+nonsense"})),
+    ];
+    let answers = rig.turn(blocks).await;
+    assert_eq!(answers[0].images().len(), 1, "{}", answers[0].summary());
+    assert!(answers[1].is_error() && answers[1].json["content"].is_string());
+
+    // `screenshot` disabled: never an image, closing or otherwise.
+    let no_shots = ComputerConfig {
+        shape: Shape::Toolset(ToolsetDeclaration::new().disable(Member::Screenshot)),
+        ..closing
+    };
+    let mut rig = Rig::with(640, 400, no_shots, &RecorderConfig::default());
+    for blocks in [
+        vec![rig.call("left_click", json!({"coordinate": [5, 5]}))],
+        vec![
+            rig.call("type", json!({"text": "a"})),
+            rig.call("left_click", json!({"coordinate": [9999, 1]})),
+        ],
+    ] {
+        let answers = rig.turn(blocks).await;
+        for answer in &answers {
+            assert!(answer.images().is_empty(), "{}", answer.summary());
+        }
+    }
+}
+
+/// Names a model sends come back on one line, without control or bidi characters, cut to 200
+/// characters, inside error texts of at most 4,096 characters.
+#[tokio::test]
+async fn hostile_names_are_echoed_one_line_and_bounded() {
+    let mut rig = Rig::new(640, 400);
+    let hostile = format!("n\n\u{202e}{}\r\u{2066}", "x".repeat(5000));
+    let cases = vec![
+        rig.call(&hostile, json!({})),
+        rig.call("left_click", json!({ hostile.clone(): 1 })),
+        rig.call("key", json!({ "text": hostile.clone() })),
+        rig.call("key", json!({ "text": format!("ctrl+{hostile}") })),
+        rig.call("type", json!({ "text": 5, hostile.clone(): null })),
+    ];
+    for block in cases {
+        let answers = rig.turn(vec![block]).await;
+        let text = answers[0].text();
+        assert!(answers[0].is_error(), "{}", answers[0].summary());
+        assert!(
+            !text.chars().any(hands_toolset::errtext::is_line_unsafe),
+            "{text}"
+        );
+        assert!(text.chars().count() <= 4096);
+        assert!(!text.contains(&"x".repeat(201)), "{text}");
+    }
 }

@@ -1,0 +1,68 @@
+"""The exceptions hands raises, by what the caller should do about them.
+
+The native module raises these classes too, so one ``except`` clause covers both. The SDK
+adapters (``hands.openai``, ``hands.anthropic``) translate them into the exceptions each SDK
+understands: a recoverable failure becomes openai's ``BrowserError`` or anthropic's ``ToolError``
+(text the model reads), a broken driver stops the run.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HandsError",
+    "CancelledError",
+    "StartError",
+    "ArgumentError",
+    "DesktopError",
+    "DesktopGone",
+    "ActionError",
+    "BrowserError",
+    "BrowserRefused",
+    "BrowserFailed",
+    "BrowserGone",
+]
+
+
+class HandsError(Exception):
+    """Every error hands raises."""
+
+
+class CancelledError(HandsError):
+    """The operation was cancelled (its ``cancelled`` callable answered true) before it finished."""
+
+
+class StartError(HandsError):
+    """Xvfb, Chromium, the display connection or a program could not be started."""
+
+
+class ArgumentError(HandsError, ValueError):
+    """An argument is invalid; the message names it and is safe to show a model."""
+
+
+class DesktopError(HandsError):
+    """A desktop failure."""
+
+
+class DesktopGone(DesktopError):
+    """The display or its connection is gone (or the desktop was closed): stop the run."""
+
+
+class ActionError(DesktopError):
+    """One desktop action failed; the message is safe to show a model."""
+
+
+class BrowserError(HandsError):
+    """A browser failure."""
+
+
+class BrowserRefused(BrowserError):
+    """A recoverable browser failure (a stale ref, a blocked navigation, a timeout) whose message
+    is safe to show a model."""
+
+
+class BrowserFailed(BrowserError):
+    """Any other browser failure; its message may hold details a model should not see."""
+
+
+class BrowserGone(BrowserError):
+    """The browser or its connection is gone (or the session was closed): stop the run."""

@@ -1,0 +1,558 @@
+//! `hands._hands.Desktop`: an X11 desktop (a spawned Xvfb or an attached display) behind both
+//! computer-tool surfaces of hands-toolset, so every action means exactly what it means in
+//! hands' own runner: Claude's computer toolset members ([`Desktop::member`], also the typed
+//! Python API) and OpenAI's `computer_call` actions ([`Desktop::openai_action`]). Coordinates
+//! are screenshot pixels, mapped to the screen through the frame of the last screenshot.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use hands_core::CancellationToken;
+use hands_core::desktop::SettleReport;
+use hands_core::desktop::{Desktop as DesktopDriver, DesktopError, ScreenInfo, SettleBudget};
+use hands_core::geometry::{ImageTier, ScreenPoint, ScreenshotSizing, Size};
+use hands_core::image::{ImageFormat, Pixels};
+use hands_core::input::{Button, KeyChord, ModifierSet, ScrollDirection};
+use hands_toolset::computer::{Batch, ComputerConfig, ComputerToolset};
+use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor, parse_call};
+use hands_toolset::strings::COMPUTER_TOOLSET_NAME;
+use hands_toolset::wire::{ResultBlock, ToolUse};
+use hands_x11::{X11Desktop, XClient, XvfbConfig};
+use pyo3::prelude::*;
+use serde_json::{Value, json};
+
+use crate::errors::Error;
+use crate::run::{Out, parse_json, run};
+
+/// The member whose answer is a point, not content: answered from the frame here.
+const CURSOR_POSITION: &str = "cursor_position";
+
+/// How hands-toolset starts the text of a failed member's result.
+const ERROR_PREFIX: &str = "Error: ";
+
+/// The id of the synthetic `tool_use` a member call is run as (never sent anywhere).
+const LOCAL_TOOL_USE_ID: &str = "toolu_hands_py_local";
+
+/// One X11 desktop shared by the two surfaces: each call takes the lock for its duration, and
+/// the screen size is cached after every call so `screen()` needs no lock. `None` once closed.
+#[derive(Clone)]
+struct Shared {
+    desktop: Arc<tokio::sync::Mutex<Option<X11Desktop>>>,
+    screen: Arc<Mutex<ScreenInfo>>,
+}
+
+fn closed() -> DesktopError {
+    DesktopError::Gone("the desktop is closed".into())
+}
+
+/// Forwards one call to the desktop under the lock, refreshing the cached screen size.
+macro_rules! forward {
+    ($self:ident, |$d:ident| $call:expr) => {{
+        let mut guard = $self.desktop.lock().await;
+        let $d = guard.as_mut().ok_or_else(closed)?;
+        let result = $call.await;
+        *$self.screen.lock().unwrap_or_else(|e| e.into_inner()) = $d.screen();
+        result
+    }};
+}
+
+#[async_trait]
+impl DesktopDriver for Shared {
+    fn screen(&self) -> ScreenInfo {
+        *self.screen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    async fn capture(&mut self) -> Result<Pixels, DesktopError> {
+        forward!(self, |d| d.capture())
+    }
+    async fn settle(
+        &mut self,
+        budget: SettleBudget,
+        cancel: &CancellationToken,
+    ) -> Result<SettleReport, DesktopError> {
+        forward!(self, |d| d.settle(budget, cancel))
+    }
+    async fn move_pointer(&mut self, to: ScreenPoint) -> Result<(), DesktopError> {
+        forward!(self, |d| d.move_pointer(to))
+    }
+    async fn pointer(&mut self) -> Result<ScreenPoint, DesktopError> {
+        forward!(self, |d| d.pointer())
+    }
+    async fn click(
+        &mut self,
+        at: Option<ScreenPoint>,
+        button: Button,
+        count: u8,
+        modifiers: ModifierSet,
+    ) -> Result<(), DesktopError> {
+        forward!(self, |d| d.click(at, button, count, modifiers))
+    }
+    async fn button(&mut self, button: Button, pressed: bool) -> Result<(), DesktopError> {
+        forward!(self, |d| d.button(button, pressed))
+    }
+    async fn drag(
+        &mut self,
+        path: &[ScreenPoint],
+        button: Button,
+        modifiers: ModifierSet,
+    ) -> Result<(), DesktopError> {
+        forward!(self, |d| d.drag(path, button, modifiers))
+    }
+    async fn scroll(
+        &mut self,
+        at: Option<ScreenPoint>,
+        direction: ScrollDirection,
+        clicks: u32,
+        modifiers: ModifierSet,
+    ) -> Result<(), DesktopError> {
+        forward!(self, |d| d.scroll(at, direction, clicks, modifiers))
+    }
+    async fn key_chord(&mut self, chord: &KeyChord) -> Result<(), DesktopError> {
+        forward!(self, |d| d.key_chord(chord))
+    }
+    async fn key_hold(&mut self, chord: &KeyChord, down: bool) -> Result<(), DesktopError> {
+        forward!(self, |d| d.key_hold(chord, down))
+    }
+    async fn type_text(
+        &mut self,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), DesktopError> {
+        forward!(self, |d| d.type_text(text, cancel))
+    }
+}
+
+/// A desktop error as the Python side sees it.
+fn desktop_error(e: DesktopError, cancel: &CancellationToken) -> Error {
+    match e {
+        DesktopError::Cancelled => Error::Cancelled,
+        _ if cancel.is_cancelled() => Error::Cancelled,
+        e if e.is_fault() => Error::DesktopGone(e.to_string()),
+        e => Error::Action(e.to_string()),
+    }
+}
+
+struct Core {
+    display: String,
+    shared: Shared,
+    /// Claude's computer toolset: the members, and the frame of its last screenshot.
+    claude: tokio::sync::Mutex<ComputerToolset<Shared>>,
+    /// OpenAI's computer tool: the actions, and the frame of its last screenshot.
+    openai: tokio::sync::Mutex<ComputerCallExecutor<Shared>>,
+    /// Programs started on the display, killed before it closes.
+    clients: Mutex<Vec<Arc<Mutex<Option<XClient>>>>>,
+}
+
+impl Core {
+    /// Runs one of Claude's computer toolset members: `input` is the member's input object.
+    async fn member(
+        self: Arc<Core>,
+        name: String,
+        input: Value,
+        cancel: CancellationToken,
+    ) -> Result<Out, Error> {
+        let mut toolset = self.claude.lock().await;
+        if name == CURSOR_POSITION {
+            let frame = toolset.frame();
+            let at = toolset
+                .desktop()
+                .pointer()
+                .await
+                .map_err(|e| desktop_error(e, &cancel))?;
+            let shot = frame.to_shot(at);
+            return Ok(Out::Point(shot.x(), shot.y()));
+        }
+        let tool_use = ToolUse {
+            id: LOCAL_TOOL_USE_ID.into(),
+            name,
+            toolset_name: Some(COMPUTER_TOOLSET_NAME.into()),
+            input,
+        };
+        let mut batch = Batch::default();
+        let result = toolset.run_block(&mut batch, &tool_use, 0, &cancel).await;
+        let mut content = result.content.into_iter();
+        match (result.is_error, content.next(), content.next()) {
+            (true, text, _) => {
+                // The toolset writes "Error: <why>" for the model; the exception carries <why>.
+                let text = match text {
+                    Some(ResultBlock::Text(text)) => match text.strip_prefix(ERROR_PREFIX) {
+                        Some(why) => why.to_owned(),
+                        None => text,
+                    },
+                    _ => "the action failed".into(),
+                };
+                Err(if cancel.is_cancelled() {
+                    Error::Cancelled
+                } else if batch.has_fault() {
+                    Error::DesktopGone(text)
+                } else {
+                    Error::Action(text)
+                })
+            }
+            (false, Some(ResultBlock::Image(image)), None) => Ok(Out::Image(image.into())),
+            (false, _, _) => Ok(Out::None),
+        }
+    }
+
+    /// Runs one OpenAI `computer_call` action (the action object as the API sends it).
+    async fn openai_action(
+        self: Arc<Core>,
+        action: Value,
+        cancel: CancellationToken,
+    ) -> Result<Out, Error> {
+        let mut executor = self.openai.lock().await;
+        let item =
+            json!({"type": "computer_call", "call_id": "call_hands_py_local", "action": action});
+        let call =
+            parse_call(&item, executor.frame()).map_err(|e| Error::Argument(e.to_string()))?;
+        for action in &call.actions {
+            executor
+                .execute(action, &cancel)
+                .await
+                .map_err(|e| desktop_error(e, &cancel))?;
+        }
+        Ok(Out::None)
+    }
+
+    /// The screenshot that answers a `computer_call`.
+    async fn openai_screenshot(self: Arc<Core>, cancel: CancellationToken) -> Result<Out, Error> {
+        let mut executor = self.openai.lock().await;
+        let image = executor
+            .screenshot(&cancel)
+            .await
+            .map_err(|e| desktop_error(e, &cancel))?;
+        Ok(Out::Image(image.into()))
+    }
+
+    /// Waits until something other than the bare root window is on screen (Xvfb starts with a
+    /// uniform root; an application's window breaks it), polling the capture every 50 ms.
+    async fn wait_for_window(
+        self: Arc<Core>,
+        timeout: Duration,
+        cancel: CancellationToken,
+    ) -> Result<Out, Error> {
+        let deadline = Instant::now() + timeout;
+        let mut shared = self.shared.clone();
+        loop {
+            let pixels = shared
+                .capture()
+                .await
+                .map_err(|e| desktop_error(e, &cancel))?;
+            let size = pixels.size();
+            if pixels.rgb_at(size.width / 2, size.height / 2) != pixels.rgb_at(0, 0) {
+                return Ok(Out::Bool(true));
+            }
+            if Instant::now() > deadline {
+                return Ok(Out::Bool(false));
+            }
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                () = cancel.cancelled() => return Err(Error::Cancelled),
+            }
+        }
+    }
+}
+
+/// How screenshots are sized, encoded and settled; shared by both surfaces of a desktop.
+#[pyclass(frozen, module = "hands._hands", name = "DesktopSettings")]
+pub struct Settings {
+    sizing: ScreenshotSizing,
+    image_format: ImageFormat,
+    settle: SettleBudget,
+    device_pixel_ratio: Option<f64>,
+}
+
+#[pymethods]
+impl Settings {
+    /// `tier`: the model's image tier (`"high"` or `"standard"`); `max_long_edge`: an extra cap
+    /// on screenshots; `image_format`: `"png"` or `"jpeg"`; `settle_*`: the quiet period and the
+    /// cap of the wait for the screen to stop changing before a capture.
+    #[new]
+    #[pyo3(signature = (*, tier="high", max_long_edge=None, image_format="png", jpeg_quality=80,
+        settle_quiet_ms=40, settle_cap_ms=1500, device_pixel_ratio=None))]
+    fn new(
+        tier: &str,
+        max_long_edge: Option<u32>,
+        image_format: &str,
+        jpeg_quality: u8,
+        settle_quiet_ms: u64,
+        settle_cap_ms: u64,
+        device_pixel_ratio: Option<f64>,
+    ) -> PyResult<Settings> {
+        let tier = match tier {
+            "high" => ImageTier::HighRes,
+            "standard" => ImageTier::Standard,
+            other => {
+                return Err(Error::Argument(format!(
+                    "tier must be \"high\" or \"standard\", not {other:?}"
+                ))
+                .into());
+            }
+        };
+        let image_format = match image_format {
+            "png" => ImageFormat::Png,
+            "jpeg" if (1..=100).contains(&jpeg_quality) => ImageFormat::Jpeg {
+                quality: jpeg_quality,
+            },
+            _ => {
+                return Err(Error::Argument(
+                    "image_format must be \"png\" or \"jpeg\" (jpeg_quality 1 to 100)".into(),
+                )
+                .into());
+            }
+        };
+        if settle_quiet_ms == 0 || settle_cap_ms < settle_quiet_ms {
+            return Err(Error::Argument(
+                "settle_quiet_ms must be positive and at most settle_cap_ms".into(),
+            )
+            .into());
+        }
+        if let Some(ratio) = device_pixel_ratio
+            && !(ratio.is_finite() && ratio > 0.0)
+        {
+            return Err(
+                Error::Argument("device_pixel_ratio must be a positive number".into()).into(),
+            );
+        }
+        Ok(Settings {
+            sizing: ScreenshotSizing {
+                tier,
+                max_long_edge,
+            },
+            image_format,
+            settle: SettleBudget {
+                quiet: Duration::from_millis(settle_quiet_ms),
+                cap: Duration::from_millis(settle_cap_ms),
+            },
+            device_pixel_ratio,
+        })
+    }
+}
+
+/// An X11 desktop. Built by `spawn` or `attach`; see the Python class `hands.Desktop`.
+#[pyclass(frozen, module = "hands._hands", name = "Desktop")]
+pub struct Desktop {
+    core: Arc<Core>,
+}
+
+impl Desktop {
+    fn new(desktop: X11Desktop, settings: &Settings) -> Result<Desktop, Error> {
+        let display = desktop.display().to_owned();
+        let shared = Shared {
+            screen: Arc::new(Mutex::new(desktop.screen())),
+            desktop: Arc::new(tokio::sync::Mutex::new(Some(desktop))),
+        };
+        let claude = ComputerToolset::new(
+            shared.clone(),
+            ComputerConfig {
+                sizing: settings.sizing,
+                image_format: settings.image_format,
+                settle: settings.settle,
+                append_screenshot: false,
+                device_pixel_ratio: settings.device_pixel_ratio,
+                ..ComputerConfig::default()
+            },
+        )
+        .map_err(|e| Error::Argument(e.to_string()))?;
+        let openai = ComputerCallExecutor::new(
+            shared.clone(),
+            ComputerCallConfig {
+                sizing: settings.sizing,
+                image_format: settings.image_format,
+                settle: settings.settle,
+                device_pixel_ratio: settings.device_pixel_ratio,
+                ..ComputerCallConfig::default()
+            },
+        );
+        Ok(Desktop {
+            core: Arc::new(Core {
+                display,
+                shared,
+                claude: tokio::sync::Mutex::new(claude),
+                openai: tokio::sync::Mutex::new(openai),
+                clients: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+}
+
+#[pymethods]
+impl Desktop {
+    /// Spawns a private Xvfb of `width` x `height` and attaches to it.
+    #[staticmethod]
+    fn spawn(py: Python<'_>, width: u32, height: u32, settings: &Settings) -> PyResult<Desktop> {
+        let size = Size::new(width, height)
+            .ok_or_else(|| Error::Argument("a screen size must not be zero".into()))?;
+        let desktop = py
+            .detach(|| X11Desktop::spawn(&XvfbConfig::new(size)))
+            .map_err(|e| Error::Start(e.to_string()))?;
+        Ok(Desktop::new(desktop, settings)?)
+    }
+
+    /// Attaches to `display` (or `$DISPLAY`), which it then leaves running.
+    #[staticmethod]
+    fn attach(py: Python<'_>, display: Option<String>, settings: &Settings) -> PyResult<Desktop> {
+        let desktop = py
+            .detach(|| X11Desktop::connect(display.as_deref()))
+            .map_err(|e| Error::Start(e.to_string()))?;
+        Ok(Desktop::new(desktop, settings)?)
+    }
+
+    /// The display name, e.g. `:93`.
+    #[getter]
+    fn display(&self) -> String {
+        self.core.display.clone()
+    }
+
+    /// `(width, height)` of the screen in input pixels.
+    #[getter]
+    fn screen_size(&self) -> (u32, u32) {
+        let info = self.core.shared.screen();
+        (info.capture.width, info.capture.height)
+    }
+
+    /// `(width, height)` of the screenshots Claude's members take and take coordinates in.
+    fn shot_size(&self, py: Python<'_>) -> (u32, u32) {
+        let shot = py.detach(|| self.core.claude.blocking_lock().frame().shot());
+        (shot.width, shot.height)
+    }
+
+    /// `(width, height)` of the screenshots OpenAI's actions take and take coordinates in.
+    fn openai_shot_size(&self, py: Python<'_>) -> (u32, u32) {
+        let shot = py.detach(|| self.core.openai.blocking_lock().frame().shot());
+        (shot.width, shot.height)
+    }
+
+    /// Runs one of Claude's `computer_toolset_20260801` members with its input (JSON text).
+    /// Answers `None`, an `Image` (`screenshot`, `zoom`) or `(x, y)` (`cursor_position`).
+    #[pyo3(signature = (name, input, cancelled=None, blocking=false))]
+    fn member(
+        &self,
+        py: Python<'_>,
+        name: String,
+        input: &str,
+        cancelled: Option<Py<PyAny>>,
+        blocking: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let input = parse_json(input)?;
+        let core = Arc::clone(&self.core);
+        run(py, blocking, cancelled, move |cancel| {
+            core.member(name, input, cancel)
+        })
+    }
+
+    /// Runs one OpenAI `computer_call` action (JSON text of the action object).
+    #[pyo3(signature = (action, cancelled=None, blocking=false))]
+    fn openai_action(
+        &self,
+        py: Python<'_>,
+        action: &str,
+        cancelled: Option<Py<PyAny>>,
+        blocking: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let action = parse_json(action)?;
+        let core = Arc::clone(&self.core);
+        run(py, blocking, cancelled, move |cancel| {
+            core.openai_action(action, cancel)
+        })
+    }
+
+    /// The settled, scaled screenshot that answers a `computer_call`.
+    #[pyo3(signature = (cancelled=None, blocking=false))]
+    fn openai_screenshot(
+        &self,
+        py: Python<'_>,
+        cancelled: Option<Py<PyAny>>,
+        blocking: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let core = Arc::clone(&self.core);
+        run(py, blocking, cancelled, move |cancel| {
+            core.openai_screenshot(cancel)
+        })
+    }
+
+    /// Waits up to `timeout` seconds for a window to appear; answers whether one did.
+    #[pyo3(signature = (timeout=20.0, cancelled=None, blocking=false))]
+    fn wait_for_window(
+        &self,
+        py: Python<'_>,
+        timeout: f64,
+        cancelled: Option<Py<PyAny>>,
+        blocking: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = Duration::try_from_secs_f64(timeout)
+            .map_err(|_| Error::Argument("timeout must be a non-negative number".into()))?;
+        let core = Arc::clone(&self.core);
+        run(py, blocking, cancelled, move |cancel| {
+            core.wait_for_window(timeout, cancel)
+        })
+    }
+
+    /// Starts `program` with `args` on this display; it is killed when the desktop closes.
+    #[pyo3(signature = (program, args=Vec::new()))]
+    fn launch(&self, program: &str, args: Vec<String>) -> PyResult<Client> {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let client = XClient::spawn(&self.core.display, program, &args)
+            .map_err(|e| Error::Start(e.to_string()))?;
+        let client = Arc::new(Mutex::new(Some(client)));
+        self.core
+            .clients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::clone(&client));
+        Ok(Client {
+            program: program.to_owned(),
+            client,
+        })
+    }
+
+    /// Kills the programs started with `launch`, closes the connection and, for a spawned
+    /// desktop, stops Xvfb. Later calls raise `DesktopGone`.
+    fn close(&self, py: Python<'_>) {
+        let clients =
+            std::mem::take(&mut *self.core.clients.lock().unwrap_or_else(|e| e.into_inner()));
+        py.detach(|| {
+            for client in clients {
+                client.lock().unwrap_or_else(|e| e.into_inner()).take();
+            }
+            self.core.shared.desktop.blocking_lock().take();
+        });
+    }
+
+    /// Whether `close` has run.
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.core.shared.desktop.blocking_lock().is_none())
+    }
+}
+
+/// A program started on a desktop.
+#[pyclass(frozen, module = "hands._hands", name = "Client")]
+pub struct Client {
+    program: String,
+    client: Arc<Mutex<Option<XClient>>>,
+}
+
+#[pymethods]
+impl Client {
+    /// The program's name.
+    #[getter]
+    fn program(&self) -> String {
+        self.program.clone()
+    }
+
+    /// Whether it is still running.
+    #[getter]
+    fn running(&self) -> bool {
+        self.client
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .is_some_and(XClient::is_running)
+    }
+
+    /// Kills it (and its process group).
+    fn kill(&self) {
+        self.client.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
