@@ -46,6 +46,8 @@ pub(crate) struct Declared {
     /// The request asks for compaction (`context_management`): a `compaction` item is kept and
     /// replayed unchanged.
     pub(crate) compaction: bool,
+    /// The `name` of every function tool declared (browser tools and ordinary functions).
+    pub(crate) functions: HashSet<String>,
 }
 
 impl Declared {
@@ -59,6 +61,11 @@ impl Declared {
                 .filter_map(|t| t.get("type").and_then(Value::as_str).map(str::to_owned))
                 .collect(),
             compaction: false,
+            functions: tools
+                .iter()
+                .filter(|t| t.get("type").and_then(Value::as_str) == Some("function"))
+                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+                .collect(),
         }
     }
 
@@ -95,8 +102,15 @@ pub(crate) enum ItemKind {
 /// MCP tool is declared (this runner cannot answer it yet, and never guesses an approval), and
 /// a `compaction` item stops it unless the run asked for compaction (then, as the SDK, it needs
 /// its `encrypted_content`, and is kept and replayed unchanged).
+///
+/// A `function_call` of a function the request did not declare stops the run before any effect,
+/// as the SDK's (`Response calls an undeclared function`): the response is not an answer to the
+/// request that was sent.
 pub(crate) fn check_item(item: &Item, declared: &Declared) -> Result<ItemKind, StopReason> {
     match item.view() {
+        ItemView::FunctionCall(call) if !declared.functions.contains(&call.name) => {
+            Err(StopReason::undeclared_function(&call.name))
+        }
         ItemView::FunctionCall(call) => match call.status.as_deref() {
             None | Some(COMPLETED) => Ok(ItemKind::Call),
             other => Err(StopReason::item_not_completed(
@@ -240,6 +254,7 @@ mod tests {
         let computer = Declared::new(true, &[json!({"type": "computer"})]);
         let mcp = Declared::new(false, &[json!({"type": "mcp", "server_label": "x"})]);
         let none = Declared::default();
+        let f = Declared::new(false, &[json!({"type": "function", "name": "f"})]);
         let function = |status: Value| {
             json!({"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}",
                 "status": status})
@@ -264,16 +279,21 @@ mod tests {
             })
         };
         let cases: Vec<(Value, &Declared, Result<ItemKind, StopReason>)> = vec![
-            (function(json!("completed")), &none, Ok(ItemKind::Call)),
-            (function(Value::Null), &none, Ok(ItemKind::Call)),
+            (function(json!("completed")), &f, Ok(ItemKind::Call)),
+            (function(Value::Null), &f, Ok(ItemKind::Call)),
+            (
+                function(json!("completed")),
+                &none,
+                Err(StopReason::undeclared_function("f")),
+            ),
             (
                 function(json!("incomplete")),
-                &none,
+                &f,
                 not_completed("function_call", "call_1", "incomplete"),
             ),
             (
                 function(json!("in_progress")),
-                &none,
+                &f,
                 not_completed("function_call", "call_1", "in_progress"),
             ),
             (
@@ -396,17 +416,18 @@ mod tests {
             json!({"type": "function_call", "call_id": id, "name": "f", "arguments": "{}",
                 "status": "completed"})
         };
+        let f = Declared::new(false, &[json!({"type": "function", "name": "f"})]);
         let twice = response(json!({"id": "resp_4", "status": "completed",
             "output": [call("call_1"), call("call_1")]}));
         assert_eq!(
-            check_response(&twice, &none, &HashSet::new()),
+            check_response(&twice, &f, &HashSet::new()),
             Err(StopReason::duplicate_call_id("call_1"))
         );
         let again = response(json!({"id": "resp_5", "status": "completed",
             "output": [call("call_1")]}));
         let earlier = HashSet::from(["call_1".to_owned()]);
         assert_eq!(
-            check_response(&again, &none, &earlier),
+            check_response(&again, &f, &earlier),
             Err(StopReason::duplicate_call_id("call_1"))
         );
     }

@@ -190,6 +190,15 @@ pub enum StopReason {
         /// The budget's images.
         max_input_images: usize,
     },
+    /// A `function_call` of a function the request did not declare: nothing of the response
+    /// ran.
+    #[error(
+        "the response calls `{name}`, a function the request did not declare: nothing of it was run"
+    )]
+    UndeclaredFunction {
+        /// The name as the API sent it, bounded and printable.
+        name: String,
+    },
 }
 
 impl StopReason {
@@ -198,6 +207,13 @@ impl StopReason {
     pub fn undeclared_item(item_type: &str) -> StopReason {
         StopReason::UndeclaredItem {
             item_type: api_value(item_type),
+        }
+    }
+
+    /// A [`StopReason::UndeclaredFunction`] (the name is kept printable and bounded).
+    pub fn undeclared_function(name: &str) -> StopReason {
+        StopReason::UndeclaredFunction {
+            name: api_value(name),
         }
     }
 

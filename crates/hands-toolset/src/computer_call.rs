@@ -163,6 +163,24 @@ pub enum CallError {
         /// The call.
         call_id: String,
     },
+    /// Both `action` and `actions`, or either one present as `null`: which actions were meant is
+    /// unclear, so none runs (the SDK: "Computer call requires exactly one of action or
+    /// actions").
+    #[error(
+        "computer_call {call_id} requires exactly one of `action` or `actions` (got both, or one \
+         of them as null)"
+    )]
+    AmbiguousActions {
+        /// The call.
+        call_id: String,
+    },
+    /// A preview-style call (`action`) without `pending_safety_checks`: the field is required
+    /// there, and a call whose checks are unknown cannot be approved.
+    #[error("computer_call {call_id} uses `action` but has no `pending_safety_checks`")]
+    LegacyWithoutSafetyChecks {
+        /// The call.
+        call_id: String,
+    },
     /// An action the driver cannot honour.
     #[error("computer_call {call_id}, action {index} (`{kind}`): {why}")]
     Action {
@@ -185,9 +203,19 @@ pub fn parse_call(item: &Value, frame: Frame) -> Result<ComputerCall, CallError>
         .filter(|_| item.get("type").and_then(Value::as_str) == Some("computer_call"))
         .ok_or_else(|| NotACall::show(item))?
         .to_owned();
+    // Exactly one of `actions` (GA) and `action` (preview), neither present as `null`: a call
+    // that says both, or says one is nothing, runs nothing (as the SDK's `_actions`).
     let raw_actions: Vec<&Value> = match (item.get("actions"), item.get("action")) {
-        (Some(Value::Array(list)), _) if !list.is_empty() => list.iter().collect(),
-        (None | Some(Value::Null), Some(action)) if action.is_object() => vec![action],
+        (Some(_), Some(_)) | (Some(Value::Null), None) | (None, Some(Value::Null)) => {
+            return Err(CallError::AmbiguousActions { call_id });
+        }
+        (Some(Value::Array(list)), None) if !list.is_empty() => list.iter().collect(),
+        (None, Some(action)) if action.is_object() => {
+            if item.get("pending_safety_checks").is_none() {
+                return Err(CallError::LegacyWithoutSafetyChecks { call_id });
+            }
+            vec![action]
+        }
         _ => return Err(CallError::NoActions { call_id }),
     };
     let actions = raw_actions
@@ -696,6 +724,35 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_call_with_both_action_and_actions_or_a_null_one_is_refused() {
+        let shot = json!({"type": "screenshot"});
+        for item in [
+            json!({"type": "computer_call", "call_id": "c", "action": shot, "actions": [shot],
+                   "pending_safety_checks": []}),
+            json!({"type": "computer_call", "call_id": "c", "actions": null}),
+            json!({"type": "computer_call", "call_id": "c", "action": null, "pending_safety_checks": []}),
+            json!({"type": "computer_call", "call_id": "c", "actions": [shot], "action": null}),
+        ] {
+            assert_eq!(
+                parse_call(&item, frame()),
+                Err(CallError::AmbiguousActions {
+                    call_id: "c".into()
+                }),
+                "{item}"
+            );
+        }
+        assert_eq!(
+            parse_call(
+                &json!({"type": "computer_call", "call_id": "c", "action": shot}),
+                frame()
+            ),
+            Err(CallError::LegacyWithoutSafetyChecks {
+                call_id: "c".into()
+            })
+        );
     }
 
     #[test]
