@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 use hands_core::geometry::Size;
 use hands_core::{CancellationToken, Desktop};
 use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
-use hands_runner::context::{HistoryConfig, place_breakpoints, prune_screenshots};
+use hands_runner::context::{
+    DEFAULT_DROP_EVERY, DEFAULT_KEEP_SCREENSHOTS, place_breakpoints, prune_screenshots,
+};
 use hands_runner::diagnostics::{Record, Stage};
 use hands_runner::{AnthropicSettings, RunConfig, Runner, Toolbox};
 use hands_sim::policy::toolset_use;
@@ -163,7 +165,6 @@ fn context_cost() {
             "tool_use_id": format!("toolu_{i}"), "toolset_name": "computer",
             "content": [screenshot_block(90_000)]}]}));
     }
-    let config = HistoryConfig::default();
     let mut times = Vec::new();
     let mut bytes = 0;
     for _ in 0..20 {
@@ -171,7 +172,12 @@ fn context_cost() {
         let mut system = json!("system prompt");
         let mut tools = vec![json!({"type": "computer_toolset_20260801"})];
         let start = Instant::now();
-        prune_screenshots(&mut m, &config);
+        prune_screenshots(
+            &mut m,
+            DEFAULT_KEEP_SCREENSHOTS,
+            Some(DEFAULT_DROP_EVERY),
+            0,
+        );
         place_breakpoints(&mut system, &mut tools, &mut m, 3);
         let body =
             serde_json::to_vec(&json!({"messages": m, "tools": tools, "system": system})).unwrap();

@@ -18,6 +18,7 @@ use hands_sandbox::{BashInput, EditorCommand};
 use hands_toolset::browser::BrowserFault;
 use hands_toolset::claude_browser::Batch as ClaudeBatch;
 use hands_toolset::computer::declaration::check_tools;
+use hands_toolset::computer::members::Member;
 use hands_toolset::computer::{Batch, ComputerToolset, Shape};
 use hands_toolset::strings::{LEGACY_20250124_BETA, LEGACY_20251124_BETA};
 use hands_toolset::wire::{ResultBlock, ToolResult as WireResult, ToolUse};
@@ -28,8 +29,8 @@ use crate::approval::{
 };
 use crate::checkpoint::interruption;
 use crate::context::{
-    CONTEXT_MANAGEMENT_BETA, HistoryConfig, PruneMode, place_breakpoints, prune_screenshots,
-    server_clearing_edit,
+    CONTEXT_MANAGEMENT_BETA, ContextConfig, ContextManagement, LastScreenshot, ProjectionState,
+    place_breakpoints, project_messages,
 };
 use crate::diagnostics::{Api, Reason, Usage};
 use crate::outcome::{ApiStop, RunError, StopReason};
@@ -56,8 +57,10 @@ pub struct AnthropicSettings {
     pub tool_choice: Option<ToolChoice>,
     /// Use SSE streaming (the runner still waits for the complete message before acting).
     pub stream: bool,
-    /// Screenshot history and cache breakpoints.
-    pub history: HistoryConfig,
+    /// The context of each request: who shrinks it (hands, in cache-friendly batches and an
+    /// optional budget; or the API's tool-result clearing), cache breakpoints, unchanged
+    /// screenshots.
+    pub context: ContextConfig,
     /// More tool entries sent as given (server tools, for example).
     pub extra_tools: Vec<Value>,
 }
@@ -73,11 +76,14 @@ impl AnthropicSettings {
             thinking: None,
             tool_choice: None,
             stream: false,
-            history: HistoryConfig::default(),
+            context: ContextConfig::default(),
             extra_tools: Vec::new(),
         }
     }
 }
+
+/// A request's system prompt, tools and messages, projected from the history.
+type Projected = (Option<System>, Vec<Value>, Vec<MessageParam>);
 
 /// The Messages side of a runner.
 pub(crate) struct AnthropicSession {
@@ -89,6 +95,10 @@ pub(crate) struct AnthropicSession {
     /// Whether the last assistant turn has `tool_use` blocks that no `user` message answers
     /// yet, or is a paused turn the API expects back last.
     unanswered: bool,
+    /// What the budget has cut so far (it only grows).
+    projection: ProjectionState,
+    /// The last screenshot the model was sent.
+    last_screenshot: LastScreenshot,
 }
 
 impl AnthropicSession {
@@ -104,6 +114,8 @@ impl AnthropicSession {
             tools: Vec::new(),
             messages: Vec::new(),
             unanswered: false,
+            projection: ProjectionState::default(),
+            last_screenshot: LastScreenshot::default(),
         }
     }
 
@@ -116,21 +128,45 @@ impl AnthropicSession {
                 Shape::Toolset(_) => {}
             }
         }
-        if self.settings.history.mode == PruneMode::ServerClearing {
+        if matches!(
+            self.settings.context.management,
+            ContextManagement::Native(_)
+        ) {
             betas.push(CONTEXT_MANAGEMENT_BETA.to_owned());
         }
         betas
     }
 
-    /// Screenshot pruning (persisted, so the prefix stays stable) and this request's cache
-    /// breakpoints, applied to the user messages; assistant messages are never touched.
-    fn manage_context(&mut self) -> (Option<System>, Vec<Value>) {
-        let mut values: Vec<Value> = self
+    /// The next request's system prompt, tools and messages: the history projected (old
+    /// screenshots dropped in batches, the budget's cuts), with this request's cache
+    /// breakpoints. The history itself is never changed; assistant messages go verbatim.
+    fn manage_context(&mut self) -> Result<Projected, StopReason> {
+        let values: Vec<Value> = self
             .messages
             .iter()
             .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
             .collect();
-        prune_screenshots(&mut values, &self.settings.history);
+        let projected = project_messages(&values, &self.settings.context, &mut self.projection)
+            .map_err(|over| {
+                StopReason::from((
+                    over,
+                    self.settings
+                        .context
+                        .budget()
+                        .unwrap_or(crate::context::ContextBudget {
+                            max_input_bytes: 0,
+                            max_input_images: 0,
+                        }),
+                ))
+            })?;
+        let mut kept_at = Vec::new();
+        let mut kept = Vec::new();
+        for (i, value) in projected.into_iter().enumerate() {
+            if let Some(value) = value {
+                kept_at.push(i);
+                kept.push(value);
+            }
+        }
         let mut system = match &self.settings.system {
             Some(s) => Value::String(s.clone()),
             None => Value::Null,
@@ -139,21 +175,28 @@ impl AnthropicSession {
         place_breakpoints(
             &mut system,
             &mut tools,
-            &mut values,
-            self.settings.history.turn_breakpoints,
+            &mut kept,
+            self.settings.context.turn_breakpoints,
         );
-        for (message, value) in self.messages.iter_mut().zip(values) {
-            if message.role == Role::User
-                && let Ok(rebuilt) = serde_json::from_value::<MessageParam>(value)
-            {
-                *message = rebuilt;
-            }
-        }
+        let messages = kept_at
+            .into_iter()
+            .zip(kept)
+            .map(|(i, value)| {
+                let original = &self.messages[i];
+                if original.role == Role::User
+                    && let Ok(rebuilt) = serde_json::from_value::<MessageParam>(value)
+                {
+                    rebuilt
+                } else {
+                    original.clone()
+                }
+            })
+            .collect();
         let system = match system {
             Value::Null => None,
             other => serde_json::from_value::<System>(other).ok(),
         };
-        (system, tools)
+        Ok((system, tools, messages))
     }
 
     async fn send(
@@ -161,11 +204,11 @@ impl AnthropicSession {
         ctx: &mut StepContext<'_>,
         last_allowed: bool,
     ) -> Result<Message, StopReason> {
-        let (system, tools) = self.manage_context();
+        let (system, tools, messages) = self.manage_context()?;
         let mut request = MessagesRequest::new(
             self.settings.model.clone(),
             self.settings.max_tokens,
-            self.messages.clone(),
+            messages,
         );
         request.system = system;
         request.tools = tools;
@@ -177,8 +220,8 @@ impl AnthropicSession {
         } else {
             self.settings.tool_choice.clone()
         };
-        if self.settings.history.mode == PruneMode::ServerClearing {
-            request.context_management = Some(server_clearing_edit(self.settings.history.keep));
+        if let ContextManagement::Native(native) = &self.settings.context.management {
+            request.context_management = Some(native.anthropic_edits());
         }
         ctx.journal_request(&request);
         let start = Instant::now();
@@ -349,6 +392,25 @@ impl AnthropicSession {
                 }
             }
         }
+        // The run directory keeps every screenshot; the model is not sent the same one twice.
+        if self.settings.context.unchanged_screenshots {
+            let is_screenshot: Vec<bool> = uses
+                .iter()
+                .zip(&browser_json)
+                .map(|(tool_use, browser)| {
+                    browser.is_none()
+                        && self.computer.as_ref().is_some_and(|c| {
+                            c.owns(tool_use) && c.member(tool_use) != Some(Member::Zoom)
+                        })
+                })
+                .collect();
+            let visible_for = match &self.settings.context.management {
+                ContextManagement::Native(native) => Some(native.keep_tool_uses),
+                ContextManagement::Client(_) => None,
+            };
+            self.last_screenshot
+                .dedupe(&mut results, &is_screenshot, visible_for);
+        }
         if ctx.cancel.is_cancelled() && stop.is_none() {
             stop = Some(StopReason::Cancelled);
         }
@@ -405,7 +467,7 @@ impl AnthropicSession {
                         final_screenshot: false,
                         confirm_required,
                     }))
-                    .await
+                    .await?
                 }
                 _ => Decision::Approve,
             };
@@ -436,7 +498,7 @@ impl AnthropicSession {
                 call_id: tool_use.id.clone(),
                 input: input.clone(),
             });
-            if ctx.approve(effect).await == Decision::Deny {
+            if ctx.approve(effect).await? == Decision::Deny {
                 return Ok(refused(tool_use, BASH_TOOL_NAME));
             }
             let Some(bash) = ctx.toolbox.bash.as_mut() else {
@@ -456,7 +518,7 @@ impl AnthropicSession {
                 call_id: tool_use.id.clone(),
                 command: command.clone(),
             });
-            if ctx.approve(effect).await == Decision::Deny {
+            if ctx.approve(effect).await? == Decision::Deny {
                 return Ok(refused(tool_use, EDITOR_TOOL_NAME));
             }
             let Some(editor) = ctx.toolbox.editor.as_ref() else {
@@ -502,12 +564,15 @@ impl AnthropicSession {
                 name: tool_use.name.clone(),
                 arguments: tool_use.input.clone(),
             });
-            if ctx.approve(effect).await == Decision::Deny {
+            if ctx.approve(effect).await? == Decision::Deny {
                 return Ok(refused(tool_use, &tool_use.name));
             }
             if let Some(function) = ctx.toolbox.functions.get(&tool_use.name) {
-                let text = function_result(function, tool_use.input.clone()).await?;
-                return Ok((text_result(tool_use, false, &text), Reason::Completed));
+                let start = Instant::now();
+                return match function_result(function, tool_use.input.clone()).await {
+                    Ok(text) => Ok((text_result(tool_use, false, &text), Reason::Completed)),
+                    Err(e) => Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
+                };
             }
         }
         Ok((
@@ -562,6 +627,7 @@ fn text_result(tool_use: &ToolUse, is_error: bool, text: &str) -> WireResult {
 #[async_trait]
 impl Session for AnthropicSession {
     fn prepare(&mut self, toolbox: &crate::tools::Toolbox) -> Result<(), RunError> {
+        self.settings.context.validate().map_err(RunError::Config)?;
         let mut tools = Vec::new();
         if let Some(computer) = &self.computer {
             tools.push(computer.declaration());
@@ -626,6 +692,8 @@ impl Session for AnthropicSession {
             RunError::Config(format!("the checkpoint's messages do not parse: {e}"))
         })?;
         self.unanswered = false;
+        self.projection = ProjectionState::default();
+        self.last_screenshot.forget();
         Ok(())
     }
 

@@ -107,7 +107,7 @@ impl StepContext<'_> {
         self.checkpoints.is_some()
     }
 
-    fn record(&mut self, call: Proposed) -> &mut CallRecord {
+    fn call_record(&mut self, call: Proposed) -> &mut CallRecord {
         let calls = &mut self.turn.pending.calls;
         let at = match calls.iter().position(|c| c.call_id == call.call_id) {
             Some(at) => at,
@@ -149,7 +149,7 @@ impl StepContext<'_> {
         self.turn.conversation = Some(conversation());
         self.turn.pending.response_complete = true;
         for call in calls {
-            self.record(call);
+            self.call_record(call);
         }
         self.save_pending()
     }
@@ -167,7 +167,7 @@ impl StepContext<'_> {
             // An eagerly executed call, before the response is complete.
             self.turn.conversation = Some(conversation());
         }
-        self.record(call).state = CallState::Attempted;
+        self.call_record(call).state = CallState::Attempted;
         self.save_pending()
     }
 

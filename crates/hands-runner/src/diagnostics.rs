@@ -25,28 +25,88 @@ impl Api {
     }
 }
 
-/// What stage of the run a record describes.
+/// What stage of the run a record describes (the SDK's `stage`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Stage {
+    /// The run as a whole: started, and how it ended (or why it could not start).
+    Run,
     /// One model request (retries included).
     Request,
+    /// The arguments of a call, parsed before anything runs (recorded when they are invalid).
+    Arguments,
+    /// An approval asked of the approver (not recorded when nobody had to be asked).
+    Approval,
     /// One tool call or action.
     Action,
+    /// The output of a call, checked before it goes back to the model (recorded when invalid).
+    Output,
 }
 
-/// How the stage ended.
+impl Stage {
+    /// The name in records, as the SDK spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stage::Run => "run",
+            Stage::Request => "request",
+            Stage::Arguments => "arguments",
+            Stage::Approval => "approval",
+            Stage::Action => "action",
+            Stage::Output => "output",
+        }
+    }
+}
+
+/// How the stage ended (the SDK's `reason`, plus hands' `failed` and `skipped`). A run refused
+/// as busy or closed gets no record: the refusal is the error `run` returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Reason {
-    /// It completed.
+    /// The run started.
+    Started,
+    /// It completed (an approval: approved).
     Completed,
-    /// It failed (the model sees an error result, or the run stops).
+    /// The tool answered with an error the model reads (the run goes on).
     Failed,
     /// A person or a policy refused it.
     Refused,
     /// It was not executed (an earlier failure in the same batch, or the last allowed request).
     Skipped,
-    /// It was cancelled.
+    /// It was cancelled — never reported as a refusal.
     Cancelled,
+    /// The arguments were invalid; nothing ran.
+    InvalidInput,
+    /// The output was invalid; it was not sent.
+    InvalidOutput,
+    /// The model API failed (after its retries).
+    ApiFailed,
+    /// A driver or a function failed, or broke.
+    DriverFailed,
+    /// The run stopped for a rule of the contract (an answer that cannot run, a budget, a
+    /// ledger that cannot save).
+    PolicyFailed,
+    /// The run reached its step limit.
+    StepLimit,
+}
+
+impl Reason {
+    /// The name in records, as the SDK spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Reason::Started => "started",
+            Reason::Completed => "completed",
+            Reason::Failed => "failed",
+            Reason::Refused => "refused",
+            Reason::Skipped => "skipped",
+            Reason::Cancelled => "cancelled",
+            Reason::InvalidInput => "invalid_input",
+            Reason::InvalidOutput => "invalid_output",
+            Reason::ApiFailed => "api_failed",
+            Reason::DriverFailed => "driver_failed",
+            Reason::PolicyFailed => "policy_failed",
+            Reason::StepLimit => "step_limit",
+        }
+    }
 }
 
 /// Token usage of one request. A field is `None` when the API did not report it.
@@ -65,7 +125,9 @@ pub struct Usage {
 }
 
 /// One diagnostics record. It never holds page text, arguments, images or the original error:
-/// only identifiers, names, timings and counts.
+/// only identifiers, names, timings and counts. `call_id` and `member` are bounded printable
+/// text ([`Record::bounded`]); an application that puts private data in call ids or tool names
+/// should leave them out of public logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     /// Which API.
@@ -84,6 +146,41 @@ pub struct Record {
     pub usage: Option<Usage>,
     /// For requests: how many HTTP attempts it took.
     pub attempts: u32,
+}
+
+impl Record {
+    /// The longest `call_id` or `member` a record keeps.
+    pub const MAX_NAME_CHARS: usize = 64;
+
+    /// A name as a record keeps it: printable ASCII only, at most [`Record::MAX_NAME_CHARS`]
+    /// characters (a model's tool name is the model's text).
+    pub fn bounded(name: &str) -> String {
+        name.chars()
+            .filter(char::is_ascii_graphic)
+            .take(Record::MAX_NAME_CHARS)
+            .collect()
+    }
+
+    /// A record of `stage` ending in `reason`, for the run or a request (no call).
+    pub fn new(api: Api, stage: Stage, reason: Reason, duration: Duration) -> Record {
+        Record {
+            api,
+            stage,
+            reason,
+            call_id: None,
+            member: None,
+            duration,
+            usage: None,
+            attempts: 0,
+        }
+    }
+
+    /// The same record, about call `call_id` of `member`.
+    pub fn of_call(mut self, call_id: &str, member: &str) -> Record {
+        self.call_id = Some(Record::bounded(call_id));
+        self.member = Some(Record::bounded(member));
+        self
+    }
 }
 
 /// The run's usage: each field summed over completed requests, and whether any completed request

@@ -17,8 +17,23 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-type Pending = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;
-type Handler = Box<dyn Fn(Value) -> Result<Pending, String> + Send + Sync>;
+type Pending = Pin<Box<dyn Future<Output = Result<String, FunctionError>> + Send>>;
+type Handler = Box<dyn Fn(Value) -> Result<Pending, FunctionError> + Send + Sync>;
+
+/// Why an ordinary function gave no output; each stops the run (the function is never run
+/// again).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FunctionError {
+    /// The arguments did not parse into the function's type: it did not run.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The function ran and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The function ran, but its output cannot be sent.
+    #[error("invalid output: {0}")]
+    InvalidOutput(String),
+}
 
 /// One ordinary function.
 pub struct Function {
@@ -48,12 +63,16 @@ impl Function {
     {
         let parameters = serde_json::to_value(schemars::schema_for!(A)).unwrap_or(json!({}));
         let handler: Handler = Box::new(move |arguments: Value| {
-            let args: A = serde_json::from_value(arguments).map_err(|e| e.to_string())?;
+            let args: A = serde_json::from_value(arguments)
+                .map_err(|e| FunctionError::InvalidArguments(e.to_string()))?;
             let fut = f(args);
             Ok(Box::pin(async move {
-                let out = fut.await?;
-                let value = serde_json::to_value(&out)
-                    .map_err(|e| format!("the function's output cannot be serialised: {e}"))?;
+                let out = fut.await.map_err(FunctionError::Failed)?;
+                let value = serde_json::to_value(&out).map_err(|e| {
+                    FunctionError::InvalidOutput(format!(
+                        "the function's output cannot be serialised: {e}"
+                    ))
+                })?;
                 Ok(match value {
                     Value::String(s) => s,
                     other => other.to_string(),
@@ -85,7 +104,7 @@ impl Function {
     }
 
     /// Parses the arguments (refusing invalid ones without running anything), then runs.
-    pub(crate) fn start(&self, arguments: Value) -> Result<Pending, String> {
+    pub(crate) fn start(&self, arguments: Value) -> Result<Pending, FunctionError> {
         (self.handler)(arguments)
     }
 }

@@ -19,6 +19,8 @@ use crate::tools::is_server_tool;
 const COMPLETED: &str = "completed";
 /// `phase` of an assistant message that is commentary, not a final answer.
 const COMMENTARY: &str = "commentary";
+/// The item that stands for a compacted conversation.
+const COMPACTION: &str = "compaction";
 /// The item asking for a person's approval of an MCP call.
 const MCP_APPROVAL_REQUEST: &str = "mcp_approval_request";
 
@@ -41,6 +43,9 @@ pub(crate) struct Declared {
     pub(crate) computer: bool,
     /// The `type` of every server tool declared.
     pub(crate) server_tools: Vec<String>,
+    /// The request asks for compaction (`context_management`): a `compaction` item is kept and
+    /// replayed unchanged.
+    pub(crate) compaction: bool,
     /// The `name` of every function tool declared (browser tools and ordinary functions).
     pub(crate) functions: HashSet<String>,
 }
@@ -55,6 +60,7 @@ impl Declared {
                 .filter(|t| is_server_tool(t))
                 .filter_map(|t| t.get("type").and_then(Value::as_str).map(str::to_owned))
                 .collect(),
+            compaction: false,
             functions: tools
                 .iter()
                 .filter(|t| t.get("type").and_then(Value::as_str) == Some("function"))
@@ -94,7 +100,8 @@ pub(crate) enum ItemKind {
 ///
 /// Where hands is stricter than the SDK: an `mcp_approval_request` stops the run even when an
 /// MCP tool is declared (this runner cannot answer it yet, and never guesses an approval), and
-/// an item type the SDK keeps (`compaction`) stops it too, since this runner never asks for it.
+/// a `compaction` item stops it unless the run asked for compaction (then, as the SDK, it needs
+/// its `encrypted_content`, and is kept and replayed unchanged).
 ///
 /// A `function_call` of a function the request did not declare stops the run before any effect,
 /// as the SDK's (`Response calls an undeclared function`): the response is not an answer to the
@@ -147,6 +154,19 @@ pub(crate) fn check_item(item: &Item, declared: &Declared) -> Result<ItemKind, S
         ItemView::Reasoning(_) => Ok(ItemKind::Passive),
         _ => {
             let item_type = item.item_type();
+            if item_type == COMPACTION && declared.compaction {
+                let sealed = item
+                    .to_value()
+                    .get("encrypted_content")
+                    .is_some_and(Value::is_string);
+                return if sealed {
+                    Ok(ItemKind::Passive)
+                } else {
+                    Err(StopReason::InvalidResponse(
+                        "a compaction item without its encrypted_content cannot be replayed".into(),
+                    ))
+                };
+            }
             if item_type == MCP_APPROVAL_REQUEST && declared.declares_server_item(item_type) {
                 return Err(StopReason::InvalidResponse(
                     "the response asks for an MCP approval (`mcp_approval_request`), which this runner does not give: nothing of it was run".into(),

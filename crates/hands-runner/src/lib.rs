@@ -48,6 +48,6 @@ pub mod tools;
 pub use anthropic::AnthropicSettings;
 pub use openai::OpenAiSettings;
 pub use outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason, UncertainCall};
-pub use runner::{DEFAULT_MAX_STEPS, RunConfig, Runner};
+pub use runner::{CloseStatus, DEFAULT_MAX_STEPS, RunConfig, Runner};
 pub use session::{NOT_EXECUTED_RUN_STOPPED, NOT_EXECUTED_STEP_LIMIT, not_executed_turn_ended};
 pub use tools::{BrowserCallOutcome, BrowserStop, BrowserTools, ClaudeBrowserTools, Toolbox};

@@ -22,7 +22,11 @@ use serde_json::{Value, json};
 use crate::approval::{
     ActionContext, CheckView, Decision, Effect, FunctionEffect, SafetyChecksContext, refused_text,
 };
+use crate::context::{
+    ContextBudget, ContextConfig, ContextManagement, ProjectionState, project_items,
+};
 use crate::diagnostics::{Api, Reason, Usage};
+use crate::functions::FunctionError;
 use crate::items::{Declared, ItemKind, api_stop, check_item, check_response, note_call_id};
 use crate::outcome::{RunError, StopReason};
 use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
@@ -64,6 +68,10 @@ pub struct OpenAiSettings {
     pub eager: bool,
     /// More tool entries sent as given (server tools, for example).
     pub extra_tools: Vec<Value>,
+    /// The context of each request: hands' projection (screenshots in cache-friendly batches,
+    /// an optional budget — then the input is sent whole each time, never chained by
+    /// `previous_response_id`), or the API's compaction (`context_management`).
+    pub context: ContextConfig,
 }
 
 impl OpenAiSettings {
@@ -80,6 +88,7 @@ impl OpenAiSettings {
             stream: false,
             eager: false,
             extra_tools: Vec::new(),
+            context: ContextConfig::default(),
         }
     }
 }
@@ -105,6 +114,8 @@ pub(crate) struct OpenAiSession {
     early_outputs: Vec<(String, Item)>,
     /// Eager mode: an executed call that stopped the run while the response streamed.
     early_stop: Option<StopReason>,
+    /// What the budget has cut so far (it only grows).
+    projection: ProjectionState,
 }
 
 impl OpenAiSession {
@@ -127,6 +138,7 @@ impl OpenAiSession {
             appended_early: 0,
             early_outputs: Vec::new(),
             early_stop: None,
+            projection: ProjectionState::default(),
         }
     }
 
@@ -140,9 +152,14 @@ impl OpenAiSession {
         ctx: &mut StepContext<'_>,
         last_allowed: bool,
     ) -> Result<Response, StopReason> {
-        let chained = self.settings.store && self.previous_response_id.is_some();
+        // A projected history is sent whole: chaining would leave it on the server, unpruned.
+        let chained = self.settings.store
+            && self.previous_response_id.is_some()
+            && !self.settings.context.projects();
         let input = if chained {
             self.pending.clone()
+        } else if self.settings.context.projects() {
+            self.projected_input(ctx)?
         } else {
             self.items.clone()
         };
@@ -164,6 +181,9 @@ impl OpenAiSession {
         request.reasoning = self.settings.reasoning.clone();
         request.max_output_tokens = self.settings.max_output_tokens;
         request.truncation = self.settings.truncation;
+        if let ContextManagement::Native(native) = &self.settings.context.management {
+            request.context_management = Some(native.openai_entries());
+        }
         ctx.journal_request(&request);
         let start = Instant::now();
         self.appended_early = 0;
@@ -205,6 +225,34 @@ impl OpenAiSession {
             }
             Err(e) => Err(ctx.request_failed(Api::Responses, duration, &e)),
         }
+    }
+
+    /// The whole history, projected for the next request (see [`crate::context`]).
+    fn projected_input(&mut self, ctx: &StepContext<'_>) -> Result<Vec<Item>, StopReason> {
+        let values: Vec<Value> = self.items.iter().map(Item::to_value).collect();
+        let browser = ctx.toolbox.browser.as_deref();
+        let is_browser = |name: &str| browser.is_some_and(|b| b.owns(name));
+        let projected = project_items(
+            &values,
+            &self.settings.context,
+            &mut self.projection,
+            &is_browser,
+        )
+        .map_err(|over| {
+            StopReason::from((
+                over,
+                self.settings.context.budget().unwrap_or(ContextBudget {
+                    max_input_bytes: 0,
+                    max_input_images: 0,
+                }),
+            ))
+        })?;
+        projected
+            .iter()
+            .map(|value| {
+                Item::from_value(value).map_err(|e| StopReason::InvalidResponse(e.to_string()))
+            })
+            .collect()
     }
 
     /// Reads a stream, executing each completed call as it arrives, in order; returns the whole
@@ -341,7 +389,7 @@ impl OpenAiSession {
                     .collect(),
                 actions: raw_actions.clone(),
             };
-            if ctx.approve_safety_checks(context).await != Decision::Approve {
+            if ctx.approve_safety_checks(context).await? != Decision::Approve {
                 return Err(StopReason::SafetyChecksDenied {
                     call_id: call.call_id,
                 });
@@ -363,7 +411,7 @@ impl OpenAiSession {
                         final_screenshot: false,
                         confirm_required: false,
                     }))
-                    .await;
+                    .await?;
                 if decision != Decision::Approve {
                     ctx.action_done(
                         Api::Responses,
@@ -390,7 +438,11 @@ impl OpenAiSession {
                     Api::Responses,
                     &call.call_id,
                     action.kind(),
-                    Reason::Failed,
+                    if matches!(e, DesktopError::Cancelled) {
+                        Reason::Cancelled
+                    } else {
+                        Reason::DriverFailed
+                    },
                     start.elapsed(),
                     true,
                     "",
@@ -408,7 +460,7 @@ impl OpenAiSession {
                     final_screenshot: true,
                     confirm_required: false,
                 }))
-                .await;
+                .await?;
             if decision != Decision::Approve {
                 return Err(StopReason::ActionRefused {
                     call_id: call.call_id,
@@ -490,22 +542,29 @@ impl OpenAiSession {
                     },
                 )
             } else if ctx.toolbox.functions.get(name).is_some() {
-                let args = parsed.map_err(|why| StopReason::InvalidFunctionArguments {
-                    name: name.to_owned(),
-                    why,
-                })?;
+                let args = match parsed {
+                    Ok(args) => args,
+                    Err(why) => {
+                        return Err(ctx.function_stopped(
+                            call_id,
+                            name,
+                            FunctionError::InvalidArguments(why),
+                            start,
+                        ));
+                    }
+                };
                 let effect = Effect::Function(FunctionEffect {
                     call_id: call_id.to_owned(),
                     name: name.to_owned(),
                     arguments: args.clone(),
                 });
-                match ctx.approve(effect).await {
+                match ctx.approve(effect).await? {
                     Decision::Deny => (FunctionOutput::Text(refused_text(name)), Reason::Refused),
                     Decision::Approve => match ctx.toolbox.functions.get(name) {
-                        Some(function) => (
-                            FunctionOutput::Text(function_result(function, args).await?),
-                            Reason::Completed,
-                        ),
+                        Some(function) => match function_result(function, args).await {
+                            Ok(text) => (FunctionOutput::Text(text), Reason::Completed),
+                            Err(e) => return Err(ctx.function_stopped(call_id, name, e, start)),
+                        },
                         None => (FunctionOutput::Text(unknown(name)), Reason::Failed),
                     },
                 }
@@ -592,7 +651,21 @@ impl Session for OpenAiSession {
             ));
         }
         tools.extend(self.settings.extra_tools.iter().cloned());
+        self.settings.context.validate().map_err(RunError::Config)?;
+        // The SDK's rule: a context budget is hands' projection of the input; the server may
+        // not truncate it on top ("context_budget cannot use server truncation").
+        if self.settings.context.budget().is_some()
+            && self.settings.truncation == Some(Truncation::Auto)
+        {
+            return Err(RunError::Config(
+                "a context budget cannot be combined with truncation \"auto\": choose hands' budget or the server's truncation".into(),
+            ));
+        }
         self.declared = Declared::new(self.computer.is_some(), &tools);
+        self.declared.compaction = matches!(
+            self.settings.context.management,
+            ContextManagement::Native(_)
+        );
         let has_server_tool = tools.iter().any(is_server_tool);
         let forced = match &self.settings.tool_choice {
             Some(ToolChoice::Required) if !has_server_tool => Some("\"required\"".to_owned()),
@@ -642,6 +715,7 @@ impl Session for OpenAiSession {
         // A resumed run still refuses a call id it has seen before.
         self.call_ids = self.items.iter().filter_map(call_id_of).collect();
         self.unanswered = false;
+        self.projection = ProjectionState::default();
         Ok(())
     }
 

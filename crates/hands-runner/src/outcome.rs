@@ -175,6 +175,21 @@ pub enum StopReason {
     /// A response with neither a final message nor a call.
     #[error("the response holds neither a final message nor a call")]
     EmptyResponse,
+    /// The next request does not fit the context budget even with every screenshot but the
+    /// kept ones and every droppable call removed: nothing was sent.
+    #[error(
+        "the next request does not fit the context budget ({input_bytes} bytes and {input_images} images of input, for at most {max_input_bytes} bytes and {max_input_images} images) even with everything droppable removed"
+    )]
+    ContextBudgetExceeded {
+        /// Bytes of the smallest projection.
+        input_bytes: usize,
+        /// Images of the smallest projection.
+        input_images: usize,
+        /// The budget's bytes.
+        max_input_bytes: usize,
+        /// The budget's images.
+        max_input_images: usize,
+    },
     /// A `function_call` of a function the request did not declare: nothing of the response
     /// ran.
     #[error(
@@ -249,6 +264,30 @@ pub struct RunOutcome {
     pub api_stop: Option<ApiStop>,
 }
 
+impl RunStatus {
+    /// The diagnostics reason a run that ended so is recorded with.
+    pub fn reason(&self) -> crate::diagnostics::Reason {
+        use crate::diagnostics::Reason;
+        match self {
+            RunStatus::Finished => Reason::Completed,
+            RunStatus::StepLimit => Reason::StepLimit,
+            RunStatus::Stopped(why) => match why {
+                StopReason::Cancelled => Reason::Cancelled,
+                StopReason::Api(_) => Reason::ApiFailed,
+                StopReason::DriverFault(_)
+                | StopReason::ComputerCallFailed { .. }
+                | StopReason::FunctionFailed { .. }
+                | StopReason::BrowserFault(_) => Reason::DriverFailed,
+                StopReason::SafetyChecksDenied { .. } | StopReason::ActionRefused { .. } => {
+                    Reason::Refused
+                }
+                StopReason::InvalidFunctionArguments { .. } => Reason::InvalidInput,
+                _ => Reason::PolicyFailed,
+            },
+        }
+    }
+}
+
 impl RunOutcome {
     /// Whether the model finished.
     pub fn finished(&self) -> bool {
@@ -274,6 +313,9 @@ pub enum RunError {
     /// Nothing to run with.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// The runner was closed ([`crate::Runner::close`]): it admits no new run.
+    #[error("this runner is closed: it starts no new run")]
+    Closed,
     /// The run resuming is not the run its ledger holds.
     #[error("this run cannot resume: {}", join(.0))]
     IdentityChanged(Vec<crate::ledger::IdentityChange>),

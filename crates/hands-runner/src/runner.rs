@@ -6,6 +6,8 @@
 //! agente".
 
 use std::sync::Mutex as StdMutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use hands_core::{CancellationToken, Desktop};
 use hands_models::anthropic::AnthropicClient;
@@ -17,7 +19,7 @@ use tokio::sync::Mutex;
 use crate::anthropic::{AnthropicSession, AnthropicSettings};
 use crate::approval::Approver;
 use crate::checkpoint::{Checkpoints, TurnLog};
-use crate::diagnostics::{Observer, UsageTotals};
+use crate::diagnostics::{Observer, Reason, Record, Stage, UsageTotals, emit};
 use crate::journal::Journal;
 use crate::ledger::{CheckpointStatus, Ledger, ResumePlan, RunEnd, RunIdentity, plan_resume};
 use crate::openai::{OpenAiSession, OpenAiSettings};
@@ -54,11 +56,35 @@ struct State {
     prepared: bool,
 }
 
+/// What [`Runner::close`] found.
+///
+/// Spec: openai-browser-desktop-drivers, "Cerrar y cancelar operaciones" (`close()` → `closed`
+/// or `draining`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CloseStatus {
+    /// No run is active: nothing more will act through this runner.
+    Closed,
+    /// A run started before may still produce effects: wait for it (its `run` call returns)
+    /// before closing the desktop or browser or handing them to another owner.
+    Draining,
+}
+
+impl CloseStatus {
+    /// `closed` or `draining`, as the SDK spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CloseStatus::Closed => "closed",
+            CloseStatus::Draining => "draining",
+        }
+    }
+}
+
 /// One runner serves one model API and one set of tools. It refuses a second run while one is
-/// active; sequential runs continue the same conversation.
+/// active; sequential runs continue the same conversation. [`Runner::close`] stops admission.
 pub struct Runner {
     state: Mutex<State>,
     queued: StdMutex<Vec<String>>,
+    closed: AtomicBool,
 }
 
 impl std::fmt::Debug for Runner {
@@ -81,7 +107,30 @@ impl Runner {
                 prepared: false,
             }),
             queued: StdMutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
         }
+    }
+
+    /// Stops admission: every later `run` or `resume` is refused with [`RunError::Closed`]. A run
+    /// already under way goes on (cancel it with its token to stop it): the status says
+    /// `Draining` while one may, `Closed` otherwise. The runner never closes the desktop or
+    /// browser it drives — they stay their owner's. Never waits, so it may be called from an
+    /// approver or a function of the run itself.
+    pub fn close(&self) -> CloseStatus {
+        self.closed.store(true, Ordering::SeqCst);
+        match self.state.try_lock() {
+            Ok(_) => CloseStatus::Closed,
+            Err(_) => CloseStatus::Draining,
+        }
+    }
+
+    /// Takes the runner for one run: refused while another run is active or once closed.
+    fn admit(&self) -> Result<tokio::sync::MutexGuard<'_, State>, RunError> {
+        let guard = self.state.try_lock().map_err(|_| RunError::Busy)?;
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(RunError::Closed);
+        }
+        Ok(guard)
     }
 
     /// A runner on the Anthropic Messages API. `computer` is the computer toolset (any of its
@@ -154,7 +203,7 @@ impl Runner {
         task: &str,
         cancel: &CancellationToken,
     ) -> Result<RunOutcome, RunError> {
-        let mut guard = self.state.try_lock().map_err(|_| RunError::Busy)?;
+        let mut guard = self.admit()?;
         let state = &mut *guard;
         let continuing = state.prepared;
         prepare(state)?;
@@ -190,7 +239,7 @@ impl Runner {
     ///
     /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución".
     pub async fn resume(&self, cancel: &CancellationToken) -> Result<RunOutcome, RunError> {
-        let mut guard = self.state.try_lock().map_err(|_| RunError::Busy)?;
+        let mut guard = self.admit()?;
         let state = &mut *guard;
         prepare(state)?;
         let identity = identity_of(state);
@@ -274,19 +323,19 @@ impl Runner {
         let mut steps = steps_used;
         let mut final_text = String::new();
         let mut api_stop: Option<ApiStop> = None;
+        let api = state.session.api();
+        let started = Instant::now();
+        emit(
+            &mut state.observer,
+            &Record::new(api, Stage::Run, Reason::Started, std::time::Duration::ZERO),
+        );
         // The starting point is the end of a completed turn (the task just added, or the
         // checkpoint resumed from).
-        if let Err(reason) = save_completed(state, steps) {
-            return RunOutcome {
-                status: RunStatus::Stopped(reason),
-                steps,
-                final_text,
-                usage,
-                executed_call_ids: executed,
-                api_stop,
-            };
-        }
+        let saved = save_completed(state, steps);
         let status = loop {
+            if let Err(reason) = &saved {
+                break RunStatus::Stopped(reason.clone());
+            }
             if cancel.is_cancelled() {
                 break RunStatus::Stopped(StopReason::Cancelled);
             }
@@ -308,6 +357,7 @@ impl Runner {
                 checkpoints: &mut state.checkpoints,
                 api_stop: &mut api_stop,
                 turn: TurnLog::default(),
+                api,
             };
             match state.session.step(&mut ctx, last_allowed).await {
                 Ok(StepResult::Continue) => {}
@@ -332,6 +382,10 @@ impl Runner {
             },
             other => other,
         };
+        emit(
+            &mut state.observer,
+            &Record::new(api, Stage::Run, status.reason(), started.elapsed()),
+        );
         if let Some(checkpoints) = state.checkpoints.as_mut() {
             checkpoints.record_end(&match &status {
                 RunStatus::Finished => RunEnd::Finished,

@@ -1,7 +1,7 @@
 //! What the two APIs' sides of a run share: the [`Session`] trait each implements, and the
 //! [`StepContext`] a step works with (tools, approver, observer, journal, cancellation).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use hands_core::CancellationToken;
@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::approval::{Approver, Decision, Effect, EffectKind, SafetyChecksContext, decide};
 use crate::checkpoint::{Checkpoints, Resumable, TurnLog};
 use crate::diagnostics::{Api, Observer, Reason, Record, Stage, Usage, UsageTotals, emit};
-use crate::functions::Function;
+use crate::functions::{Function, FunctionError};
 use crate::journal::{Entry, Journal};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::tools::Toolbox;
@@ -91,6 +91,8 @@ pub(crate) struct StepContext<'a> {
     pub(crate) api_stop: &'a mut Option<ApiStop>,
     /// The turn under way, for pending checkpoints.
     pub(crate) turn: TurnLog,
+    /// Which API, for records.
+    pub(crate) api: Api,
 }
 
 impl StepContext<'_> {
@@ -101,21 +103,31 @@ impl StepContext<'_> {
 
     /// Asks the approver about `effect` when it reviews effects of its kind or the effect
     /// requires a confirmation; otherwise approves. A required confirmation without an
-    /// approver, and cancellation while it decides, deny.
-    pub(crate) async fn approve(&mut self, effect: Effect) -> Decision {
+    /// approver denies. Cancellation while it decides is a cancellation, never a refusal: the
+    /// run stops with [`StopReason::Cancelled`].
+    pub(crate) async fn approve(&mut self, effect: Effect) -> Result<Decision, StopReason> {
         let required = effect.confirm_required();
         if !required && !self.reviews(effect.kind()) {
-            return Decision::Approve;
+            return Ok(Decision::Approve);
         }
-        match self.approver.as_mut() {
+        let (call_id, member) = (effect.call_id().to_owned(), effect.name().to_owned());
+        let start = Instant::now();
+        let decision = match self.approver.as_mut() {
             Some(approver) => decide(approver.approve(effect, self.cancel), self.cancel).await,
             None => Decision::Deny,
-        }
+        };
+        self.approval_done(&call_id, &member, decision, start)
     }
 
     /// Asks for the safety checks' approval; without an approver they are denied.
-    pub(crate) async fn approve_safety_checks(&mut self, context: SafetyChecksContext) -> Decision {
-        match self.approver.as_mut() {
+    /// Cancellation while it decides stops the run as cancelled.
+    pub(crate) async fn approve_safety_checks(
+        &mut self,
+        context: SafetyChecksContext,
+    ) -> Result<Decision, StopReason> {
+        let call_id = context.call_id.clone();
+        let start = Instant::now();
+        let decision = match self.approver.as_mut() {
             Some(approver) => {
                 decide(
                     approver.approve_safety_checks(context, self.cancel),
@@ -124,6 +136,84 @@ impl StepContext<'_> {
                 .await
             }
             None => Decision::Deny,
+        };
+        self.approval_done(&call_id, "safety_checks", decision, start)
+    }
+
+    /// Records an approval; a cancelled run's decision is a cancellation.
+    fn approval_done(
+        &mut self,
+        call_id: &str,
+        member: &str,
+        decision: Decision,
+        start: Instant,
+    ) -> Result<Decision, StopReason> {
+        let reason = if self.cancel.is_cancelled() {
+            Reason::Cancelled
+        } else if decision == Decision::Approve {
+            Reason::Completed
+        } else {
+            Reason::Refused
+        };
+        self.record(
+            Record::new(self.api, Stage::Approval, reason, start.elapsed())
+                .of_call(call_id, member),
+        );
+        if reason == Reason::Cancelled {
+            return Err(StopReason::Cancelled);
+        }
+        Ok(decision)
+    }
+
+    /// Delivers a record to the observer.
+    pub(crate) fn record(&mut self, record: Record) {
+        emit(self.observer, &record);
+    }
+
+    /// Records why an ordinary function stopped the run, and returns that stop.
+    pub(crate) fn function_stopped(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        error: FunctionError,
+        start: Instant,
+    ) -> StopReason {
+        let (stage, reason, stop) = match error {
+            FunctionError::InvalidArguments(why) => (
+                Stage::Arguments,
+                Reason::InvalidInput,
+                StopReason::InvalidFunctionArguments {
+                    name: name.to_owned(),
+                    why,
+                },
+            ),
+            FunctionError::Failed(why) => (
+                Stage::Action,
+                Reason::DriverFailed,
+                StopReason::FunctionFailed {
+                    name: name.to_owned(),
+                    why,
+                },
+            ),
+            FunctionError::InvalidOutput(why) => (
+                Stage::Output,
+                Reason::InvalidOutput,
+                StopReason::FunctionFailed {
+                    name: name.to_owned(),
+                    why,
+                },
+            ),
+        };
+        let reason = if self.cancel.is_cancelled() {
+            Reason::Cancelled
+        } else {
+            reason
+        };
+        self.record(Record::new(self.api, stage, reason, start.elapsed()).of_call(call_id, name));
+        if reason == Reason::Cancelled {
+            StopReason::Cancelled
+        } else {
+            stop
         }
     }
 
@@ -170,7 +260,7 @@ impl StepContext<'_> {
                 reason: if self.cancel.is_cancelled() {
                     Reason::Cancelled
                 } else {
-                    Reason::Failed
+                    Reason::ApiFailed
                 },
                 call_id: None,
                 member: None,
@@ -197,19 +287,14 @@ impl StepContext<'_> {
         is_error: bool,
         summary: &str,
     ) {
-        emit(
-            self.observer,
-            &Record {
-                api,
-                stage: Stage::Action,
-                reason,
-                call_id: Some(call_id.to_owned()),
-                member: Some(member.to_owned()),
-                duration,
-                usage: None,
-                attempts: 1,
-            },
-        );
+        // A call cut short by cancellation is a cancellation, whatever it answered.
+        let reason = match reason {
+            Reason::Failed | Reason::Refused if self.cancel.is_cancelled() => Reason::Cancelled,
+            other => other,
+        };
+        let mut record = Record::new(api, Stage::Action, reason, duration).of_call(call_id, member);
+        record.attempts = 1;
+        emit(self.observer, &record);
         let step = self.step;
         if let Some(journal) = self.journal.as_mut() {
             journal.record(Entry::Action {
@@ -284,16 +369,6 @@ pub(crate) fn unknown_tool_text(name: &str) -> String {
 pub(crate) async fn function_result(
     function: &Function,
     arguments: Value,
-) -> Result<String, StopReason> {
-    let pending =
-        function
-            .start(arguments)
-            .map_err(|why| StopReason::InvalidFunctionArguments {
-                name: function.name().to_owned(),
-                why,
-            })?;
-    pending.await.map_err(|why| StopReason::FunctionFailed {
-        name: function.name().to_owned(),
-        why,
-    })
+) -> Result<String, FunctionError> {
+    function.start(arguments)?.await
 }

@@ -464,9 +464,15 @@ async fn a_refused_openai_function_is_answered_and_the_run_goes_on() {
     let outcome = run(&runner, "Go.").await;
     assert_eq!(outcome.status, RunStatus::Finished);
     assert_eq!(ran.load(Ordering::SeqCst), 0);
+    // The input is sent whole (hands projects it; nothing is chained on the server).
     let input = sim.requests()[1].body["input"].clone();
-    assert_eq!(input[0]["type"], "function_call_output");
-    assert_eq!(input[0]["output"], json!(refused_text("f")));
+    let output = input
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "function_call_output")
+        .unwrap();
+    assert_eq!(output["output"], json!(refused_text("f")));
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
 

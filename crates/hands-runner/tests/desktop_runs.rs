@@ -407,13 +407,13 @@ async fn openai_computer_calls_run_in_order_with_a_final_screenshot() {
             .any(|e| e.kind == EventKind::KeyPress && e.ch == Some('a'))
     );
     assert!(recorder.typed_text().starts_with("ok"));
-    // Stored responses are chained: the second and third requests carry only new items.
+    // hands projects the history, so the input goes whole (never chained by id, which would
+    // leave the screenshots on the server beyond any pruning), the output after its call.
     let requests = sim.requests();
-    assert!(requests[1].body["previous_response_id"].is_string());
-    assert_eq!(
-        requests[1].body["input"][0]["type"],
-        json!("computer_call_output")
-    );
+    assert!(requests[1].body.get("previous_response_id").is_none());
+    let input = requests[1].body["input"].as_array().unwrap();
+    assert_eq!(input[1]["type"], json!("computer_call"));
+    assert_eq!(input.last().unwrap()["type"], json!("computer_call_output"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -455,7 +455,15 @@ async fn denied_safety_checks_stop_the_run_before_any_action() {
     assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
     assert_eq!(presses(&recorder, 1), vec![(60, 60)]);
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
-    let ack = &sim.requests()[1].body["input"][0]["acknowledged_safety_checks"];
+    let input = sim.requests()[1].body["input"].clone();
+    let output = input
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "computer_call_output")
+        .unwrap()
+        .clone();
+    let ack = &output["acknowledged_safety_checks"];
     assert_eq!(ack.as_array().map(Vec::len), Some(1));
 }
 

@@ -6,7 +6,15 @@
 //! a replayed thinking block or reasoning blob that was changed, an unacknowledged safety
 //! check, a `previous_response_id` that was never stored, a user message after a turn paused
 //! with `pause_turn` (which goes back last, unchanged), an output for a call that did not
-//! complete, an MCP approval nobody asked for, and more (see [`messages`]).
+//! complete, an MCP approval nobody asked for, `context_management` without its beta or with an
+//! unknown edit, a forged compaction item, an unknown effort, and more (see [`messages`]).
+//!
+//! Context management is applied, not only checked: Anthropic's `clear_tool_uses_20250919`
+//! clears old tool results from what the model sees and the cache hashes (so a clearing costs
+//! cache writes, and `applied_edits` says what went); OpenAI's `compaction` opens the response
+//! with a sealed compaction item over its threshold, and the items before a replayed one are no
+//! longer billed. Prompt caching is modelled by prefix: Anthropic reads up to the breakpoints it
+//! has seen (20-block lookback) and writes up to the last one; OpenAI caches automatically.
 //!
 //! Turns can end the ways the real APIs end them: `max_tokens`, `refusal`, `pause_turn`,
 //! `model_context_window_exceeded`; an `incomplete` response; calls left `in_progress` or

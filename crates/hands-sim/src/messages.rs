@@ -497,6 +497,36 @@ pub const THREAD_NOT_AN_OBJECT: &str =
 /// Anthropic, **modelled**: an unknown `thread.type`.
 pub const THREAD_TYPE: &str = "thread.type: Input should be 'create' or 'continue'";
 
+/// The beta header that unlocks `context_management` on the Messages API.
+pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
+
+/// Anthropic, **modelled**: `context_management` without its beta header.
+pub fn context_management_needs_beta() -> String {
+    format!("context_management: requires the `anthropic-beta: {CONTEXT_MANAGEMENT_BETA}` header")
+}
+
+/// Anthropic, **modelled**: an edit type the API does not know.
+pub fn unknown_context_edit(idx: usize, found: &str) -> String {
+    format!(
+        "context_management.edits.{idx}: Input tag '{found}' found using 'type' does not match any of the expected tags: 'clear_tool_uses_20250919', 'clear_thinking_20251015', 'compact_20260112'"
+    )
+}
+
+/// Anthropic, **modelled**: the text a cleared tool result is replaced with.
+pub const CLEARED_TOOL_RESULT: &str = "[This tool result was cleared to save context.]";
+
+/// OpenAI, **modelled**: a `context_management` entry that is not a compaction.
+pub fn unknown_context_management(idx: usize, found: &str) -> String {
+    format!(
+        "Invalid value: '{found}'. Supported values are: 'compaction'. (context_management[{idx}].type)"
+    )
+}
+
+/// OpenAI, **modelled**: a replayed compaction item whose content was changed.
+pub fn compaction_unverified(idx: usize) -> String {
+    format!("The encrypted content of compaction item input[{idx}] could not be verified.")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -105,7 +105,7 @@ pub(crate) struct Segment {
 }
 
 /// Builds [`Segment`]s from pieces in prompt order.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Prompt {
     hash: u64,
     tokens: u64,

@@ -1122,3 +1122,62 @@ async fn smaller_tool_and_field_rules() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn context_management_needs_its_beta_and_valid_edits() {
+    let server = text_server();
+    let edit = json!({"type": "clear_tool_uses_20250919",
+        "trigger": {"type": "input_tokens", "value": 30000},
+        "keep": {"type": "tool_uses", "value": 3},
+        "clear_at_least": {"type": "input_tokens", "value": 5000}});
+    let mut good = request(json!([user("hi")]));
+    good["context_management"] = json!({"edits": [edit]});
+    let answer = anthropic(&server, &good).await;
+    assert_eq!(answer.status, 400);
+    assert_eq!(answer.message(), m::context_management_needs_beta());
+    let mut bad = good.clone();
+    bad["context_management"]["edits"][0]["type"] = json!("clear_screenshots");
+    check_beta(
+        &server,
+        "unknown edit",
+        m::CONTEXT_MANAGEMENT_BETA,
+        bad,
+        good.clone(),
+        &m::unknown_context_edit(0, "clear_screenshots"),
+    )
+    .await;
+    let mut bad = good.clone();
+    bad["context_management"]["edits"][0]["keep"] = json!({"type": "tool_uses"});
+    check_beta(
+        &server,
+        "keep without value",
+        m::CONTEXT_MANAGEMENT_BETA,
+        bad,
+        good.clone(),
+        &m::field_required("context_management.edits.0.keep.value"),
+    )
+    .await;
+    // Without edits to apply, the answer still says none was applied.
+    let answer = anthropic_beta(&server, m::CONTEXT_MANAGEMENT_BETA, &good).await;
+    assert_eq!(
+        answer.body["context_management"],
+        json!({"applied_edits": []})
+    );
+}
+
+#[tokio::test]
+async fn effort_takes_only_the_known_levels() {
+    let server = text_server();
+    let mut good = request(json!([user("hi")]));
+    good["output_config"] = json!({"effort": "high"});
+    let mut bad = good.clone();
+    bad["output_config"]["effort"] = json!("extreme");
+    let answer = anthropic(&server, &bad).await;
+    assert_eq!(answer.status, 400);
+    assert!(
+        answer.message().starts_with("output_config.effort"),
+        "{}",
+        answer.body
+    );
+    assert_eq!(anthropic(&server, &good).await.status, 200);
+}

@@ -447,3 +447,55 @@ async fn a_turn_cut_at_max_tokens_can_hold_a_tool_use() {
     assert_eq!(answer.body["stop_reason"], "max_tokens");
     assert_eq!(answer.body["content"][0]["type"], "tool_use");
 }
+
+/// A conversation of `turns` screenshots answered with 1280x800 images, breakpoints after the
+/// tools and on the last result.
+fn screenshot_conversation(turns: usize) -> Vec<Value> {
+    let mut messages = vec![user("watch the screen")];
+    for i in 0..turns {
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use",
+            "id": format!("toolu_{i}"), "name": "screenshot", "toolset_name": "computer", "input": {}}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": format!("toolu_{i}"), "toolset_name": "computer",
+            "content": [png_image(1280, 800)]}]}));
+    }
+    messages
+}
+
+#[tokio::test]
+async fn server_clearing_reports_its_edits_and_breaks_the_cached_prefix() {
+    let server =
+        SimServer::start(SimConfig::with_policy(|_: &Value| Turn::text("ok"))).expect("start");
+    let mut tool = toolset();
+    tool["cache_control"] = json!({"type": "ephemeral"});
+    let edits = json!({"edits": [{"type": "clear_tool_uses_20250919",
+        "trigger": {"type": "input_tokens", "value": 15000},
+        "keep": {"type": "tool_uses", "value": 3}}]});
+    let body = |turns: usize| {
+        let mut messages = screenshot_conversation(turns);
+        let last = messages.len() - 1;
+        messages[last]["content"][0]["cache_control"] = json!({"type": "ephemeral"});
+        let mut body = with_tools(request(Value::Array(messages)), json!([tool.clone()]));
+        body["context_management"] = edits.clone();
+        body
+    };
+    // Under the trigger: nothing cleared, the prefix cached.
+    let small = anthropic_beta(&server, m::CONTEXT_MANAGEMENT_BETA, &body(5)).await;
+    assert_eq!(small.status, 200, "{}", small.body);
+    assert_eq!(small.body["context_management"]["applied_edits"], json!([]));
+    // Over it: all but the last three results cleared, and the cache reads only the tools.
+    let big = anthropic_beta(&server, m::CONTEXT_MANAGEMENT_BETA, &body(12)).await;
+    let applied = &big.body["context_management"]["applied_edits"][0];
+    assert_eq!(applied["type"], "clear_tool_uses_20250919");
+    assert_eq!(applied["cleared_tool_uses"], 9);
+    assert!(applied["cleared_input_tokens"].as_u64().unwrap_or(0) > 9 * 1300);
+    let usage = &big.body["usage"];
+    let total = usage["input_tokens"].as_u64().unwrap_or(0)
+        + usage["cache_read_input_tokens"].as_u64().unwrap_or(0)
+        + usage["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+    assert!(total < 15000, "cleared results are not billed: {usage}");
+    assert!(
+        usage["cache_read_input_tokens"].as_u64().unwrap_or(0) < 5000,
+        "{usage}"
+    );
+}

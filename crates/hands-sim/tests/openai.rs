@@ -643,3 +643,60 @@ async fn an_mcp_approval_request_is_emitted_and_only_an_mcp_run_may_answer_it() 
     assert_eq!(refused.status, 400, "{}", refused.body);
     assert_eq!(refused.message(), m::mcp_approval_unexpected(&request_id));
 }
+
+#[tokio::test]
+async fn context_management_compacts_over_its_threshold_and_the_item_replays_unchanged() {
+    let server = text_server();
+    let mut bad = body(json!("hi"));
+    bad["context_management"] = json!([{"type": "summarize"}]);
+    let mut good = body(json!("hi"));
+    good["context_management"] = json!([{"type": "compaction", "compact_threshold": 2000}]);
+    check(
+        &server,
+        "unknown context management",
+        bad,
+        good.clone(),
+        &m::unknown_context_management(0, "summarize"),
+        Some("context_management[0].type"),
+    )
+    .await;
+    let mut bad_truncation = body(json!("hi"));
+    bad_truncation["truncation"] = json!("sometimes");
+    assert_eq!(openai(&server, &bad_truncation).await.status, 400);
+
+    // Under the threshold: no compaction.
+    let answer = openai(&server, &good).await;
+    assert_ne!(answer.body["output"][0]["type"], "compaction");
+    // Over it: the output opens with a compaction item.
+    let long = |input: Value| {
+        let mut body = body(input);
+        body["store"] = json!(false);
+        body["context_management"] = json!([{"type": "compaction", "compact_threshold": 2000}]);
+        body
+    };
+    let history = json!([user(&"the long story ".repeat(1000))]);
+    let answer = openai(&server, &long(history.clone())).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let compaction = answer.body["output"][0].clone();
+    assert_eq!(compaction["type"], "compaction");
+    let before = answer.body["usage"]["input_tokens"]
+        .as_u64()
+        .expect("tokens");
+    // Replayed unchanged, it stands for what came before it: fewer input tokens.
+    let mut replay = history.as_array().expect("list").clone();
+    replay.push(compaction.clone());
+    replay.push(user("go on"));
+    let answer = openai(&server, &long(Value::Array(replay.clone()))).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let after = answer.body["usage"]["input_tokens"]
+        .as_u64()
+        .expect("tokens");
+    assert!(after < before / 2, "{before} -> {after}");
+    // Changed, it is refused.
+    let mut tampered = compaction;
+    tampered["encrypted_content"] = json!("gAAAAforged");
+    replay[1] = tampered;
+    let answer = openai(&server, &long(Value::Array(replay))).await;
+    assert_eq!(answer.status, 400);
+    assert_eq!(answer.message(), m::compaction_unverified(1));
+}

@@ -352,6 +352,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                         record.duration.as_secs_f64() * 1e3
                     ));
                 }
+                // Approvals are seen on the terminal; the run's start and end are printed.
+                _ => {}
             }
             bar.set_message(format!("{n_requests} request(s), {n_actions} action(s)"));
         }));

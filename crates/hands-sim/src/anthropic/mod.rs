@@ -1,6 +1,7 @@
 //! `POST /v1/messages`: authentication, validation, the turn, and the answer as one Message or
 //! as an SSE stream (api-contracts A).
 
+mod context;
 mod stream;
 pub(crate) mod thread;
 mod validate;
@@ -354,7 +355,7 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
     if stop_reason == PAUSE_TURN {
         state.anthropic.paused.push(Value::Array(blocks.clone()));
     }
-    Ok(json!({
+    let mut message = json!({
         "id": state.ids.next("msg_01"),
         "type": "message",
         "role": "assistant",
@@ -374,7 +375,11 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
             "output_tokens_details": {"thinking_tokens": thinking_tokens},
             "service_tier": "standard",
         },
-    }))
+    });
+    if let Some(applied) = &checked.applied_edits {
+        message["context_management"] = json!({"applied_edits": applied});
+    }
+    Ok(message)
 }
 
 fn obj_to_string(obj: &serde_json::Map<String, Value>) -> String {

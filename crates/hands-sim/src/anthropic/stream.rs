@@ -132,17 +132,18 @@ pub(crate) fn events(message: &Value, config: &StreamConfig) -> Vec<Event> {
             json!({"type": "content_block_stop", "index": index}),
         );
     }
-    ev.push(
-        "message_delta",
-        json!({"type": "message_delta",
-        "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": null},
-        "usage": {
-            "input_tokens": usage.get("input_tokens"),
-            "cache_creation_input_tokens": usage.get("cache_creation_input_tokens"),
-            "cache_read_input_tokens": usage.get("cache_read_input_tokens"),
-            "output_tokens": usage.get("output_tokens"),
-        }}),
-    );
+    let mut delta = json!({"type": "message_delta",
+    "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": null},
+    "usage": {
+        "input_tokens": usage.get("input_tokens"),
+        "cache_creation_input_tokens": usage.get("cache_creation_input_tokens"),
+        "cache_read_input_tokens": usage.get("cache_read_input_tokens"),
+        "output_tokens": usage.get("output_tokens"),
+    }});
+    if let Some(context) = message.get("context_management") {
+        delta["context_management"] = context.clone();
+    }
+    ev.push("message_delta", delta);
     ev.out
         .push(Event::new("message_stop", json!({"type": "message_stop"})));
     ev.out

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::context;
 use crate::config::{AnthropicConfig, ImageTier};
 use crate::error::ApiError;
 use crate::images::{ImageFormat, ImageMemo};
@@ -96,6 +97,9 @@ pub(crate) struct Checked {
     /// `none`: the turn must not call a tool.
     pub(crate) no_tools: bool,
     pub(crate) prompt: Prompt,
+    /// `context_management.applied_edits` to report, when the request asked for context
+    /// editing.
+    pub(crate) applied_edits: Option<Vec<Value>>,
 }
 
 /// Checks one request body against every rule, in the order the real API reports them as
@@ -170,19 +174,75 @@ pub(crate) fn validate(
     };
     let images = walk.run()?;
     check_images(&images, config, memo)?;
+    let edits = context::parse(obj.get("context_management"), betas)?;
+    let head = prompt.clone();
+    push_messages(&mut prompt, messages, &mut n_breakpoints)?;
+    if n_breakpoints > m::MAX_CACHE_BREAKPOINTS {
+        return Err(invalid(m::too_many_cache_breakpoints(n_breakpoints)));
+    }
+    if let Some(output_config) = obj.get("output_config").filter(|v| !v.is_null()) {
+        check_output_config(output_config)?;
+    }
+    // Server-side context editing changes what the model sees and what the cache hashes.
+    let applied_edits = match &edits {
+        None => None,
+        Some(edits) => {
+            let (edited, applied) = context::apply(edits, messages, prompt.total());
+            if let Some(edited) = edited {
+                prompt = head;
+                push_messages(&mut prompt, &edited, &mut 0)?;
+            }
+            Some(applied)
+        }
+    };
 
+    Ok(Checked {
+        model,
+        stream,
+        declared,
+        disable_parallel: choice.disable_parallel,
+        forced: choice.forced,
+        no_tools: choice.none,
+        prompt,
+        applied_edits,
+    })
+}
+
+/// The effort levels of `output_config.effort` (api-contracts A, "Request fields").
+const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+
+fn check_output_config(value: &Value) -> Result<()> {
+    let Some(obj) = value.as_object() else {
+        return Err(invalid("output_config: Input should be a valid dictionary"));
+    };
+    if let Some(key) = obj
+        .keys()
+        .find(|k| !["effort", "format"].contains(&k.as_str()))
+    {
+        return Err(invalid(m::extra_input(&format!("output_config.{key}"))));
+    }
+    match obj.get("effort") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(e)) if EFFORTS.contains(&e.as_str()) => Ok(()),
+        Some(other) => Err(invalid(format!(
+            "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max' (got {other})"
+        ))),
+    }
+}
+
+/// Appends the messages' blocks to `prompt` in order, counting their cache breakpoints.
+fn push_messages(prompt: &mut Prompt, messages: &[Value], n_breakpoints: &mut usize) -> Result<()> {
     for (msg_idx, message) in messages.iter().enumerate() {
         let role = message.get("role").cloned().unwrap_or(Value::Null);
         match message.get("content") {
             Some(Value::Array(blocks)) => {
                 for (block_idx, block) in blocks.iter().enumerate() {
                     let path = format!("messages.{msg_idx}.content.{block_idx}");
-                    let mut breakpoint = cache_mark(block, &path, &mut n_breakpoints)?;
+                    let mut breakpoint = cache_mark(block, &path, n_breakpoints)?;
                     if let Some(Value::Array(inner)) = block.get("content") {
                         for (inner_idx, inner_block) in inner.iter().enumerate() {
                             let inner_path = format!("{path}.tool_result.content.{inner_idx}");
-                            if let Some(ttl) =
-                                cache_mark(inner_block, &inner_path, &mut n_breakpoints)?
+                            if let Some(ttl) = cache_mark(inner_block, &inner_path, n_breakpoints)?
                             {
                                 breakpoint = Some(breakpoint.unwrap_or(false) || ttl);
                             }
@@ -199,19 +259,7 @@ pub(crate) fn validate(
             None => {}
         }
     }
-    if n_breakpoints > m::MAX_CACHE_BREAKPOINTS {
-        return Err(invalid(m::too_many_cache_breakpoints(n_breakpoints)));
-    }
-
-    Ok(Checked {
-        model,
-        stream,
-        declared,
-        disable_parallel: choice.disable_parallel,
-        forced: choice.forced,
-        no_tools: choice.none,
-        prompt,
-    })
+    Ok(())
 }
 
 /// Reads a `cache_control` marker, checks its shape and counts it. `Some(true)` for a 1h ttl.

@@ -20,6 +20,9 @@ use crate::tokens::{PrefixCache, text_tokens, value_tokens};
 
 use validate::Checked;
 
+/// The most tokens a compaction summary costs (modelled: a tenth of what it replaces, capped).
+const COMPACTION_MAX_TOKENS: u64 = 2_000;
+
 /// What the Responses side remembers between requests.
 #[derive(Debug, Default)]
 pub(crate) struct Memory {
@@ -332,6 +335,22 @@ fn finalize(
         ));
     }
 
+    // Over its threshold, a request with `context_management` compacts: the response opens
+    // with a compaction item that stands for the conversation so far.
+    if let Some(threshold) = checked.compact_threshold
+        && checked.prompt.total() > threshold
+    {
+        let id = state.ids.next("cmp_");
+        let tokens = (checked.prompt.total() / 10).clamp(1, COMPACTION_MAX_TOKENS);
+        let payload = json!({"id": id, "tokens": tokens}).to_string();
+        let sealed = state
+            .signer
+            .seal(validate::COMPACTION_DOMAIN, payload.as_bytes());
+        output.insert(
+            0,
+            json!({"type": "compaction", "id": id, "encrypted_content": sealed}),
+        );
+    }
     let cache = state
         .openai
         .cache

@@ -55,6 +55,84 @@ pub(crate) struct Checked {
     /// resolved.
     pub(crate) conversation: Vec<Value>,
     pub(crate) prompt: Prompt,
+    /// `context_management` compaction: the prompt size above which the response compacts.
+    pub(crate) compact_threshold: Option<u64>,
+}
+
+/// The compaction threshold when `context_management` names none (modelled).
+pub(crate) const DEFAULT_COMPACT_THRESHOLD: u64 = 200_000;
+/// The domain of sealed compaction items.
+pub(crate) const COMPACTION_DOMAIN: &str = "compaction";
+
+/// Checks `context_management`: a list of `{type: "compaction", compact_threshold?}`.
+/// Spec: api-contracts B, "State and request fields"; the SDK's `ContextManagement`.
+fn context_management(value: Option<&Value>) -> Result<Option<u64>> {
+    let entries = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(entries)) => entries,
+        Some(_) => {
+            return Err(
+                invalid("Invalid type for 'context_management': expected an array.")
+                    .param("context_management")
+                    .code("invalid_type"),
+            );
+        }
+    };
+    let mut threshold = None;
+    for (idx, entry) in entries.iter().enumerate() {
+        let param = format!("context_management[{idx}]");
+        let Some(obj) = entry.as_object() else {
+            return Err(
+                invalid(format!("Invalid type for '{param}': expected an object."))
+                    .param(&param)
+                    .code("invalid_type"),
+            );
+        };
+        if let Some(key) = obj
+            .keys()
+            .find(|k| !["type", "compact_threshold"].contains(&k.as_str()))
+        {
+            return Err(unknown(&format!("{param}.{key}")));
+        }
+        match obj.get("type").and_then(Value::as_str) {
+            Some("compaction") => {}
+            Some(other) => {
+                return Err(invalid(m::unknown_context_management(idx, other))
+                    .param(format!("{param}.type"))
+                    .code("invalid_value"));
+            }
+            None => return Err(missing(&format!("{param}.type"))),
+        }
+        threshold = Some(match obj.get("compact_threshold") {
+            None | Some(Value::Null) => DEFAULT_COMPACT_THRESHOLD,
+            Some(v) => match v.as_u64() {
+                Some(n) if n >= 1 => n,
+                _ => {
+                    return Err(invalid(format!(
+                        "Invalid '{param}.compact_threshold': expected a positive integer."
+                    ))
+                    .param(format!("{param}.compact_threshold"))
+                    .code("invalid_value"));
+                }
+            },
+        });
+    }
+    Ok(threshold)
+}
+
+/// What a replayed compaction item stands for: its id and the tokens of its summary.
+fn opened_compaction(signer: &Signer, item: &Value) -> Option<(String, u64)> {
+    let blob = item.get("encrypted_content")?.as_str()?;
+    let payload: Value = serde_json::from_slice(&signer.open(COMPACTION_DOMAIN, blob)?).ok()?;
+    let id = payload.get("id")?.as_str()?.to_owned();
+    if item
+        .get("id")
+        .and_then(Value::as_str)
+        .is_some_and(|given| given != id)
+    {
+        return None;
+    }
+    Some((id, payload.get("tokens")?.as_u64()?))
 }
 
 /// The top-level parameters of a Responses request (api-contracts B, "State and request
@@ -134,6 +212,19 @@ pub(crate) fn validate(
         },
     };
     let declared = tools(obj.get("tools"))?;
+    let compact_threshold = context_management(obj.get("context_management"))?;
+    match obj.get("truncation") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(t)) if t == "auto" || t == "disabled" => {}
+        Some(other) => {
+            return Err(invalid(m::invalid_value(
+                &other.to_string(),
+                "'auto' and 'disabled'",
+            ))
+            .param("truncation")
+            .code("invalid_value"));
+        }
+    }
 
     let input: Vec<Value> = match obj.get("input") {
         None | Some(Value::Null) => Vec::new(),
@@ -178,8 +269,19 @@ pub(crate) fn validate(
     let mut prompt = Prompt::new(&model);
     let head = json!({"instructions": obj.get("instructions"), "tools": obj.get("tools")});
     prompt.push(&head, tokens::value_tokens(&head), None);
-    for item in &conversation {
-        prompt.push(item, tokens::value_tokens(item), None);
+    // A compaction item stands for everything before it: the model sees its summary instead.
+    let last_compaction = conversation
+        .iter()
+        .rposition(|item| item.get("type").and_then(Value::as_str) == Some("compaction"));
+    for (idx, item) in conversation.iter().enumerate() {
+        match last_compaction {
+            Some(at) if idx < at => continue,
+            Some(at) if idx == at => {
+                let summary = opened_compaction(signer, item).map_or(0, |(_, t)| t);
+                prompt.push(item, summary, None);
+            }
+            _ => prompt.push(item, tokens::value_tokens(item), None),
+        }
     }
     Ok(Checked {
         model,
@@ -191,6 +293,7 @@ pub(crate) fn validate(
         declared,
         conversation,
         prompt,
+        compact_threshold,
     })
 }
 
@@ -316,6 +419,11 @@ fn check_item(
                     }
                 }
             }
+        }
+        "compaction" if opened_compaction(signer, item).is_none() => {
+            return Err(invalid(m::compaction_unverified(idx))
+                .param(&param)
+                .code("invalid_encrypted_content"));
         }
         "computer_call_output" => {
             let call_id = required_call_id(obj, &param)?;

@@ -90,6 +90,7 @@ pub fn progress_printer(provider: ProviderArg) -> hands_runner::diagnostics::Obs
             record.reason,
             record.duration.as_secs_f64() * 1e3
         ),
+        _ => {}
     })
 }
 
