@@ -225,7 +225,11 @@ mod tests {
         let found = intents(&entries[..2]).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(
-            (found[0].index, found[0].server.as_str(), found[0].name.as_str()),
+            (
+                found[0].index,
+                found[0].server.as_str(),
+                found[0].name.as_str()
+            ),
             (1, "notes", "add_note")
         );
     }

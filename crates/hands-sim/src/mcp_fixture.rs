@@ -73,8 +73,10 @@ fn tools() -> Vec<Tool> {
         Tool::new(
             ADD_NOTE,
             "Save a note.",
-            schema(json!({"type": "object", "properties": {"text": {"type": "string"}},
-                "required": ["text"]})),
+            schema(
+                json!({"type": "object", "properties": {"text": {"type": "string"}},
+                "required": ["text"]}),
+            ),
         )
         .with_annotations(ToolAnnotations::new().read_only(false)),
         Tool::new(
@@ -128,14 +130,13 @@ impl ServerHandler for Notes {
                 }
                 None => CallToolResult::error(vec![ContentBlock::text("`text` is required.")]),
             },
-            LIST_NOTES => CallToolResult::success(vec![ContentBlock::text(if book
-                .notes
-                .is_empty()
-            {
-                "No notes.".to_owned()
-            } else {
-                book.notes.join("\n")
-            })]),
+            LIST_NOTES => {
+                CallToolResult::success(vec![ContentBlock::text(if book.notes.is_empty() {
+                    "No notes.".to_owned()
+                } else {
+                    book.notes.join("\n")
+                })])
+            }
             FAIL => CallToolResult::error(vec![ContentBlock::text(FAIL_TEXT)]),
             other => {
                 return Err(ErrorData::invalid_params(
@@ -225,9 +226,9 @@ impl McpFixture {
                         token,
                         shared: server_shared,
                     };
-                    let router = axum::Router::new().nest_service("/mcp", service).layer(
-                        axum::middleware::from_fn_with_state(gate, check_bearer),
-                    );
+                    let router = axum::Router::new()
+                        .nest_service("/mcp", service)
+                        .layer(axum::middleware::from_fn_with_state(gate, check_bearer));
                     let _ = ready_tx.send(Ok(()));
                     let _ = axum::serve(listener, router)
                         .with_graceful_shutdown(async move {

@@ -406,7 +406,8 @@ pub fn mcp_list_failed(label: &str, why: &str) -> String {
 }
 
 /// Anthropic, **modelled**: an MCP connector request without its beta header.
-pub const MCP_BETA_REQUIRED: &str = "mcp_servers: the MCP connector requires the `anthropic-beta: mcp-client-2025-11-20` header";
+pub const MCP_BETA_REQUIRED: &str =
+    "mcp_servers: the MCP connector requires the `anthropic-beta: mcp-client-2025-11-20` header";
 
 /// Anthropic, **real** (docs: "Must be referenced by exactly one MCPToolset"): a server of
 /// `mcp_servers` that no `mcp_toolset`, or two, refer to.

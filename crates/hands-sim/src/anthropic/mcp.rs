@@ -94,7 +94,9 @@ fn enabled_of(value: Option<&Value>, path: &str) -> Result<Option<bool>> {
             }
             Ok(config.get("enabled").and_then(Value::as_bool))
         }
-        Some(_) => Err(invalid(format!("{path}: Input should be a valid dictionary"))),
+        Some(_) => Err(invalid(format!(
+            "{path}: Input should be a valid dictionary"
+        ))),
     }
 }
 
@@ -126,8 +128,7 @@ pub(crate) fn toolset_entry(
         None | Some(Value::Null) => {}
         Some(Value::Object(map)) => {
             for (tool, config) in map {
-                if let Some(enabled) =
-                    enabled_of(Some(config), &format!("{path}.configs.{tool}"))?
+                if let Some(enabled) = enabled_of(Some(config), &format!("{path}.configs.{tool}"))?
                 {
                     configs.insert(tool.clone(), enabled);
                 }
@@ -187,7 +188,9 @@ pub(crate) fn servers(
     for (idx, entry) in entries.iter().enumerate() {
         let path = format!("mcp_servers.{idx}");
         let Some(obj) = entry.as_object() else {
-            return Err(invalid(format!("{path}: Input should be a valid dictionary")));
+            return Err(invalid(format!(
+                "{path}: Input should be a valid dictionary"
+            )));
         };
         if let Some(key) = obj.keys().find(|k| !SERVER_FIELDS.contains(&k.as_str())) {
             return Err(invalid(m::extra_input(&format!("{path}.{key}"))));
@@ -276,7 +279,10 @@ pub(crate) fn check_replay(
         let Some(blocks) = message.get("content").and_then(Value::as_array) else {
             continue;
         };
-        let paused = memory.paused.iter().any(|p| Some(p) == message.get("content"));
+        let paused = memory
+            .paused
+            .iter()
+            .any(|p| Some(p) == message.get("content"));
         for (block_idx, block) in blocks.iter().enumerate() {
             let path = format!("messages.{msg_idx}.content.{block_idx}");
             let block_type = block.get("type").and_then(Value::as_str).unwrap_or("");
@@ -436,7 +442,10 @@ impl Plan {
 }
 
 /// The `mcp_tool_use` and `mcp_tool_result` of one call (ids filled later).
-fn blocks(intent: &Intent, outcome: Option<&std::result::Result<CallOutcome, String>>) -> [Value; 2] {
+fn blocks(
+    intent: &Intent,
+    outcome: Option<&std::result::Result<CallOutcome, String>>,
+) -> [Value; 2] {
     let (is_error, text) = match outcome {
         Some(Ok(done)) => (done.is_error, done.text.clone()),
         Some(Err(why)) => (true, format!("Error calling the MCP tool: {why}")),

@@ -411,7 +411,10 @@ fn finalize(
                 if !obj.get("id").is_some_and(Value::is_string) {
                     obj.insert("id".into(), json!(state.ids.next("mcptoolu_01")));
                 }
-                last_use.insert("mcp_tool_use", obj.get("id").cloned().unwrap_or(Value::Null));
+                last_use.insert(
+                    "mcp_tool_use",
+                    obj.get("id").cloned().unwrap_or(Value::Null),
+                );
                 output_tokens += text_tokens(&obj_to_string(obj));
             }
             "server_tool_use" => {
@@ -424,7 +427,10 @@ fn finalize(
                 if !obj.get("id").is_some_and(Value::is_string) {
                     obj.insert("id".into(), json!(state.ids.next("srvtoolu_01")));
                 }
-                last_use.insert("server_tool_use", obj.get("id").cloned().unwrap_or(Value::Null));
+                last_use.insert(
+                    "server_tool_use",
+                    obj.get("id").cloned().unwrap_or(Value::Null),
+                );
                 output_tokens += text_tokens(&obj_to_string(obj));
             }
             result_type if result_type.ends_with("_tool_result") => {

@@ -178,7 +178,9 @@ impl Plan {
                 .into_iter()
                 .filter(|t| mcp::allowed(allowed_tools, t))
                 .collect();
-            expansion.head.push(json!({"type": "mcp_list_tools", "server_label": label,
+            expansion
+                .head
+                .push(json!({"type": "mcp_list_tools", "server_label": label,
                 "tools": tools.iter().map(openai_listing).collect::<Vec<_>>()}));
             known.insert(label, tools);
         }
@@ -227,13 +229,9 @@ impl Plan {
         let done = calls.perform().await;
         for (request_id, label, name, arguments) in &self.approved {
             let outcome = done.call(&format!("approved:{request_id}"));
-            expansion.head.push(call_item(
-                label,
-                name,
-                arguments,
-                Some(request_id),
-                outcome,
-            ));
+            expansion
+                .head
+                .push(call_item(label, name, arguments, Some(request_id), outcome));
         }
         for intent in &self.intents {
             let arguments = Value::Object(intent.arguments.clone()).to_string();

@@ -343,7 +343,8 @@ fn tools(tools: Option<&Value>) -> Result<Declared> {
             Some("code_interpreter") => {
                 match obj.get("container") {
                     Some(Value::String(id)) if !id.is_empty() => {}
-                    Some(Value::Object(c)) if c.get("type").and_then(Value::as_str) == Some("auto") => {}
+                    Some(Value::Object(c))
+                        if c.get("type").and_then(Value::as_str) == Some("auto") => {}
                     Some(_) => {
                         return Err(invalid(m::invalid_value(
                             "container",
@@ -354,7 +355,9 @@ fn tools(tools: Option<&Value>) -> Result<Declared> {
                     }
                     None => return Err(missing(&format!("tools[{idx}].container"))),
                 }
-                declared.containers.push(obj.get("container").cloned().unwrap_or(Value::Null));
+                declared
+                    .containers
+                    .push(obj.get("container").cloned().unwrap_or(Value::Null));
                 declared.server_tools.insert("code_interpreter");
             }
             Some("image_generation") => {
@@ -408,7 +411,10 @@ fn mcp_tool(idx: usize, obj: &Map<String, Value>) -> Result<McpServer> {
                 && f.get("read_only").is_none_or(Value::is_boolean)
         })
     };
-    let require_approval = obj.get("require_approval").filter(|v| !v.is_null()).cloned();
+    let require_approval = obj
+        .get("require_approval")
+        .filter(|v| !v.is_null())
+        .cloned();
     let approval_ok = match &require_approval {
         None => true,
         Some(Value::String(mode)) => mode == "always" || mode == "never",
@@ -432,9 +438,11 @@ fn mcp_tool(idx: usize, obj: &Map<String, Value>) -> Result<McpServer> {
         Some(filter) => filter_ok(filter),
     };
     if !allowed_ok {
-        return Err(invalid("Invalid 'allowed_tools': expected a list of tool names or a tool filter.")
-            .param(format!("tools[{idx}].allowed_tools"))
-            .code("invalid_value"));
+        return Err(invalid(
+            "Invalid 'allowed_tools': expected a list of tool names or a tool filter.",
+        )
+        .param(format!("tools[{idx}].allowed_tools"))
+        .code("invalid_value"));
     }
     let endpoint = url.map(|url| Endpoint {
         url: url.to_owned(),
@@ -455,7 +463,10 @@ fn mcp_tool(idx: usize, obj: &Map<String, Value>) -> Result<McpServer> {
     Ok(McpServer {
         label,
         endpoint,
-        require_approval: obj.get("require_approval").filter(|v| !v.is_null()).cloned(),
+        require_approval: obj
+            .get("require_approval")
+            .filter(|v| !v.is_null())
+            .cloned(),
         allowed_tools,
     })
 }
@@ -905,9 +916,7 @@ fn mcp_approvals(conversation: &[Value], declared: &Declared) -> Result<()> {
                     return Err(invalid(m::mcp_approval_unexpected(request_id)).param("input"));
                 }
                 if !answered.insert(request_id) {
-                    return Err(
-                        invalid(m::mcp_approval_answered_twice(request_id)).param("input")
-                    );
+                    return Err(invalid(m::mcp_approval_answered_twice(request_id)).param("input"));
                 }
             }
             _ => {}
