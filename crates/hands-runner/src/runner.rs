@@ -199,9 +199,15 @@ impl Runner {
         let mut final_text = String::new();
         let mut api_stop: Option<ApiStop> = None;
         let api = state.session.api();
+        // Approvals due before the first request (renewed MCP approvals, MCP servers the API
+        // calls unasked) are asked before anything is saved or sent.
+        let approvals = state
+            .session
+            .before_first_request(&mut state.approver, cancel)
+            .await;
         // The starting point is the end of a completed turn (the task just added, or the
         // checkpoint resumed from).
-        if let Err(reason) = save_completed(state, steps) {
+        if let Err(reason) = approvals.and_then(|()| save_completed(state, steps)) {
             return RunOutcome {
                 status: RunStatus::Stopped(reason),
                 steps,

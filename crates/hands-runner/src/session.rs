@@ -66,6 +66,18 @@ pub(crate) trait Session: Send {
         None
     }
 
+    /// Approvals due before the run's first request (and before its first checkpoint): on
+    /// OpenAI, MCP approvals given before the run stopped whose calls did not complete are asked
+    /// again; on Claude, the MCP servers the API calls unasked are approved once.
+    async fn before_first_request(
+        &mut self,
+        approver: &mut Option<Box<dyn Approver>>,
+        cancel: &CancellationToken,
+    ) -> Result<(), StopReason> {
+        let _ = (approver, cancel);
+        Ok(())
+    }
+
     /// One request, and the execution of the calls it returns.
     async fn step(
         &mut self,
