@@ -257,10 +257,8 @@ fn native_fields(item_type: &str, value: &Value, declared: &Declared) -> Result<
                 )));
             }
         }
-        "image_generation_call" => {
-            if !optional_text("result") {
-                return missing("a text `result`");
-            }
+        "image_generation_call" if !optional_text("result") => {
+            return missing("a text `result`");
         }
         _ => {}
     }
