@@ -307,6 +307,63 @@ pub fn shown_url(url: &str) -> String {
     }
 }
 
+/// What replaces a credential in a copy of a request or response kept for people to read.
+pub const REDACTED: &str = "[redacted]";
+
+/// Removes credentials from a request or response body before it is journaled: an `mcp` tool's
+/// `authorization` and custom `headers` values, an `mcp_servers` entry's
+/// `authorization_token`, a code interpreter's domain secret values; a server URL is kept as
+/// [`shown_url`] shows it (no userinfo, query or fragment). The request itself is sent with
+/// them.
+pub fn redact_credentials(body: &mut Value) {
+    if let Some(Value::Array(tools)) = body.get_mut("tools") {
+        for tool in tools {
+            let Some(tool) = tool.as_object_mut() else {
+                continue;
+            };
+            match tool.get("type").and_then(Value::as_str) {
+                Some(MCP_TOOL_TYPE) => {
+                    if let Some(Value::String(url)) = tool.get_mut("server_url") {
+                        *url = shown_url(url);
+                    }
+                    if tool.contains_key("authorization") {
+                        tool.insert("authorization".into(), json!(REDACTED));
+                    }
+                    if let Some(Value::Object(headers)) = tool.get_mut("headers") {
+                        for value in headers.values_mut() {
+                            *value = json!(REDACTED);
+                        }
+                    }
+                }
+                Some("code_interpreter") => {
+                    if let Some(Value::Array(secrets)) = tool
+                        .get_mut("container")
+                        .and_then(|c| c.get_mut("network_policy"))
+                        .and_then(|p| p.get_mut("domain_secrets"))
+                    {
+                        for secret in secrets.iter_mut().filter_map(Value::as_object_mut) {
+                            if secret.contains_key("value") {
+                                secret.insert("value".into(), json!(REDACTED));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(Value::Array(servers)) = body.get_mut("mcp_servers") {
+        for server in servers.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(Value::String(url)) = server.get_mut("url") {
+                *url = shown_url(url);
+            }
+            if server.contains_key("authorization_token") {
+                server.insert("authorization_token".into(), json!(REDACTED));
+            }
+        }
+    }
+}
+
 /// A server tool the API runs itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -431,6 +488,20 @@ mod tests {
             json!({"type": "mcp_toolset", "mcp_server_name": "notes",
                 "default_config": {"enabled": false}, "configs": {"add": {"enabled": true}}})
         );
+        let mut body = json!({"tools": [server.openai_tool(),
+            {"type": "code_interpreter", "container": {"type": "auto", "network_policy": {
+                "type": "allowlist", "domain_secrets": [{"domain": "d", "name": "n", "value": "v"}]}}}],
+            "mcp_servers": [server.claude_server()]});
+        redact_credentials(&mut body);
+        let text = body.to_string();
+        assert!(
+            !text.contains("\"tok\"")
+                && !text.contains("\"v\"")
+                && !text.contains("key=s")
+                && !text.contains("u:p"),
+            "{text}"
+        );
+        assert!(text.contains("\"name\":\"n\""));
         let debug = format!("{server:?}");
         assert!(!debug.contains("tok") && !debug.contains("key=s") && !debug.contains("u:p"));
         assert_eq!(shown_url(&server.url), "https://mcp.example.com/mcp");

@@ -276,8 +276,10 @@ impl StepContext<'_> {
     pub(crate) fn journal_request(&mut self, request: &impl serde::Serialize) {
         let step = self.step;
         if let Some(journal) = self.journal.as_mut()
-            && let Ok(body) = serde_json::to_value(request)
+            && let Ok(mut body) = serde_json::to_value(request)
         {
+            // Credentials for remote servers are sent, never kept.
+            crate::mcp::redact_credentials(&mut body);
             journal.record(Entry::Request { step, body: &body });
         }
     }
@@ -291,8 +293,9 @@ impl StepContext<'_> {
     ) {
         let step = self.step;
         if let Some(journal) = self.journal.as_mut()
-            && let Ok(body) = serde_json::to_value(response)
+            && let Ok(mut body) = serde_json::to_value(response)
         {
+            crate::mcp::redact_credentials(&mut body);
             journal.record(Entry::Response {
                 step,
                 body: &body,

@@ -15,6 +15,7 @@ mod exec;
 mod mcp;
 mod policy;
 mod read;
+mod remote;
 mod run;
 mod rundir;
 mod view;

@@ -76,6 +76,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             "give --model: a Responses model your project can use with the computer tool"
         ),
     };
+    // Remote MCP servers and server tools: read before anything starts (a missing token stops
+    // here).
+    let remote = crate::remote::RemoteTools::parse(&args.remote, |var| std::env::var(var).ok())?;
     let use_desktop = args.desktop || args.display.is_some() || args.browser.is_none();
     let out = args
         .out
@@ -83,7 +86,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| RunDir::default_path("run"));
     let mut rundir = RunDir::create(&out)?;
     rundir.line(serde_json::json!({"kind": "start", "task": args.task, "resume": args.resume, "provider": format!("{:?}", args.provider),
-        "model": model, "desktop": use_desktop, "browser": args.browser}));
+        "model": model, "desktop": use_desktop, "browser": args.browser,
+        "remote": remote.describe()}));
     let bar = progress_bar();
     // With --view (and --approve ask), the person approves on the page instead of the terminal.
     let live = if args.view {
@@ -246,6 +250,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             let mut settings = AnthropicSettings::new(model.clone());
             settings.system = Some(system);
             settings.stream = args.stream;
+            remote.apply_anthropic(&mut settings)?;
             Runner::anthropic(client, settings, computer, toolbox, config)
         }
         ProviderArg::Openai => {
@@ -260,6 +265,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             settings.instructions = Some(system);
             settings.stream = args.stream;
             settings.eager = args.eager;
+            remote.apply_openai(&mut settings);
             Runner::openai(client, settings, computer, toolbox, config)
         }
     };

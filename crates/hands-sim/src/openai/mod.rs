@@ -476,11 +476,9 @@ fn finalize(
                     .iter()
                     .find(|(_, item)| *item == server_item) =>
             {
-                if !checked.declared.server_tools.contains(family) {
-                    return Err(format!(
-                        "hands-sim: the policy emitted a `{server_item}` but the request declares no `{family}` tool"
-                    ));
-                }
+                // An undeclared server tool's item is passed through (the real API would not
+                // emit it), so a test can check that the client stops on it.
+                let declared = checked.declared.server_tools.contains(family);
                 let prefix = match *family {
                     "web_search" => "ws_",
                     "file_search" => "fs_",
@@ -490,7 +488,7 @@ fn finalize(
                 obj.entry("id")
                     .or_insert_with(|| json!(state.ids.next(prefix)));
                 obj.entry("status").or_insert_with(|| json!("completed"));
-                if *family == "code_interpreter" && !obj.contains_key("container_id") {
+                if declared && *family == "code_interpreter" && !obj.contains_key("container_id") {
                     let container = container_for(state, checked);
                     obj.insert("container_id".into(), json!(container));
                 }
