@@ -67,6 +67,9 @@ pub(crate) struct CallOutcome {
 type Client = RunningService<rmcp::RoleClient, ClientConfig>;
 
 async fn connect(endpoint: &Endpoint) -> Result<Client, String> {
+    // rmcp's reqwest client is built without a TLS provider of its own when another crate of
+    // the process asked for `rustls-no-provider`: ring is installed if none is.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.clone());
     if let Some(token) = &endpoint.bearer {
         config = config.auth_header(token.clone());
