@@ -196,7 +196,7 @@ pub struct RunArgs {
     pub view: bool,
     /// Remote MCP servers and server tools.
     #[command(flatten)]
-    pub remote: RemoteToolArgs,
+    pub remote: Box<RemoteToolArgs>,
 }
 
 /// `hands run`'s remote MCP servers and server tools: the model's provider runs them, hands
