@@ -1,6 +1,7 @@
 //! The read and latency benchmark of the Chromium driver: on a generated page with 2,000
 //! controls, the median time and output size of `read_page` (whole, and under the default size
-//! cap), with the in-page walk alone; click-to-settled latency on a static page; `screenshot`.
+//! cap), with the in-page walk alone; click-to-settled latency on a static page; navigation and
+//! read on a page that animates forever; launch to a ready tab; `screenshot`.
 //!
 //! Run with `cargo bench -p hands-cdp --bench read`. Set `HANDS_BENCH_QUICK=1` for a smoke run.
 //! Nothing here asserts a number: the table is the output.
@@ -71,6 +72,17 @@ fn main() {
         server.html("/controls", &two_thousand_controls());
         server.html("/click", CLICK_PAGE);
         let cancel = common::cancel();
+
+        // Launch to a tab ready for its first call, alone.
+        let mut launches = Vec::new();
+        for _ in 0..n.min(10) {
+            let t = Instant::now();
+            let mut browser = CdpBrowser::launch(DriverConfig::default()).await.unwrap();
+            browser.state(&cancel).await.unwrap();
+            launches.push(t.elapsed());
+            drop(browser);
+        }
+        server.html("/animated", common::ANIMATED_PAGE);
 
         let started = Instant::now();
         let mut browser = CdpBrowser::launch(DriverConfig {
@@ -174,6 +186,23 @@ fn main() {
                 .unwrap();
             navs.push(t.elapsed());
         }
+        // A page that animates forever (CSS, canvas, an element and an SVG shape moved by script
+        // every frame): navigation and read.
+        let (mut animated_navs, mut animated_reads) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            let t = Instant::now();
+            browser
+                .navigate(&server.page_url("/animated"), None, &cancel)
+                .await
+                .unwrap();
+            animated_navs.push(t.elapsed());
+            let t = Instant::now();
+            browser
+                .read_page(ReadFilter::All, None, &cancel)
+                .await
+                .unwrap();
+            animated_reads.push(t.elapsed());
+        }
         drop(browser);
 
         let mut png = CdpBrowser::launch(DriverConfig {
@@ -193,6 +222,11 @@ fn main() {
         }
 
         println!("hands-cdp read bench ({n} runs each, medians)");
+        println!(
+            "  launch to a ready tab                      {}  ({} launches)",
+            ms(median(launches.clone())),
+            launches.len()
+        );
         println!(
             "  launch + first page                        {}",
             ms(launch)
@@ -224,6 +258,14 @@ fn main() {
         println!(
             "  navigate to settled, small page            {}",
             ms(median(navs))
+        );
+        println!(
+            "  navigate to settled, animated page         {}",
+            ms(median(animated_navs))
+        );
+        println!(
+            "  read_page, animated page                   {}",
+            ms(median(animated_reads))
         );
         println!(
             "  screenshot 1280x800 JPEG q80               {}",

@@ -192,6 +192,90 @@ fn settings_page() -> String {
     html
 }
 
+/// 50 targets made operable only by JavaScript (no role, no `href`, no tab stop): 5 toolbar
+/// icons and 20 cards with handlers of their own, 15 table rows whose handler is delegated to
+/// their table (pointer cursor), 10 SVG shapes; with the headings and text around them.
+fn listener_page() -> String {
+    let mut html = String::from(
+        "<!doctype html><title>Board</title><style>.card{display:inline-block;border:1px solid #ccc;\
+         padding:6px;margin:4px;width:180px}.row{cursor:pointer}.icon{cursor:pointer;padding:4px}</style>\
+         <h1>Project board</h1><div class=bar>",
+    );
+    for name in ["Filter", "Sort", "Share", "Archive", "Settings"] {
+        html.push_str(&format!("<span class=icon title='{name}'>&#9679;</span>"));
+    }
+    html.push_str("</div><p>Click a card to open it.</p><div id=cards>");
+    for i in 0..20 {
+        html.push_str(&format!(
+            "<div class=card id=c{i}><b>Task {i}</b><div>Due in {i} days</div></div>"
+        ));
+    }
+    html.push_str("</div><h2>Activity</h2><table id=log>");
+    for i in 0..15 {
+        html.push_str(&format!(
+            "<tr class=row><td>Event {i}</td><td>by user {i}</td></tr>"
+        ));
+    }
+    html.push_str("</table><h2>Chart</h2><svg width=800 height=60>");
+    for i in 0..10 {
+        html.push_str(&format!(
+            "<circle class=dot cx={} cy=30 r=20><title>Milestone {i}</title></circle>",
+            40 + i * 70
+        ));
+    }
+    html.push_str(
+        "</svg><script>\
+         for (const c of document.querySelectorAll('.card, .dot, .icon')) c.addEventListener('click', () => 0);\
+         document.getElementById('log').addEventListener('click', (e) => e.target.closest('tr'));\
+         </script>",
+    );
+    html
+}
+
+/// A page measured for size only: (path, name, page).
+type ExtraPage = (&'static str, &'static str, fn() -> String);
+
+/// Pages measured for size only (their `ariaSnapshot()` bytes against hands' compact read).
+const EXTRA_PAGES: [ExtraPage; 5] = [
+    ("/listeners", "50 listener-only targets", listener_page),
+    ("/corpus/jquery", "corpus: jQuery-style handlers", || {
+        include_str!("../tests/corpus/jquery.html").to_owned()
+    }),
+    ("/corpus/d3", "corpus: d3-style SVG chart", || {
+        include_str!("../tests/corpus/d3.html").to_owned()
+    }),
+    ("/corpus/table", "corpus: clickable rows and cells", || {
+        include_str!("../tests/corpus/table.html").to_owned()
+    }),
+    (
+        "/corpus/widgets",
+        "corpus: widgets, icons, checkboxes",
+        || include_str!("../tests/corpus/widgets.html").to_owned(),
+    ),
+];
+
+/// hands' read of each extra page: (elements, JSON bytes, compact bytes).
+async fn extra_reads(urls: &[String]) -> Vec<(usize, usize, usize)> {
+    let cancel = CancellationToken::new();
+    let mut browser = CdpBrowser::launch(DriverConfig {
+        read: ReadLimits::unbounded(),
+        ..DriverConfig::default()
+    })
+    .await
+    .unwrap();
+    let mut out = Vec::new();
+    for (i, url) in urls.iter().enumerate() {
+        let url = PageUrl::parse("url", url).unwrap();
+        browser.navigate(&url, None, &cancel).await.unwrap();
+        let (_, read, json) = timed_read(&mut browser).await;
+        let compact = read.to_compact();
+        dump(&format!("extra{i}.compact.txt"), compact.as_bytes());
+        dump(&format!("extra{i}.json"), json.as_bytes());
+        out.push((read.elements().len(), json.len(), compact.len()));
+    }
+    out
+}
+
 /// One measured kind of call: the first (cold) call, then the measured ones.
 #[derive(Debug, Default, Deserialize)]
 struct Series {
@@ -251,6 +335,8 @@ fn percentile(values: &[f64], p: f64) -> f64 {
 #[derive(Debug, Default)]
 struct HandsRun {
     read_full: Series,
+    /// Bytes of the same uncapped reads in the compact form (`BrowserRead::to_compact`).
+    compact: Series,
     read_changed: Series,
     walk_ms: Vec<f64>,
     n_elements: usize,
@@ -278,6 +364,9 @@ struct PlaywrightRun {
     aria_changed: Series,
     png: Series,
     jpeg: Series,
+    /// `ariaSnapshot()` bytes of each extra page ([`EXTRA_PAGES`]), in order.
+    #[serde(default)]
+    extra: Vec<usize>,
 }
 
 fn structured(read: Option<ReadResult>) -> BrowserRead {
@@ -393,12 +482,14 @@ async fn hands_round(url: &PageUrl, n: usize, run: &mut HandsRun) {
         } else {
             run.read_full.push(read_time, json.len());
             run.read_full.push(again, json.len());
+            run.compact.push(read_time, read.to_compact().len());
             run.walk_ms.push(browser.last_walk().as_secs_f64() * 1000.0);
             run.jpeg.push(shot_time, image.len());
             run.raw_jpeg.push(raw_time, raw_bytes);
         }
         if i == n {
             dump("read_page.json", json.as_bytes());
+            dump("read_page.compact.txt", read.to_compact().as_bytes());
             dump("hands.jpeg", &image);
         }
     }
@@ -509,6 +600,7 @@ async fn prepare_playwright() -> Result<String, String> {
 /// One round of Playwright: `bench.mjs` launched on the page, its JSON parsed.
 async fn playwright_round(
     url: &str,
+    extra_urls: &[String],
     n: usize,
     viewport: (u32, u32),
 ) -> Result<PlaywrightRun, String> {
@@ -520,6 +612,7 @@ async fn playwright_round(
         "viewport": [viewport.0, viewport.1],
         "dump": dump_dir(),
         "mutate": MUTATE,
+        "extraUrls": extra_urls,
     });
     let child = tokio::process::Command::new("node")
         .arg("bench.mjs")
@@ -589,6 +682,12 @@ fn main() {
         dump("settings.html", page.as_bytes());
         server.html("/settings", &page);
         let url = server.page_url("/settings");
+        let mut extra_urls = Vec::new();
+        for (path, _, html) in EXTRA_PAGES {
+            server.html(path, &html());
+            extra_urls.push(server.url(path));
+        }
+        let extra = extra_reads(&extra_urls).await;
 
         let prepared = prepare_playwright().await;
         let mut hands = HandsRun::default();
@@ -599,7 +698,7 @@ fn main() {
             if why_not.is_some() {
                 continue;
             }
-            match playwright_round(url.as_str(), n, viewport).await {
+            match playwright_round(url.as_str(), &extra_urls, n, viewport).await {
                 Ok(run) => match &mut playwright {
                     Some(all) => {
                         all.aria.extend(run.aria);
@@ -645,6 +744,7 @@ fn main() {
             percentile(&hands.walk_ms, 0.9)
         );
         row("hands read_page (default cap)", &hands.read_capped);
+        row("  the same uncapped read, compact form", &hands.compact);
         if let Some(pw) = &playwright {
             row("Playwright locator('body').ariaSnapshot()", &pw.aria);
         }
@@ -668,6 +768,17 @@ fn main() {
             hands.n_elements,
             hands.capped_omitted
         );
+        for (i, ((_, name, _), (n_elements, json, compact))) in
+            EXTRA_PAGES.iter().zip(&extra).enumerate()
+        {
+            println!(
+                "  {name}: hands reads {n_elements} elements; BrowserReadV1 {json} bytes, compact {compact} bytes{}",
+                playwright
+                    .as_ref()
+                    .and_then(|pw| pw.extra.get(i))
+                    .map_or(String::new(), |b| format!(", ariaSnapshot {b} bytes"))
+            );
+        }
         println!();
         match (&why_not, &playwright) {
             (Some(why), Some(_)) => {
@@ -721,6 +832,22 @@ fn main() {
                     pw.aria.median_bytes(),
                     None,
                 );
+                ratio(
+                    "compact read bytes / ariaSnapshot bytes (issue 11)",
+                    hands.compact.median_bytes(),
+                    pw.aria.median_bytes(),
+                    Some(0.5),
+                );
+                for ((_, name, _), (theirs, (_, _, ours))) in
+                    EXTRA_PAGES.iter().zip(pw.extra.iter().zip(&extra))
+                {
+                    ratio(
+                        &format!("compact bytes / ariaSnapshot bytes, {name}"),
+                        *ours as f64,
+                        *theirs as f64,
+                        (!name.starts_with("corpus")).then_some(0.5),
+                    );
+                }
             }
             None => println!("  no ratios: Playwright has no numbers"),
         }

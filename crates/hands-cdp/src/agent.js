@@ -27,13 +27,31 @@ function install(docId) {
     'BODY', 'HTML']);
   const CELL = new Set(['TD', 'TH']);
   const CONTROL_TAGS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON']);
+  // Elements whose content is a value, never part of a name.
+  const FIELD_TAGS = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
+  // ARIA roles and the kind each means (hands-core `Kind`).
   const ARIA_ROLES = {
-    button: 'button', link: 'button', menuitem: 'button', tab: 'button', treeitem: 'button',
-    switch: 'checkbox', checkbox: 'checkbox', menuitemcheckbox: 'checkbox',
+    button: 'button', link: 'link', menuitem: 'menuitem', tab: 'tab', treeitem: 'clickable',
+    option: 'clickable', switch: 'switch', checkbox: 'checkbox', menuitemcheckbox: 'checkbox',
     radio: 'radio', menuitemradio: 'radio',
     textbox: 'textbox', searchbox: 'textbox', spinbutton: 'textbox',
     combobox: 'combobox', listbox: 'listbox', slider: 'slider',
   };
+  // Kinds whose name comes from their content (their own text) when no label names them.
+  const NAME_FROM_CONTENT = new Set(['button', 'link', 'tab', 'menuitem', 'switch', 'checkbox',
+    'radio', 'clickable']);
+  // Why an element without a native or ARIA role is operable (the walk's signals).
+  const SIG_LISTENER = 1;
+  const SIG_POINTER = 2;
+  const SIG_FOCUSABLE = 4;
+  // Handler attributes that make an element operable.
+  const HANDLER_ATTRS = ['onclick', 'onmousedown', 'onmouseup', 'onpointerdown', 'onpointerup',
+    'ontouchstart', 'onkeydown', 'onkeyup', 'ondblclick'];
+  // Marks page text never contains (stripped from it): the walk puts one where each element
+  // stands in the text, and the driver turns them into offsets.
+  const MARK = '\uFDD0';
+  // What the listener log's marks say (listeners.js).
+  const MARK_ROOT = 4;
   const LANDMARKS = {
     MAIN: 'main', NAV: 'navigation', HEADER: 'header', FOOTER: 'footer', ASIDE: 'aside',
     FORM: 'form', DIALOG: 'dialog', SECTION: 'section', ARTICLE: 'article',
@@ -139,7 +157,13 @@ function install(docId) {
     return true;
   }
 
-  function roleOf(el) {
+  // What an element is (a hands-core `Kind` name), or null when nothing says a person can
+  // operate it. `sig` is the walk's signals for it (SIG_*): a handler of its own or delegated to
+  // it, a pointer cursor where handlers listen, a tab stop.
+  function kindOf(el, sig) {
+    // A private field is a text field whatever role it claims: `<input type=password
+    // role=button>` must not have its value read as a button's label or as page text.
+    if (isPrivate(el)) return 'textbox';
     const attr = el.getAttribute('role');
     if (attr) {
       const r = ARIA_ROLES[attr.trim().split(/\s+/)[0].toLowerCase()];
@@ -147,7 +171,9 @@ function install(docId) {
     }
     switch (el.tagName) {
       case 'BUTTON': return 'button';
-      case 'A': return el.hasAttribute('href') ? 'button' : null;
+      case 'A':
+        if (el.hasAttribute('href')) return 'link';
+        break;
       case 'SUMMARY': return 'button';
       case 'SELECT': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
       case 'TEXTAREA': return 'textbox';
@@ -166,8 +192,23 @@ function install(docId) {
     }
     if (el.hasAttribute('contenteditable') && el.isContentEditable &&
         !(el.parentElement && el.parentElement.isContentEditable)) return 'textbox';
-    if (el.hasAttribute('onclick')) return 'button';
+    if (sig || HANDLER_ATTRS.some((a) => el.hasAttribute(a))) {
+      return el.tagName === 'A' ? 'link' : 'clickable';
+    }
     return null;
+  }
+
+  // Whether the element is a control by itself (native or ARIA), signals aside.
+  function HAS_ROLE(el) {
+    return kindOf(el, 0) !== null;
+  }
+
+  // A tab stop made so by the page (`tabindex` ≥ 0 on an element that is not a control), other
+  // than a scrollable region made focusable for keyboard scrolling.
+  function tabStop(el) {
+    if (!el.hasAttribute('tabindex') || el.tabIndex < 0) return false;
+    if (el.tagName === 'BODY' || el.tagName === 'HTML') return false;
+    return !(el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1);
   }
 
   // Text of a subtree for a name, without the text of form controls inside it.
@@ -177,7 +218,7 @@ function install(docId) {
       if (s.length > budget) break;
       if (c.nodeType === 3) s += c.data;
       else if (c.nodeType === 1) {
-        if (CONTROL_TAGS.has(c.tagName) || SKIP.has(c.tagName)) continue;
+        if (FIELD_TAGS.has(c.tagName) || SKIP.has(c.tagName)) continue;
         if (c.tagName === 'IMG') s += ' ' + (c.getAttribute('alt') || '') + ' ';
         else s += ' ' + nameText(c, budget - s.length) + ' ';
       }
@@ -219,7 +260,50 @@ function install(docId) {
     return byControl.get(el) || [];
   }
 
-  function rawLabel(el, role, index) {
+  // Text a person reads beside an element that has no name of its own: the nearest text
+  // before or after it among its siblings, then its parent's siblings (two levels up), never
+  // the text of another control.
+  function besideText(el) {
+    const textOf = (n) => {
+      if (n.nodeType === 3) return norm(n.data);
+      if (n.nodeType !== 1 || SKIP.has(n.tagName) || !visibleEl(n)) return '';
+      if (FIELD_TAGS.has(n.tagName) || n.tagName === 'BUTTON' || n.tagName === 'A' ||
+          (n.querySelector && n.querySelector('input,select,textarea,button,a[href],[role]'))) return null;
+      return norm(nameText(n, 200));
+    };
+    for (let node = el, depth = 0; node && depth < 3; node = node.parentElement, depth++) {
+      if (node.tagName === 'BODY') break;
+      for (const step of ['nextSibling', 'previousSibling']) {
+        for (let s = node[step]; s; s = s[step]) {
+          const t = textOf(s);
+          if (t === null) break;
+          if (t) return t;
+        }
+      }
+    }
+    return '';
+  }
+
+  // A hint an icon gives of what it does: an SVG `<title>`, a labelled or titled descendant,
+  // the symbol an SVG `<use>` draws (`#icon-close` → "close").
+  function iconHint(el) {
+    const t = el.querySelector && el.querySelector('title');
+    if (t && norm(t.textContent || '')) return norm(t.textContent || '');
+    const inner = el.querySelector && el.querySelector('[aria-label],[title]');
+    if (inner) {
+      const l = norm(inner.getAttribute('aria-label') || inner.getAttribute('title') || '');
+      if (l) return l;
+    }
+    const use = el.querySelector && el.querySelector('use');
+    if (use) {
+      const ref = use.getAttribute('href') || use.getAttribute('xlink:href') || '';
+      const name = ref.split('#').pop().replace(/^(icon|ico|i|svg|sprite)[-_]/i, '').replace(/[-_]+/g, ' ');
+      if (norm(name)) return norm(name);
+    }
+    return '';
+  }
+
+  function rawLabel(el, kind, index) {
     let l = '';
     const lb = el.getAttribute('aria-labelledby');
     if (lb) l = norm(byIds(el, lb));
@@ -228,33 +312,33 @@ function install(docId) {
       const labels = labelsOf(el, index);
       if (labels.length) l = norm(labels.map((x) => nameText(x, 1000)).join(' '));
     }
-    if (!l && role === 'button') {
-      if (el.tagName === 'INPUT') {
-        const t = (el.getAttribute('type') || '').toLowerCase();
-        l = norm(t === 'image' ? (el.getAttribute('alt') || el.value || '') : el.value ||
-          (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''));
-      } else {
-        l = norm(nameText(el, 1000));
-      }
-    }
-    if (!l && (role === 'checkbox' || role === 'radio') && !CONTROL_TAGS.has(el.tagName)) {
+    if (!l && el.tagName === 'INPUT' && kind === 'button') {
+      const t = (el.getAttribute('type') || '').toLowerCase();
+      l = norm(t === 'image' ? (el.getAttribute('alt') || el.value || '') : el.value ||
+        (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''));
+    } else if (!l && NAME_FROM_CONTENT.has(kind) && !FIELD_TAGS.has(el.tagName)) {
       l = norm(nameText(el, 1000));
+      // An icon glyph (no letter or digit: "✕", "●", an icon font's private-use character)
+      // names nothing; the element's title or icon hint does.
+      if (l && !/[\p{L}\p{N}]/u.test(l)) {
+        l = norm(el.getAttribute('title') || '') || iconHint(el) || l;
+      }
     }
     if (!l) l = norm(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
     if (!l) l = norm(el.getAttribute('title') || el.getAttribute('alt') || '');
-    if (!l) {
-      const svgTitle = el.querySelector && el.querySelector('svg title');
-      if (svgTitle) l = norm(svgTitle.textContent || '');
-    }
-    if (!l) l = norm(el.getAttribute('name') || el.id || '');
-    if (!l) l = role;
+    if (!l) l = iconHint(el);
+    if (!l && kind !== 'textbox') l = besideText(el);
+    if (!l) l = norm(el.getAttribute('name') || '');
+    if (!l && kind === 'textbox') l = besideText(el);
+    if (!l) l = norm(el.id || '');
+    if (!l) l = kind;
     return l;
   }
 
   // The label as reported: at most 256 bytes; `cut` says whether it was shortened. `index` is
   // the walk's label index (see `labelsOf`); a single look-up passes none.
-  function labelOf(el, role, index) {
-    const [l, truncated] = cut(rawLabel(el, role, index), 256);
+  function labelOf(el, kind, index) {
+    const [l, truncated] = cut(rawLabel(el, kind, index), 256);
     return { label: l, truncated };
   }
 
@@ -265,8 +349,8 @@ function install(docId) {
   }
 
   function isPrivate(el) {
-    if (el.tagName !== 'INPUT') return false;
-    if ((el.getAttribute('type') || '').toLowerCase() === 'password') return true;
+    if (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA') return false;
+    if (el.tagName === 'INPUT' && (el.getAttribute('type') || '').toLowerCase() === 'password') return true;
     const ac = (el.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
     return ac.some((t) => PRIVATE_AUTOCOMPLETE.has(t));
   }
@@ -347,18 +431,21 @@ function install(docId) {
     return r;
   }
 
-  function elementRef(el, role, label, state) {
+  // `sig`: the walk's signals that made it operable, kept so the re-check before an action
+  // sees the element as the read did.
+  function elementRef(el, role, label, sig, state) {
     const old = refOf.get(el);
     if (old) {
       const e = refs.get(old);
       if (e && e.role === role && e.label === label) {
         e.url = state.href;
+        e.sig = sig;
         return old;
       }
       refs.delete(old);
     }
     const r = newRef('e', state);
-    refs.set(r, { node: new WeakRef(el), role, label, scope: false, url: state.href });
+    refs.set(r, { node: new WeakRef(el), role, label, sig, scope: false, url: state.href });
     refOf.set(el, r);
     return r;
   }
@@ -402,10 +489,17 @@ function install(docId) {
     let stopped = false;
     const t0 = performance.now();
     let pendingBreak = false;
+    // Elements given a ref for a pointer cursor under a handler (delegated targets), and where
+    // the last element's mark is in `parts`.
+    let delegated = 0;
+    let lastMark = -1;
+    // Labels cut to 256 bytes (`name_limit`), and whether the last element's was.
+    let nameCuts = 0;
+    let lastCut = false;
 
     function addText(s) {
       if (!wantText || textFull) return;
-      const t = s.replace(/\s+/g, ' ');
+      const t = s.replace(/\s+/g, ' ').replace(/\uFDD0/g, '');
       if (t === ' ' || t === '') {
         if (t === ' ' && parts.length && !pendingBreak) parts.push(' ');
         return;
@@ -437,15 +531,17 @@ function install(docId) {
       }
     }
 
-    function addElement(el, role) {
-      if (reportFull) { omitted.add('report_limit'); stopText(); return; }
-      if (elements.length >= lim.elements) { omitted.add('target_limit'); stopText(); return; }
-      if (role === 'unsupported') { omitted.add('unsupported_control'); return; }
-      if (opts.enabledOnly && disabled(el)) return;
+    // Adds an element; true when it was added.
+    function addElement(el, role, sig) {
+      if (reportFull) { omitted.add('report_limit'); stopText(); return false; }
+      if (elements.length >= lim.elements) { omitted.add('target_limit'); stopText(); return false; }
+      if (role === 'unsupported') { omitted.add('unsupported_control'); return false; }
+      if (opts.enabledOnly && disabled(el)) return false;
       const { label, truncated } = labelOf(el, role, labelIndex);
-      if (truncated) omitted.add('name_limit');
-      const item = { ref: elementRef(el, role, label, state), role, label };
-      if (role === 'checkbox' || role === 'radio') item.checked = checkedOf(el);
+      if (truncated) nameCuts += 1;
+      lastCut = truncated;
+      const item = { ref: elementRef(el, role, label, sig, state), role, label };
+      if (role === 'checkbox' || role === 'radio' || role === 'switch') item.checked = checkedOf(el);
       const priv = isPrivate(el);
       const raw = rawValue(el, role);
       if (raw !== null) {
@@ -477,20 +573,75 @@ function install(docId) {
         reportFull = true;
         omitted.add('report_limit');
         stopText();
-        return;
+        return false;
       }
       reportBytes += size;
       elements.push(item);
+      if (sig & SIG_POINTER) delegated += 1;
+      // Where the element stands in the text.
+      lastMark = -1;
+      if (wantText && !textFull) {
+        if (pendingBreak) { parts.push('\n'); pendingBreak = false; }
+        lastMark = parts.length;
+        parts.push(MARK);
+      }
+      return true;
     }
 
-    function visit(node, depth, inScope) {
+    // What the listener log says (null: no log in this document, e.g. a page loaded before
+    // the driver attached), per document walked into.
+    const markMaps = new Map();
+    const marksOf = (doc) => {
+      if (!wantElements) return null;
+      if (!markMaps.has(doc)) markMaps.set(doc, probe(doc, opts.token));
+      return markMaps.get(doc);
+    };
+    const vw = window.innerWidth;
+    const vh = window.innerHeight;
+
+    // Whether a person can see and reach the element: not hidden from them (`aria-hidden`,
+    // `inert`: the walk's context), not of zero size, not covered where it is in view (a hit
+    // test of its centre and four more points). A native checkbox or radio with a label counts
+    // as reachable through it (custom-styled ones hide the input under the label).
+    function reachable(el, kind) {
+      const r = el.getBoundingClientRect();
+      const viaLabel = (kind === 'checkbox' || kind === 'radio') && el.tagName === 'INPUT' &&
+        (labelsOf(el, labelIndex).length > 0);
+      if ((r.width <= 0 || r.height <= 0) && !viaLabel) return false;
+      if (el.ownerDocument !== document || viaLabel) return true;
+      if (r.right <= 0 || r.bottom <= 0 || r.left >= vw || r.top >= vh) return true;
+      for (const [fx, fy] of [[0.5, 0.5], [0.2, 0.5], [0.8, 0.5], [0.5, 0.2], [0.5, 0.8]]) {
+        const x = r.left + r.width * fx;
+        const y = r.top + r.height * fy;
+        if (x < 0 || y < 0 || x >= vw || y >= vh) continue;
+        const hit = hitAt(x, y);
+        if (!hit || hits(el, hit) || composedContains(hit, el)) return true;
+      }
+      // Under a small fixed or sticky bar (a header): scrolling reveals it.
+      const top = hitAt(Math.min(vw - 1, Math.max(0, r.left + r.width / 2)),
+        Math.min(vh - 1, Math.max(0, r.top + r.height / 2)));
+      for (let c = top; c && c.nodeType === 1; c = parentOf(c)) {
+        const pos = getComputedStyle(c).position;
+        if (pos === 'fixed' || pos === 'sticky') {
+          const b = c.getBoundingClientRect();
+          return b.width * b.height < 0.4 * vw * vh;
+        }
+      }
+      return false;
+    }
+
+    // `ctx`: what the element's ancestors say — `listening` (a click, pointer or key handler
+    // sits on an ancestor, so a pointer-cursor element may be its delegated target),
+    // `hidden` (under `aria-hidden` or `inert`), `operable` (inside an element that has a ref:
+    // its pointer cursor and tab stops are its ancestor's), `cursor` (the parent's cursor).
+    function visit(node, depth, inScope, ctx) {
       if (stopped) return;
       if (node.nodeType === 3) {
         if (depth <= maxDepth + 1) addText(node.data);
         return;
       }
       if (node.nodeType !== 1) {
-        if (node.nodeType === 11) for (const c of node.childNodes) visit(c, depth, inScope);
+        if (node.nodeType === 11) for (const c of node.childNodes) visit(c, depth, inScope, ctx);
         return;
       }
       const el = node;
@@ -514,25 +665,75 @@ function install(docId) {
         }
         scoped = true;
       }
-      const role = roleOf(el);
+      let role = null;
+      let sig = 0;
+      let display = '';
+      let cursor = ctx.cursor;
+      let listening = ctx.listening;
+      let hidden = ctx.hidden || el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert');
+      if (wantElements) {
+        const marks = marksOf(el.ownerDocument);
+        const own = marks ? (marks.get(el) || 0) : 0;
+        if (own) listening = true;
+        const cs = getComputedStyle(el);
+        display = cs.display;
+        cursor = cs.cursor;
+        if (own && tag !== 'BODY' && tag !== 'HTML') sig |= SIG_LISTENER;
+        if (!ctx.operable) {
+          if (cursor === 'pointer' && ctx.cursor !== 'pointer' && (ctx.listening || !marks) &&
+              tag !== 'BODY' && tag !== 'HTML') sig |= SIG_POINTER;
+          if (tabStop(el)) sig |= SIG_FOCUSABLE;
+        }
+        role = kindOf(el, sig);
+        // A large region with a handler (a page-wide click-outside handler on a wrapper) is
+        // where handlers listen, not something to click.
+        if (role && sig && !HAS_ROLE(el)) {
+          const r = el.getBoundingClientRect();
+          if (r.width * r.height >= 0.4 * vw * vh && el.children.length) role = null;
+        }
+        if (role && (hidden || !reachable(el, role))) role = null;
+      } else {
+        role = kindOf(el, 0);
+        display = getComputedStyle(el).display;
+      }
+      // An element whose only signal is a handler of its own, without a pointer cursor, may be
+      // where handlers for its children listen (a list or table delegating clicks to its rows):
+      // its children are looked at as if it had no ref, and it loses its own when one of them
+      // turns out to be a delegated target.
+      const tentative = role && sig === SIG_LISTENER && cursor !== 'pointer' && !HAS_ROLE(el);
+      let added = false;
+      let addedAt = -1;
+      let markAt = -1;
+      let cut = false;
+      const delegatedBefore = delegated;
       if (role) {
         if (within) {
-          if (wantElements) addElement(el, role);
+          if (wantElements) {
+            added = addElement(el, role, sig);
+            addedAt = elements.length - 1;
+            markAt = lastMark;
+            cut = lastCut;
+          }
         } else if (wantElements) {
           omitted.add('target_limit');
         }
       }
       const block = BLOCK.has(tag);
+      // An operable element, or one laid out as a box of its own (inline-block, a flex or grid
+      // item), is separated from the text around it: two buttons never read "Okprevious".
+      const boxed = !block && within && (role || (display && display !== 'inline' && display !== 'contents'));
       if (block && within) lineBreak();
+      else if (boxed) addText(' ');
+      const inner = { listening, hidden, operable: ctx.operable || (!!role && !tentative), cursor };
       if (tag === 'IFRAME' || tag === 'FRAME') {
         const d = frameDoc(el);
-        if (d) visit(d.body, depth + 1, scoped);
+        if (d) visit(d.body, depth + 1, scoped, inner);
         else omitted.add('frame_limit');
       } else if (tag === 'INPUT' && role === 'button' && within) {
         addText(' ' + (el.value || '') + ' ');
       } else if (!VALUE_CONTENT.has(tag)) {
         for (const c of childrenOf(el)) {
-          visit(c, depth + 1, scoped);
+          visit(c, depth + 1, scoped, inner);
           if (stopped) break;
         }
       } else if (within) {
@@ -542,12 +743,29 @@ function install(docId) {
       }
       if (within) {
         if (block) lineBreak();
-        else if (CELL.has(tag)) addText(' ');
+        else if (CELL.has(tag) || boxed) addText(' ');
+      }
+      if (tentative && added && delegated > delegatedBefore) {
+        elements.splice(addedAt, 1);
+        if (markAt >= 0) parts[markAt] = '';
+        if (cut) nameCuts -= 1;
       }
     }
 
-    visit(root, 1, false);
-    let text = parts.join('').split('\n').map((l) => l.trim()).filter((l) => l).join('\n');
+    // Handlers on the document or the window (or any ancestor of a scoped root) make every
+    // pointer-cursor element a possible delegated target.
+    let rootListening = false;
+    if (wantElements) {
+      const marks = marksOf(document);
+      rootListening = !marks || !!(marks.get(document));
+      for (let a = parentOf(root); a && !rootListening; a = parentOf(a)) {
+        if (a.nodeType === 1 && marks && marks.get(a)) rootListening = true;
+      }
+    }
+    visit(root, 1, false, { listening: rootListening, hidden: false, operable: false, cursor: '' });
+    if (nameCuts > 0) omitted.add('name_limit');
+    let text = parts.join('').split('\n').map((l) => l.replace(/ {2,}/g, ' ').trim())
+      .filter((l) => l).join('\n');
     return {
       doc: DOC,
       next: state.next,
@@ -572,10 +790,44 @@ function install(docId) {
       if (scopeLabel(el) !== e.label) return { error: 'changed' };
       return { el, entry: e };
     }
-    const role = roleOf(el);
+    const role = kindOf(el, e.sig || 0);
     if (role !== e.role || labelOf(el, role).label !== e.label) return { error: 'changed' };
-    if (!visibleEl(el)) return { error: 'hidden' };
+    if (!visibleEl(el) || hiddenFromPeople(el)) return { error: 'hidden' };
     return { el, entry: e };
+  }
+
+  // Under `aria-hidden="true"` or `inert`, through shadow hosts and frames.
+  function hiddenFromPeople(el) {
+    for (let c = el; c; c = parentOf(c)) {
+      if (c.nodeType === 1 && (c.getAttribute('aria-hidden') === 'true' || c.hasAttribute('inert'))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Asks the listener log of `doc` (listeners.js, in the page's main world) which elements
+  // have handlers: one probe event, answered synchronously by one mark event per element.
+  // Returns element -> flags, or null when no log answered.
+  function probe(doc, token) {
+    if (!token) return null;
+    const marks = new Map();
+    let answered = false;
+    const onMark = (e) => {
+      const t = e.composedPath()[0];
+      marks.set(t, (marks.get(t) || 0) | (Number(e.detail) || 0));
+      e.stopImmediatePropagation();
+    };
+    const onAck = (e) => { answered = true; e.stopImmediatePropagation(); };
+    doc.addEventListener(token + ':mark', onMark, true);
+    doc.addEventListener(token + ':ack', onAck, true);
+    try {
+      doc.dispatchEvent(new CustomEvent(token + ':probe'));
+    } finally {
+      doc.removeEventListener(token + ':mark', onMark, true);
+      doc.removeEventListener(token + ':ack', onAck, true);
+    }
+    return answered ? marks : null;
   }
 
   // --- geometry -------------------------------------------------------------------------------
@@ -807,23 +1059,47 @@ function install(docId) {
 
   // --- waiting --------------------------------------------------------------------------------
 
-  // Resolves once no mutation has happened for `quietMs`, or after `capMs`.
+  // Resolves once no mutation has happened for `quietMs`, or after `capMs`. An animation is
+  // not a change to wait for: an attribute that changes again on the same element within
+  // ANIMATION_MS of its last change (a style or transform set every frame, an SVG attribute
+  // tweened by script) re-arms nothing after its first change; CSS animations and canvas
+  // drawing make no mutations at all. Text and children always count (content streaming in).
+  const ANIMATION_MS = 250;
   function quiet(a) {
     return new Promise((resolve) => {
       let n = 0;
+      let animated = 0;
       const start = performance.now();
       let timer = null;
+      const changed = new WeakMap();
       const done = (ok) => {
         observer.disconnect();
         clearTimeout(timer);
         clearTimeout(cap);
-        resolve({ quiet: ok, mutations: n, ms: performance.now() - start });
+        resolve({ quiet: ok, mutations: n, animated, ms: performance.now() - start });
       };
       const arm = () => {
         clearTimeout(timer);
         timer = setTimeout(() => done(true), a.quietMs);
       };
-      const observer = new MutationObserver((records) => { n += records.length; arm(); });
+      const repeating = (r, now) => {
+        if (r.type !== 'attributes') return false;
+        let attrs = changed.get(r.target);
+        if (!attrs) { attrs = new Map(); changed.set(r.target, attrs); }
+        const last = attrs.get(r.attributeName);
+        attrs.set(r.attributeName, now);
+        return last !== undefined && now - last < ANIMATION_MS;
+      };
+      const observer = new MutationObserver((records) => {
+        const now = performance.now();
+        let real = false;
+        for (const r of records) {
+          if (repeating(r, now)) animated += 1;
+          else real = true;
+        }
+        n += records.length;
+        if (real) arm();
+      });
       observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       const cap = setTimeout(() => done(false), a.capMs);
       arm();

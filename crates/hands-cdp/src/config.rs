@@ -143,6 +143,12 @@ pub struct DriverConfig {
     pub network_proxy: bool,
     /// The caller's file grants; `upload_file` and `download_file` refuse everything without.
     pub grants: Option<Arc<dyn FileGrants>>,
+    /// Fence the pages of an attached browser: WebRTC, the Payment Request API and FedCM are
+    /// taken away in every document before it runs ([`crate::PAGE_FENCE_JS`]), because
+    /// their traffic leaves from the browser itself, past request interception, and an attached
+    /// browser has no policy proxy. A launched browser is fenced by its settings and flags
+    /// instead, so this applies only to [`crate::CdpBrowser::attach`].
+    pub page_fence: bool,
 }
 
 impl fmt::Debug for DriverConfig {
@@ -182,6 +188,7 @@ impl Default for DriverConfig {
             policy: Arc::new(AllowAll),
             network_proxy: true,
             grants: None,
+            page_fence: true,
         }
     }
 }

@@ -158,6 +158,8 @@ impl CdpBrowser {
             Arc::clone(&config.policy),
             config.viewport,
             config.diagnostics_capacity,
+            // A launched browser is fenced by its own settings and flags (see `launch`).
+            config.page_fence && chromium.is_none(),
         );
         // Subscribe before anything is attached, so no event is missed.
         let events = conn.subscribe(|_| true);
@@ -184,10 +186,20 @@ impl CdpBrowser {
                 None => Ok(Value::Null),
             }
         };
+        // Browser-wide interception, before anything is attached: it sees requests that a
+        // target's own interception misses (a sandboxed `srcdoc` frame in a process of its own
+        // fetches past its frame's interception on Chromium 156, measured).
+        let intercept = conn.call(
+            None,
+            "Fetch.enable",
+            json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}),
+        );
         let attach = conn.run(None, &SetAutoAttach::ALL_PAUSED);
-        let (discover, downloads, attach) = tokio::join!(discover, downloads, attach);
+        let (discover, downloads, intercept, attach) =
+            tokio::join!(discover, downloads, intercept, attach);
         discover?;
         downloads?;
+        intercept?;
         attach?;
         let browser = CdpBrowser {
             shared,
@@ -207,12 +219,27 @@ impl CdpBrowser {
             .conn
             .run(None, &crate::protocol::GetTargets {})
             .await?;
-        let pages: Vec<String> = targets
+        let mut pages: Vec<String> = targets
             .target_infos
             .into_iter()
             .filter(|t| t.kind == "page")
             .map(|t| t.target_id)
             .collect();
+        // A launched browser started without a window (`LaunchConfig::first_tab` off) gets its
+        // first tab here, attached paused and set up like any other.
+        if pages.is_empty() && browser.chromium.is_some() {
+            let created = browser
+                .shared
+                .conn
+                .run(
+                    None,
+                    &crate::protocol::CreateTarget {
+                        url: "about:blank".to_owned(),
+                    },
+                )
+                .await?;
+            pages.push(created.target_id);
+        }
         let wait = browser.config.call_timeout;
         let ready = browser
             .wait_until(wait, &CancellationToken::new(), |state| {

@@ -241,6 +241,13 @@ pub struct Shared {
     pub policy: SharedPolicy,
     /// Viewport every page is sized to.
     pub viewport: (u32, u32),
+    /// Whether every page and frame gets [`PAGE_FENCE_JS`] before it runs (a browser without
+    /// the policy proxy and launch settings: attached, or launched without the proxy).
+    pub page_fence: bool,
+    /// The listener log ([`LISTENERS_JS`]) with this session's event-name token in it.
+    pub listener_log: String,
+    /// The token: the page agent names its probe and mark events with it.
+    pub listener_token: String,
     state: Mutex<State>,
     /// Bumped on every state change a waiter may care about.
     pub changed: watch::Sender<u64>,
@@ -259,11 +266,16 @@ impl Shared {
         policy: SharedPolicy,
         viewport: (u32, u32),
         capacity: usize,
+        page_fence: bool,
     ) -> Arc<Shared> {
+        let token = session_token();
         Arc::new(Shared {
             conn,
             policy,
             viewport,
+            page_fence,
+            listener_log: LISTENERS_JS.replace(LISTENER_TOKEN_SLOT, &token),
+            listener_token: token,
             state: Mutex::new(State::new(capacity)),
             changed: watch::channel(0).0,
         })
@@ -281,6 +293,40 @@ impl Shared {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 }
+
+/// The listener log: run in the main world of every document before the page's own scripts,
+/// it notes which elements get click, pointer, mouse, touch or key handlers, and answers the page
+/// agent's probe once per read (see `listeners.js`). Cost: a wrapper around `addEventListener`
+/// and the `on…` handler setters (a map insert per handler added), and per read one event per
+/// element with a handler; no DOM change, no per-element protocol call
+/// (`DOMDebugger.getEventListeners` would be one round trip per element).
+pub const LISTENERS_JS: &str = include_str!("listeners.js");
+
+/// Where [`LISTENERS_JS`] takes the session's token.
+const LISTENER_TOKEN_SLOT: &str = "__HANDS_TOKEN__";
+
+/// A token for event names no page can guess ahead of time (`__hands_` and 16 hex digits).
+fn session_token() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    format!("__hands_{:016x}", hasher.finish())
+}
+
+/// The page fence: run in the main world of every document (and the first empty document of
+/// every frame) before the page's own scripts, in a browser that has no policy proxy. It takes
+/// away the three APIs whose network traffic the browser itself sends, where request
+/// interception never sees it: WebRTC (UDP to any address a page names, STUN and TURN included),
+/// the Payment Request API (payment-method manifests) and FedCM (identity-provider look-ups).
+/// Each is made absent (`typeof RTCPeerConnection === "undefined"`), as in a browser without
+/// it; a page that feature-tests falls back. A launched browser gets the same effect from its
+/// settings and flags instead (see `launch`), and WebRTC there still works through the proxy.
+pub const PAGE_FENCE_JS: &str = include_str!("fence.js");
 
 /// Runs until the socket closes: applies every event to the state, answers paused requests,
 /// sets up and resumes attached targets.
@@ -300,7 +346,10 @@ fn handle(shared: &Arc<Shared>, event: &Event) {
     let session = event.session.as_ref();
     match event.method.as_str() {
         "Fetch.requestPaused" => {
-            if let (Some(session), Some(paused)) = (session, event.parse::<RequestPaused>()) {
+            // With a session: a target's own interception. Without: the browser-wide one
+            // (requests of frames whose own interception misses them, such as sandboxed
+            // `srcdoc` frames in a process of their own).
+            if let Some(paused) = event.parse::<RequestPaused>() {
                 on_request_paused(shared, session, &paused);
             }
         }
@@ -479,12 +528,19 @@ fn push_console(shared: &Shared, session: &SessionId, entry: ConsoleEntry) {
     }
 }
 
-fn on_request_paused(shared: &Shared, session: &SessionId, paused: &RequestPaused) {
-    let tab = shared
-        .lock()
-        .sessions
-        .get(session)
-        .and_then(|s| s.tab.clone());
+fn on_request_paused(shared: &Shared, session: Option<&SessionId>, paused: &RequestPaused) {
+    let tab = {
+        let state = shared.lock();
+        match session {
+            Some(session) => state.sessions.get(session).and_then(|s| s.tab.clone()),
+            // A browser-wide pause names its frame: a tab's main frame has the tab's target id.
+            None => state
+                .tabs
+                .iter()
+                .find(|t| t.target_id == paused.frame_id)
+                .map(|t| t.id.clone()),
+        }
+    };
     let (verdict, origin) = decide(
         shared.policy.as_ref(),
         &paused.request.url,
@@ -494,12 +550,12 @@ fn on_request_paused(shared: &Shared, session: &SessionId, paused: &RequestPause
     );
     let sent = match &verdict {
         Verdict::Allow => shared.conn.send(
-            Some(session),
+            session,
             "Fetch.continueRequest",
             json!({"requestId": paused.request_id}),
         ),
         Verdict::Deny { .. } => shared.conn.send(
-            Some(session),
+            session,
             "Fetch.failRequest",
             json!({"requestId": paused.request_id, "errorReason": BLOCKED_ERROR_REASON}),
         ),
@@ -730,10 +786,24 @@ async fn set_up(shared: &Shared, session: &SessionId, kind: TargetKind, dedicate
     );
     let attach = conn.call(s, "Target.setAutoAttach", auto_attach);
     let mut optional: Vec<(&str, Value)> = Vec::new();
+    if matches!(kind, TargetKind::Page | TargetKind::Frame) {
+        optional.push((
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": shared.listener_log, "runImmediately": true}),
+        ));
+    }
+    if shared.page_fence && matches!(kind, TargetKind::Page | TargetKind::Frame) {
+        optional.push((
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": PAGE_FENCE_JS, "runImmediately": true}),
+        ));
+    }
     match kind {
         TargetKind::Page => {
             let (w, h) = shared.viewport;
             optional.extend([
+                // A prerendered page is a target of its own that no tab owns: none is made.
+                ("Page.setPrerenderingAllowed", json!({"isAllowed": false})),
                 ("Network.enable", json!({})),
                 ("Page.enable", json!({})),
                 ("Page.setLifecycleEventsEnabled", json!({"enabled": true})),

@@ -16,7 +16,8 @@
 //!   any action ([`refs`]);
 //! - acts with real input (`Input.dispatchMouseEvent`, `dispatchKeyEvent`, `insertText`) after a
 //!   hit test, and settles by events (load, network idle, DOM quiet), each capped
-//!   ([`SettleConfig`]).
+//!   ([`SettleConfig`]); an animation (an attribute changed every frame, CSS, canvas) is not a
+//!   change to wait for.
 //!
 //! What it is not: a surface. It reports raw truth (full URLs, titles); the toolset decides
 //! what the model sees, asks for consent and applies the URL policy before a call reaches it.
@@ -43,8 +44,18 @@
 //!   WebSocket handshakes (neither does `Network.setBlockedURLs`; measured on Chromium 156) nor
 //!   the browser's own traffic (update checks, account look-ups, which this Chromium makes despite
 //!   its quiet flags): a launched browser therefore also sends every connection through a local
-//!   [`proxy`] that checks the policy per connection ([`DriverConfig::network_proxy`]). An
-//!   attached browser has only the first wall.
+//!   [`proxy`] that checks the policy per connection ([`DriverConfig::network_proxy`]), and
+//!   that does every name resolution: the browser itself resolves none.
+//! - **A launched browser cannot leak** past the policy: its fresh profile turns WebRTC's UDP
+//!   and all preloading (DNS prefetch, preconnect, speculation rules) off, and FedCM and the
+//!   Payment Request API (whose requests the browser sends itself, unseen by interception) are
+//!   disabled ([`launch`]).
+//! - **An attached browser** has no proxy and keeps its own settings. It gets interception on
+//!   every target and browser-wide (a sandboxed `srcdoc` frame's requests), prerendering off,
+//!   and a page fence ([`PAGE_FENCE_JS`]) that removes WebRTC, payments and FedCM from every
+//!   document. It cannot be kept from: WebSocket handshakes, a cross-origin speculation-rules
+//!   prefetch, name resolution (DNS prefetch, preconnect), WebRTC in pages loaded before the
+//!   driver attached, the browser's own traffic. Launch the browser when that matters.
 //! - **Service workers** are attached paused like any target and intercepted; their own
 //!   requests (at install, or on behalf of a page) are checked. Dedicated workers have no `Fetch`
 //!   domain: their requests go through their frame's interception (tested). A target whose
@@ -53,10 +64,15 @@
 //!   reports `frame_limit`. Pointer input over them works (the browser routes it).
 //! - **Refs** are `e<n>`/`s<n>` from one session counter that only grows; the agent keeps a
 //!   `WeakRef` per ref with the role, label and document address it was issued with.
+//! - **What gets a ref**: every control (native or ARIA), and every element a person can operate
+//!   only because of JavaScript: a handler of its own (found by [`LISTENERS_JS`], a listener log
+//!   in each document's main world, probed once per read), a pointer cursor where a handler
+//!   listens above it (delegation), a tab stop; never what is hidden from people (`aria-hidden`,
+//!   `inert`, zero size, covered). Each element has a kind (`link`, `clickable`, …) that maps to
+//!   one of the spec's seven roles in `BrowserReadV1` (links and clickables are `button`).
 //! - **`type`** on a target replaces the field's content (empty text clears it); without a
-//!   target it types at the focused element's caret. Links are reported as `button` (the spec has
-//!   seven roles and no link). A file input is a `button`: a click opens a chooser that
-//!   `upload_file` fills.
+//!   target it types at the focused element's caret. A file input is a `button`: a click opens
+//!   a chooser that `upload_file` fills.
 //! - **Clicks on refs** are real mouse input at a hit-tested point of the element, and the
 //!   press is guarded: if the page moved between finding the point and the press (a late
 //!   banner, an animation), the stray press, its release and its click are stopped in the
@@ -98,6 +114,7 @@ mod transfers;
 pub use config::{DriverConfig, ReadLimits, SettleConfig, ValuePolicy};
 pub use connection::{CdpError, Connection, Event, SessionId};
 pub use driver::{AGENT_JS, CdpBrowser, StartError};
+pub use events::{LISTENERS_JS, PAGE_FENCE_JS};
 pub use files::{DownloadGrant, FileGrants, MemoryGrants, UploadGrant};
 pub use images::{image_size, zoom_scale};
 pub use keyboard::{TypedPiece, pieces};

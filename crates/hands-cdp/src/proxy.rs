@@ -19,6 +19,15 @@ use crate::policy::{BlockedRequest, SharedPolicy, Verdict};
 /// Most bytes of a request head the proxy reads.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 
+/// Every host name the browser itself would resolve fails at once, without a DNS query:
+/// a page cannot make the browser look up a name it chose (DNS exfiltration through
+/// `dns-prefetch`, a STUN server name, a host the proxy would deny anyway). Requests through the
+/// proxy name their host in the request line and never need a local resolution; the proxy
+/// resolves a name only for a connection the policy allowed. Excluded: the proxy's own address
+/// and `localhost` names, which Chromium answers itself (loopback, RFC 6761) without DNS.
+pub const HOST_RESOLVER_RULES: &str =
+    "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE *.localhost";
+
 /// The answer to a denied connection.
 pub const DENIED_RESPONSE: &[u8] =
     b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
@@ -67,12 +76,14 @@ impl PolicyProxy {
         self.port
     }
 
-    /// The browser flags that route every connection through this proxy.
+    /// The browser flags that route every connection through this proxy, and every name
+    /// resolution too: the browser resolves no host name itself ([`HOST_RESOLVER_RULES`]).
     pub fn browser_args(&self) -> Vec<String> {
         vec![
             format!("--proxy-server=http://127.0.0.1:{}", self.port),
             // Without this, loopback addresses would bypass the proxy.
             "--proxy-bypass-list=<-loopback>".to_owned(),
+            format!("--host-resolver-rules={HOST_RESOLVER_RULES}"),
         ]
     }
 

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use hands_core::browser::args::ReadFilter;
 use hands_core::browser::read::{
-    MAX_LABEL_BYTES, MAX_VALUE_BYTES, Omitted, ReadElement, ReadOption, Ref, Role, Scope,
+    Kind, MAX_LABEL_BYTES, MAX_VALUE_BYTES, Omitted, ReadElement, ReadOption, Ref, Role, Scope,
 };
 use hands_core::browser::{BrowserRead, BrowserScopedRead, DriverError, truncate_utf8};
 
@@ -78,8 +78,40 @@ struct WalkScope {
     label: String,
 }
 
-fn role_of(name: &str) -> Option<Role> {
-    Role::ALL.into_iter().find(|r| r.name() == name)
+/// What the page agent puts in the text where each element stands (a noncharacter no page text
+/// keeps: the agent strips it from page text).
+const MARK: char = '\u{FDD0}';
+
+/// The text without its marks, and the byte offset in it of each mark, in order. Lines are
+/// kept as the agent made them; a line that held only marks is dropped (its marks stand at the
+/// start of the next line).
+fn split_marks(raw: &str) -> (String, Vec<usize>) {
+    let mut text = String::with_capacity(raw.len());
+    let mut marks = Vec::new();
+    for line in raw.split('\n') {
+        let clean: String = line.chars().filter(|&c| c != MARK).collect();
+        let trimmed = clean.trim();
+        if trimmed.is_empty() {
+            let at = text.len() + usize::from(!text.is_empty());
+            marks.extend(line.chars().filter(|&c| c == MARK).map(|_| at));
+            continue;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        let base = text.len();
+        let lead = clean.len() - clean.trim_start().len();
+        let mut pos: usize = 0;
+        for c in line.chars() {
+            if c == MARK {
+                marks.push(base + pos.saturating_sub(lead).min(trimmed.len()));
+            } else {
+                pos += c.len_utf8();
+            }
+        }
+        text.push_str(trimmed);
+    }
+    (text, marks)
 }
 
 /// Adds a code once.
@@ -92,13 +124,17 @@ fn omit(omitted: &mut Vec<Omitted>, code: Omitted) {
 /// Turns one walked element into a `ReadElement` (re-applying every byte limit on this side), or
 /// `None` when the page sent something no read may hold.
 fn element(e: WalkElement, omitted: &mut Vec<Omitted>) -> Option<ReadElement> {
-    let role = role_of(&e.role)?;
+    let kind = Kind::from_name(&e.role)?;
+    let role = kind.role();
     let reference = Ref::new(e.reference)?;
     let label = truncate_utf8(e.label.trim(), MAX_LABEL_BYTES).to_owned();
     if label.is_empty() {
         return None;
     }
-    let mut out = ReadElement::new(reference, label, role).ok()?;
+    let mut out = ReadElement::new(reference, label, role)
+        .ok()?
+        .with_kind(kind)
+        .ok()?;
     if let Some(value) = e.value {
         let cut = truncate_utf8(&value, MAX_VALUE_BYTES);
         if cut.len() < value.len() {
@@ -150,6 +186,7 @@ impl CdpBrowser {
             "depth": depth,
             "scopes": scopes,
             "values": self.config.values == ValuePolicy::NonPrivate,
+            "token": self.shared.listener_token,
             "limits": {
                 "textBytes": limits.text_bytes,
                 "elements": limits.elements,
@@ -231,16 +268,27 @@ impl CdpBrowser {
             .filter_map(|c| Omitted::from_code(c))
             .collect();
         omitted.dedup();
-        let mut text = result.text;
+        let (mut text, marks) = split_marks(&result.text);
         if text.len() > self.config.read.text_bytes {
             text = truncate_utf8(&text, self.config.read.text_bytes).to_owned();
             omit(&mut omitted, Omitted::TextLimit);
         }
+        // Elements the text stopped before (a capped text) stand at its end.
+        let end = text.len();
+        let placed = !marks.is_empty();
         let elements = if with_elements {
             result
                 .elements
                 .into_iter()
-                .filter_map(|e| element(e, &mut omitted))
+                .enumerate()
+                .filter_map(|(i, e)| {
+                    let e = element(e, &mut omitted)?;
+                    Some(if placed {
+                        e.at_text_offset(marks.get(i).copied().unwrap_or(end))
+                    } else {
+                        e
+                    })
+                })
                 .collect()
         } else {
             Vec::new()
@@ -473,6 +521,24 @@ mod tests {
     }
 
     #[test]
+    fn marks_become_offsets_in_the_clean_text() {
+        let m = MARK;
+        let raw = format!("Sign up\n{m}\n Full name {m} Used\n{m}{m}Ok{m} previous");
+        let (text, marks) = split_marks(&raw);
+        assert_eq!(text, "Sign up\nFull name  Used\nOk previous");
+        let at = |i: usize| &text[marks[i]..];
+        assert_eq!(marks.len(), 5);
+        assert!(at(0).starts_with("Full name"));
+        assert!(at(1).starts_with(" Used"));
+        assert!(at(2).starts_with("Ok previous"));
+        assert!(at(3).starts_with("Ok previous"));
+        assert!(at(4).starts_with(" previous"));
+        assert_eq!(split_marks("plain"), ("plain".to_owned(), vec![]));
+        let (text, marks) = split_marks(&format!("a\n{m}"));
+        assert_eq!((text.as_str(), marks), ("a", vec![2]));
+    }
+
+    #[test]
     fn elements_keep_limits_and_roles_rules() {
         let mut omitted = Vec::new();
         let e = element(
@@ -491,10 +557,23 @@ mod tests {
         assert_eq!(e.value().unwrap().len(), 512);
         assert_eq!(e.checked(), None);
         assert_eq!(omitted, vec![Omitted::Value]);
+        let link = element(
+            WalkElement {
+                reference: "e3".into(),
+                role: "link".into(),
+                label: "More".into(),
+                value: None,
+                checked: None,
+                options: None,
+            },
+            &mut omitted,
+        )
+        .unwrap();
+        assert_eq!((link.role(), link.kind()), (Role::Button, Kind::Link));
         let none = element(
             WalkElement {
                 reference: "e2".into(),
-                role: "link".into(),
+                role: "hyperlink".into(),
                 label: "x".into(),
                 value: None,
                 checked: None,

@@ -18,8 +18,77 @@ pub const BLOCKED_NET_ERROR: &str = "net::ERR_BLOCKED_BY_CLIENT";
 /// The model's text for a navigation the network policy blocked.
 pub const NAVIGATION_BLOCKED: &str = "The network policy blocked this navigation.";
 
+/// A tab's title as reported: the page's own title, or — for a document without one, which
+/// Chromium titles with its URL (path, query and fragment included) — what the URL is reduced
+/// to everywhere else: its origin (`about:blank`, or the scheme alone for other URLs). A title
+/// that merely looks like the URL is reduced too (the safe side).
+pub fn reported_title(title: &str, url: &str) -> String {
+    if !is_url_stand_in(title, url) {
+        return title.to_owned();
+    }
+    match url::Url::parse(url) {
+        Ok(parsed) if parsed.scheme() == "about" && parsed.path() == "blank" => {
+            "about:blank".to_owned()
+        }
+        Ok(parsed) => crate::policy::origin_of(&parsed),
+        Err(_) => String::new(),
+    }
+}
+
+/// Whether `title` is the browser's stand-in for a missing title: the URL itself, without its
+/// scheme, without a trailing slash or percent-escapes (as Chromium formats it), or for
+/// `data:`, `blob:`, `javascript:` and `file:` URLs, any title that starts with the scheme or
+/// is the file's name.
+fn is_url_stand_in(title: &str, url: &str) -> bool {
+    let title = title.trim();
+    if title.is_empty() {
+        return false;
+    }
+    fn bare(s: &str) -> &str {
+        let s = s.split_once("://").map_or(s, |(_, rest)| rest);
+        s.trim_end_matches('/')
+    }
+    let decoded = unescape(url);
+    let (t, u) = (bare(title), bare(url));
+    if t == u || t.eq_ignore_ascii_case(u) || t == bare(&decoded) || title == url {
+        return true;
+    }
+    let scheme = url.split(':').next().unwrap_or("").to_ascii_lowercase();
+    match scheme.as_str() {
+        "data" | "blob" | "javascript" => title
+            .to_ascii_lowercase()
+            .starts_with(&format!("{scheme}:")),
+        "file" => url.ends_with(&format!("/{title}")) || title.starts_with("file:"),
+        _ => false,
+    }
+}
+
+/// `%XX` escapes decoded (invalid UTF-8 replaced), the rest as it is.
+fn unescape(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 impl CdpBrowser {
-    /// Every tab, raw: full URLs and titles (the surface filters what the model sees). Titles
+    /// Every tab, raw: full URLs and titles (the surface filters what the model sees), except
+    /// a missing title, which Chromium fills with the full URL ([`reported_title`]). Titles
     /// and URLs are refreshed from the browser first: it does not announce every title change.
     pub(crate) async fn state_impl(&self) -> Result<BrowserState, DriverError> {
         self.check_alive()?;
@@ -50,7 +119,7 @@ impl CdpBrowser {
             .iter()
             .map(|t| TabInfo {
                 id: t.id.clone(),
-                title: t.title.clone(),
+                title: reported_title(&t.title, &t.url),
                 url: t.url.clone(),
                 active: Some(&t.id) == active.as_ref(),
             })
@@ -264,5 +333,55 @@ impl CdpBrowser {
             self.activate(&page).await?;
         }
         Ok(Some(format!("Closed tab {}.", page.id)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_title_is_reduced_like_the_url() {
+        let cases = [
+            // Chromium's stand-ins, as Target.getTargets reports them.
+            (
+                "127.0.0.1:8080/untitled?secret=1#frag",
+                "http://127.0.0.1:8080/untitled?secret=1#frag",
+                "http://127.0.0.1:8080",
+            ),
+            (
+                "127.0.0.1:8080/a",
+                "http://127.0.0.1:8080/a",
+                "http://127.0.0.1:8080",
+            ),
+            (
+                "example.test",
+                "https://example.test/",
+                "https://example.test",
+            ),
+            (
+                "https://example.test/p?q=1",
+                "https://example.test/p?q=1",
+                "https://example.test",
+            ),
+            (
+                "data:text/html,<p>secret",
+                "data:text/html,%3Cp%3Esecret",
+                "data:",
+            ),
+            (
+                "secret-report.html",
+                "file:///home/u/secret-report.html",
+                "file:",
+            ),
+            ("about:blank", "about:blank", "about:blank"),
+            // Real titles stay.
+            ("Inbox (3)", "https://mail.test/u/0/?token=x", "Inbox (3)"),
+            ("Example Domain", "https://example.test/", "Example Domain"),
+            ("", "https://example.test/x", ""),
+        ];
+        for (title, url, want) in cases {
+            assert_eq!(reported_title(title, url), want, "{title} at {url}");
+        }
     }
 }

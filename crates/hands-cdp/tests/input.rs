@@ -42,7 +42,7 @@ const PAGE: &str = r#"<!doctype html><title>Input</title>
   pad.addEventListener('mousemove', (e) => log.push(`pad-move ${at(e)} ${e.buttons}`));
   pad.addEventListener('click', (e) => log.push(`pad-click ${e.detail} ${mods(e)}`));
   pad.addEventListener('contextmenu', (e) => { e.preventDefault(); log.push('pad-context'); });
-  setTimeout(() => { const p = document.createElement('p'); p.textContent = 'Late arrival'; document.body.prepend(p); }, 300);
+  window.arrive = () => setTimeout(() => { const p = document.createElement('p'); p.textContent = 'Late arrival'; document.body.prepend(p); }, 300);
   console.log('secret token eyJhbGciOiJIUzI1NiJ9abc123def456 at https://x.test/p?key=1');
 </script>"#;
 
@@ -337,7 +337,7 @@ async fn input_reaches_the_page_exactly() {
     // page gets its drop.
     eval(
         &browser,
-        "pad.textContent = 'drag me'; getSelection().selectAllChildren(pad); \
+        "scrollTo(0, 0); pad.textContent = 'drag me'; getSelection().selectAllChildren(pad); \
         pad.addEventListener('dragstart', () => log.push('dragstart')); \
         document.getElementById('t').addEventListener('drop', () => log.push('drop')); 1",
     )
@@ -409,7 +409,9 @@ async fn input_reaches_the_page_exactly() {
     .await;
     assert!((0.0..800.0).contains(&top.as_f64().unwrap()), "{top}");
 
-    // wait_for: event-driven, and a timeout that says so.
+    // wait_for: event-driven, and a timeout that says so (the text arrives 300 ms after this;
+    // earlier, it moved the buttons under a click).
+    eval(&browser, "arrive(), 1").await;
     browser
         .wait_for(
             &WaitText::parse("Late   arrival").unwrap(),

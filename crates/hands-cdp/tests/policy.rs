@@ -3,26 +3,11 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::*;
-use hands_cdp::{NAVIGATION_BLOCKED, RequestInfo, Verdict};
+use hands_cdp::NAVIGATION_BLOCKED;
 use hands_core::browser::args::{DiagnosticsSource, PageUrl, ReadFilter};
 use hands_core::browser::read::Ref;
 use hands_core::browser::{Browser, DriverError};
-
-fn allow_only(origin: String) -> Arc<dyn hands_cdp::RequestPolicy> {
-    Arc::new(move |r: &RequestInfo<'_>| {
-        let o = hands_cdp::policy::origin_of(r.url);
-        if o == origin || matches!(r.url.scheme(), "about" | "data" | "blob") {
-            Verdict::Allow
-        } else {
-            Verdict::Deny {
-                reason: "not on the test allow-list".into(),
-            }
-        }
-    })
-}
 
 fn refused_text(result: Result<Option<String>, DriverError>) -> String {
     match result {

@@ -371,3 +371,61 @@ async fn a_capped_read_stops_its_text_where_its_elements_stop() {
         read.text()
     );
 }
+
+/// A password's value never reaches any read, whatever role or label the field claims: not as
+/// a label, not as page text, not through find, scoped reads, page text or a text wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_never_reaches_a_read_whatever_its_role() {
+    let a = Server::start().await;
+    a.html(
+        "/",
+        "<title>Login</title><main aria-label=Login><h1>Sign in</h1>\
+         <input type=password role=button value=hunter2-a>\
+         <input type=password role=checkbox value=hunter2-b>\
+         <input type=password role=slider aria-valuenow=3 value=hunter2-c>\
+         <input type=password list=opts value=hunter2-d><datalist id=opts><option value=x></datalist>\
+         <label>Code <input autocomplete=one-time-code role=button value=hunter2-e></label>\
+         <textarea autocomplete=current-password>hunter2-f</textarea>\
+         <input type=PASSWORD role=link value=hunter2-g aria-labelledby=self id=self>\
+         <button type=button>Go</button></main>",
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
+    let mut seen = Vec::new();
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    assert!(read.omitted().contains(&Omitted::Private), "{read:?}");
+    assert!(
+        read.elements()
+            .iter()
+            .filter(|e| e.label() != "Go")
+            .all(|e| e.role() == Role::Textbox && e.value().is_none()),
+        "{read:#?}"
+    );
+    seen.push(serde_json::to_string(&read).unwrap());
+    seen.push(read.to_compact());
+    for query in ["button", "hunter2", "checkbox", "slider", "Code"] {
+        let found = structured(browser.find(query, None, &c).await.unwrap());
+        seen.push(serde_json::to_string(&found).unwrap());
+    }
+    let scoped = browser
+        .read_page_scoped(None, 8, ReadFilter::All, None, &c)
+        .await
+        .unwrap();
+    seen.push(serde_json::to_string(&scoped).unwrap());
+    seen.push(scoped.to_compact());
+    let text = structured(browser.get_page_text(None, &c).await.unwrap());
+    seen.push(text.text().to_owned());
+    for s in &seen {
+        assert!(!s.contains("hunter2"), "a password leaked: {s}");
+    }
+    let waited = browser
+        .wait_for(
+            &hands_core::browser::args::WaitText::parse("hunter2").unwrap(),
+            std::time::Duration::from_millis(300),
+            None,
+            &c,
+        )
+        .await;
+    assert!(waited.is_err(), "a wait found a password: {waited:?}");
+}

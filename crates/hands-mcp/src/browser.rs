@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::budget::{Budget, NOTE_RESERVE, text_tokens};
 use crate::consent::{ConsentSlot, McpConfirm};
 use crate::read_form::{
-    Pager, read_from_json, render_read, render_scoped_read, scoped_read_from_json,
+    Pager, read_from_json, render_read, render_scoped_read, render_typed, scoped_read_from_json,
 };
 use crate::tools::{
     BROWSER_MEMBERS, CURSOR_ARG, SNAPSHOT_ARG, browser_default, browser_is_action, browser_is_read,
@@ -195,9 +195,10 @@ impl BrowserSurface {
             let room = budget.max_tokens().saturating_sub(used);
             match read.body().get("result") {
                 Some(result) if read.ok() => {
-                    let lines = match read_from_json(result) {
-                        Ok(read) => render_read(&read),
-                        Err(e) => vec![e.to_string()],
+                    let lines = match (read.read(), read_from_json(result)) {
+                        (Some(typed), _) => render_typed(typed),
+                        (None, Ok(read)) => render_read(&read),
+                        (None, Err(e)) => vec![e.to_string()],
                     };
                     answer
                         .content
@@ -336,6 +337,10 @@ impl BrowserSurface {
         let room = budget.max_tokens().saturating_sub(header_tokens);
         let body = match (member, result) {
             (_, None) => None,
+            (_, Some(_)) if output.read().is_some() => {
+                let lines = output.read().map(render_typed).unwrap_or_default();
+                Some(self.page_of(lines, 0, room))
+            }
             (BrowserMember::ReadPageScoped, Some(result)) => {
                 Some(match scoped_read_from_json(result) {
                     Ok(read) => self.page_of(render_scoped_read(&read), 0, room),

@@ -1,8 +1,8 @@
 //! How a structured read reaches an MCP client: the `BrowserReadV1` JSON the toolset answers with
 //! is parsed back into [`BrowserRead`] (a boundary: the constructors re-check every limit), then
-//! rendered one line per element by [`render_read`] — the one place that decides the read's text
-//! form. The compact form the `cdp` helper is adding to `hands-core` replaces the body of
-//! [`render_read`] when both merge; nothing else here knows the format.
+//! rendered by [`render_read`] in hands-core's compact form — the one place that decides the read's
+//! text form here. A toolset result that carries its typed read ([`TypedRead`]) is rendered from
+//! it ([`render_typed`]), so elements keep their kinds and their places in the page text.
 //!
 //! A rendered read is a list of lines so it can be paged: [`Pager`] cuts it where the budget runs
 //! out and says how to get the rest.
@@ -10,6 +10,7 @@
 use hands_core::browser::read::{
     BrowserRead, BrowserScopedRead, Omitted, ReadElement, ReadOption, Ref, Role, Scope,
 };
+use hands_toolset::browser::TypedRead;
 use serde_json::Value;
 
 use crate::budget::text_tokens;
@@ -108,94 +109,50 @@ pub fn scoped_read_from_json(value: &Value) -> Result<BrowserScopedRead, ReadFor
     BrowserScopedRead::new(read, scopes).map_err(|e| bad(e.to_string()))
 }
 
-/// Quotes a label or value: JSON string escaping, so a newline or a quote in a page's text cannot
-/// forge another line.
-fn quoted(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_default()
-}
-
-/// The line of one element: `ref role "label"` then its state (`checked`, `unchecked`), value and
-/// options (`*` marks a selected one).
-fn element_line(element: &ReadElement) -> String {
-    let mut line = format!(
-        "{} {} {}",
-        element.reference(),
-        element.role(),
-        quoted(element.label())
-    );
-    match element.checked() {
-        Some(true) => line.push_str(" checked"),
-        Some(false) => line.push_str(" unchecked"),
-        None => {}
-    }
-    if let Some(value) = element.value() {
-        line.push_str(" value=");
-        line.push_str(&quoted(value));
-    }
-    if let Some(options) = element.options() {
-        let listed: Vec<String> = options
-            .iter()
-            .map(|o| {
-                let mark = if o.is_selected() == Some(true) {
-                    "*"
-                } else {
-                    ""
-                };
-                if o.label() == o.value() {
-                    format!("{mark}{}", quoted(o.value()))
-                } else {
-                    format!("{mark}{}={}", quoted(o.value()), quoted(o.label()))
-                }
-            })
-            .collect();
-        line.push_str(" options: ");
-        line.push_str(&listed.join(", "));
-    }
-    line
-}
-
-/// Renders a read for the model: the page text (its lines, blank ones dropped), then one line
-/// per element, then what the driver left out. This is the read form's single source.
-///
-/// Spec: openai-browser-desktop-drivers, "Devolver lecturas estructuradas" (the same facts as
-/// `BrowserReadV1`: refs, roles, labels, values, checked state, options, omitted codes).
+/// Renders a read: hands-core's compact form ([`BrowserRead::to_compact`]: the page text with
+/// each element's line where it stands, `[e12] textbox "Display name" = "Ada"`), a line per
+/// line, then how to reach what the browser left out.
 pub fn render_read(read: &BrowserRead) -> Vec<String> {
-    let mut lines: Vec<String> = read
-        .text()
-        .lines()
+    let mut lines = lines_of(&read.to_compact());
+    omitted_hint(read, &mut lines);
+    lines
+}
+
+/// Renders a scoped read: the compact form with its sections (scope refs, for `root`).
+pub fn render_scoped_read(scoped: &BrowserScopedRead) -> Vec<String> {
+    let mut lines = lines_of(&scoped.to_compact());
+    if !scoped.scopes().is_empty() {
+        lines.push("# pass a [s…] scope ref as `root` to read that section".to_owned());
+    }
+    omitted_hint(scoped.read(), &mut lines);
+    lines
+}
+
+/// Renders the typed read a toolset result carries (it keeps what the JSON cannot: each
+/// element's kind and place in the page text).
+pub fn render_typed(read: &TypedRead) -> Vec<String> {
+    match read {
+        TypedRead::Page(read) => render_read(read),
+        TypedRead::Scoped(scoped) => render_scoped_read(scoped),
+    }
+}
+
+fn lines_of(text: &str) -> Vec<String> {
+    text.lines()
         .map(str::trim_end)
         .filter(|l| !l.trim().is_empty())
         .map(str::to_owned)
-        .collect();
-    if !read.elements().is_empty() {
-        lines.push("# controls (ref role \"label\" state):".to_owned());
-        lines.extend(read.elements().iter().map(element_line));
-    }
-    if !read.omitted().is_empty() {
-        let codes: Vec<&str> = read.omitted().iter().map(|o| o.code()).collect();
-        lines.push(format!(
-            "# the browser left out part of the page ({}): use browser_find or \
-             browser_read_page_scoped to reach it",
-            codes.join(", ")
-        ));
-    }
-    lines
+        .collect()
 }
 
-/// Renders a scoped read: its sections (scope refs, for `root`), then the read.
-pub fn render_scoped_read(scoped: &BrowserScopedRead) -> Vec<String> {
-    let mut lines = Vec::new();
-    if !scoped.scopes().is_empty() {
-        lines.push("# sections (pass a scope ref as root):".to_owned());
-        lines.extend(
-            scoped
-                .scopes()
-                .iter()
-                .map(|s| format!("{} section {}", s.reference(), quoted(s.label()))),
+fn omitted_hint(read: &BrowserRead, lines: &mut Vec<String>) {
+    if !read.omitted().is_empty() {
+        lines.push(
+            "# the browser left out part of the page: use browser_find or \
+             browser_read_page_scoped to reach it"
+                .to_owned(),
         );
     }
-    lines.extend(render_read(scoped.read()));
-    lines
 }
 
 /// One page of a rendered read.
@@ -272,12 +229,12 @@ mod tests {
             [
                 "Booking",
                 "Pick a room",
-                "# controls (ref role \"label\" state):",
-                "e1 textbox \"Name\" value=\"Ada \\\"the\\\" first\"",
-                "e2 checkbox \"Breakfast\" checked",
-                "e3 combobox \"Room\" value=\"d\" options: \"d\"=\"Double\", \"single\"",
-                "e4 button \"Book\"",
-                "# the browser left out part of the page (report_limit): use browser_find or \
+                "[e1] textbox Name = \"Ada \\\"the\\\" first\"",
+                "[e2] checkbox [x] Breakfast",
+                "[e3] combobox Room {Double=d*, single}",
+                "[e4] button Book",
+                "(omitted: report_limit)",
+                "# the browser left out part of the page: use browser_find or \
                  browser_read_page_scoped to reach it",
             ]
         );
@@ -288,7 +245,12 @@ mod tests {
         let mut value = sample();
         value["elements"][3]["label"] = json!("Book\ne9 button \"Pay\"");
         let lines = render_read(&read_from_json(&value).unwrap());
-        assert!(lines.iter().all(|l| !l.starts_with("e9")), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| !l.starts_with("e9") && !l.starts_with("[e9]")),
+            "{lines:?}"
+        );
     }
 
     #[test]
@@ -334,10 +296,11 @@ mod tests {
     }
 
     #[test]
-    fn scoped_reads_list_their_sections_first() {
+    fn scoped_reads_list_their_sections() {
         let mut value = sample();
         value["scopes"] = json!([{"ref": "s1", "label": "Main"}]);
         let lines = render_scoped_read(&scoped_read_from_json(&value).unwrap());
-        assert_eq!(lines[1], "s1 section \"Main\"");
+        assert!(lines.contains(&"[s1] scope Main".to_owned()), "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("as `root`")), "{lines:?}");
     }
 }

@@ -27,6 +27,7 @@ use crate::approval::{
     ActionContext, Approver, BashEffect, Decision, EditorEffect, Effect, FunctionEffect,
     McpServerEffect, decide, refused_text,
 };
+use crate::checkpoint::interruption;
 use crate::context::{
     CONTEXT_MANAGEMENT_BETA, HistoryConfig, PruneMode, place_breakpoints, prune_screenshots,
     server_clearing_edit,
@@ -40,6 +41,8 @@ use crate::session::{
     not_executed_turn_ended, unknown_tool_text,
 };
 use crate::tools::is_server_tool;
+
+mod resume;
 
 /// How a Claude run talks to the Messages API.
 #[derive(Debug, Clone)]
@@ -93,6 +96,9 @@ pub(crate) struct AnthropicSession {
     settings: AnthropicSettings,
     computer: Option<ComputerToolset<Box<dyn Desktop>>>,
     tools: Vec<Value>,
+    /// The declarations that make the run's identity: `tools` and the MCP connector's
+    /// `mcp_servers` (saved sanitised: URLs as fingerprints, no tokens).
+    declared: Vec<Value>,
     messages: Vec<MessageParam>,
     /// Whether the last assistant turn has `tool_use` blocks that no `user` message answers
     /// yet, or is a paused turn the API expects back last.
@@ -116,6 +122,7 @@ impl AnthropicSession {
             settings,
             computer,
             tools: Vec::new(),
+            declared: Vec::new(),
             messages: Vec::new(),
             unanswered: false,
             toolsets: Vec::new(),
@@ -211,6 +218,11 @@ impl AnthropicSession {
                 .extra
                 .insert("container".into(), Value::String(container.clone()));
         }
+        // The MCP servers may act while the request is under way: saved pending first.
+        if !self.settings.mcp_servers.is_empty() {
+            let servers = self.toolsets.iter().map(|t| t.server.clone()).collect();
+            ctx.mcp_request_attempted(servers, || self.snapshot())?;
+        }
         ctx.journal_request(&request);
         let start = Instant::now();
         // A request that declares MCP servers is sent once: the server may have acted on a
@@ -275,10 +287,9 @@ impl AnthropicSession {
             let start = Instant::now();
             ctx.executed.push(tool_use.id.clone());
             // The checkpoint before the effect says it may have happened.
-            ctx.attempted.push(tool_use.id.clone());
-            if ctx.keeps_checkpoints()
-                && let Err(reason) = ctx.save(self.snapshot(), false)
+            if let Err(reason) = ctx.call_attempted(resume::proposed(tool_use), || self.snapshot())
             {
+                ctx.call_stopped(&tool_use.id, &reason);
                 results.push(WireResult::error(tool_use, cancelled_text()));
                 stop = Some(reason);
                 continue;
@@ -289,6 +300,8 @@ impl AnthropicSession {
                 let result = browser
                     .run_block(&mut browser_batch, tool_use, ctx.cancel)
                     .await;
+                let interruption =
+                    interruption(ctx.cancel.is_cancelled(), browser_batch.has_fault());
                 let failed = result.is_error();
                 ctx.action_done(
                     Api::Messages,
@@ -308,9 +321,8 @@ impl AnthropicSession {
                 }
                 browser_json[index] = Some(result.to_json());
                 results.push(result.result().clone());
-                ctx.completed.push(tool_use.id.clone());
-                if ctx.keeps_checkpoints()
-                    && let Err(reason) = ctx.save(self.snapshot(), false)
+                let answer = browser_json[index].clone().unwrap_or_default();
+                if let Err(reason) = ctx.call_answered(&tool_use.id, || answer, interruption)
                     && stop.is_none()
                 {
                     stop = Some(reason);
@@ -323,13 +335,15 @@ impl AnthropicSession {
                 }
                 continue;
             }
-            let (result, reason) = match self
+            let ran = self
                 .run_one(ctx, &mut batch, &mut browser_failed, tool_use, index)
-                .await
-            {
+                .await;
+            let interruption = interruption(ctx.cancel.is_cancelled(), batch.has_fault());
+            let (result, reason) = match ran {
                 Ok(done) => done,
                 Err(reason) => {
                     // This call is the one that stopped the run: its answer says why.
+                    ctx.call_stopped(&tool_use.id, &reason);
                     results.push(WireResult::error(tool_use, format!("Error: {reason}")));
                     stop = Some(reason);
                     continue;
@@ -345,10 +359,12 @@ impl AnthropicSession {
                 result.text().unwrap_or(""),
             );
             results.push(result);
-            ctx.completed.push(tool_use.id.clone());
-            if ctx.keeps_checkpoints()
-                && let Err(reason) = ctx.save(self.snapshot(), false)
-                && stop.is_none()
+            let answered = results.last();
+            if let Err(reason) = ctx.call_answered(
+                &tool_use.id,
+                || answered.map(WireResult::to_json).unwrap_or_default(),
+                interruption,
+            ) && stop.is_none()
             {
                 stop = Some(reason);
             }
@@ -393,9 +409,9 @@ impl AnthropicSession {
             .map(|(result, browser)| browser.unwrap_or_else(|| result.to_json()))
             .collect();
         self.push_results(&blocks, ctx.take_queued());
-        // Every call is answered, even when the run stops here: this ends a completed turn.
-        if ctx.keeps_checkpoints()
-            && let Err(reason) = ctx.save(self.snapshot(), true)
+        // Every call is answered, even when the run stops here: this ends a completed turn,
+        // unless a call was interrupted during its effect (then the turn stays pending).
+        if let Err(reason) = ctx.end_turn(|| self.snapshot())
             && stop.is_none()
         {
             stop = Some(reason);
@@ -677,6 +693,11 @@ impl Session for AnthropicSession {
             }
             _ => {}
         }
+        self.declared = tools
+            .iter()
+            .chain(&self.settings.mcp_servers)
+            .cloned()
+            .collect();
         self.tools = tools;
         Ok(())
     }
@@ -796,9 +817,9 @@ impl Session for AnthropicSession {
             self.answer_unrun(&uses, NOT_EXECUTED_STEP_LIMIT);
             return Ok(StepResult::StepLimit(text));
         }
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        ctx.begin_turn(uses.iter().map(resume::proposed).collect(), || {
+            self.snapshot()
+        })?;
         self.execute(ctx, uses).await?;
         Ok(StepResult::Continue)
     }

@@ -10,7 +10,8 @@
 //! approvals of every effect — computer actions, bash, the text editor, ordinary functions
 //! ([`approval`]), diagnostics records and usage totals ([`diagnostics`]),
 //! cancellation between actions and into driver calls, screenshot history and cache breakpoints
-//! ([`context`]), typed functions ([`functions`]), a journal for run directories ([`journal`]).
+//! ([`context`]), typed functions ([`functions`]), a journal for run directories ([`journal`]),
+//! and a checkpoint ledger that resumes a run after its process dies ([`ledger`]).
 //! What it does not know: how a driver acts, or the wire JSON beyond what the model clients and
 //! toolsets hand it.
 //!
@@ -31,6 +32,7 @@
 
 pub mod anthropic;
 pub mod approval;
+mod checkpoint;
 pub mod context;
 pub mod diagnostics;
 pub mod functions;
@@ -48,7 +50,7 @@ pub mod tools;
 
 pub use anthropic::AnthropicSettings;
 pub use openai::OpenAiSettings;
-pub use outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason};
+pub use outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason, UncertainCall};
 pub use runner::{DEFAULT_MAX_STEPS, RunConfig, Runner};
 pub use session::{NOT_EXECUTED_RUN_STOPPED, NOT_EXECUTED_STEP_LIMIT, not_executed_turn_ended};
 pub use tools::{BrowserCallOutcome, BrowserStop, BrowserTools, ClaudeBrowserTools, Toolbox};

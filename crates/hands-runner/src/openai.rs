@@ -34,6 +34,8 @@ use crate::server_items::{self, raw};
 use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
 use crate::tools::{Toolbox, is_server_tool};
 
+mod resume;
+
 /// The text answering a browser call skipped after an earlier one failed is the browser
 /// toolset's; this one answers a function call of a tool the run does not have.
 fn unknown(name: &str) -> String {
@@ -177,6 +179,11 @@ impl OpenAiSession {
         request.reasoning = self.settings.reasoning.clone();
         request.max_output_tokens = self.settings.max_output_tokens;
         request.truncation = self.settings.truncation;
+        // The MCP servers may act while the request is under way: saved pending first.
+        if !self.declared.mcp.is_empty() {
+            let servers = self.declared.mcp.iter().map(|s| s.label.clone()).collect();
+            ctx.mcp_request_attempted(servers, || self.snapshot())?;
+        }
         ctx.journal_request(&request);
         let start = Instant::now();
         self.appended_early = 0;
@@ -291,12 +298,11 @@ impl OpenAiSession {
             return Ok(None);
         };
         // The checkpoint before the effect says it may have happened.
-        ctx.attempted.push(call_id.clone());
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
+        if let Some(call) = resume::proposed(item) {
+            ctx.call_attempted(call, || self.snapshot())?;
         }
-        let output = match item.view() {
-            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await?,
+        let ran = match item.view() {
+            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await,
             ItemView::FunctionCall(call) => {
                 let (id, name, args) = (
                     call.call_id.clone(),
@@ -304,19 +310,23 @@ impl OpenAiSession {
                     call.arguments.clone(),
                 );
                 self.function_call(ctx, &id, &name, &args, browser_failed)
-                    .await?
+                    .await
             }
             _ => return Ok(None),
         };
-        ctx.completed.push(call_id);
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        let output = match ran {
+            Ok(output) => output,
+            Err(reason) => {
+                ctx.call_stopped(&call_id, &reason);
+                return Err(reason);
+            }
+        };
+        ctx.call_answered(&call_id, || output.to_value(), None)?;
         Ok(Some(output))
     }
 
-    /// One `mcp_approval_request`: shown to the approver as an independent copy, with the
-    /// checkpoints around the decision; answered by an `mcp_approval_response` bound to its id.
+    /// One `mcp_approval_request`: shown to the approver as an independent copy; answered by an
+    /// `mcp_approval_response` bound to its id, saved in the turn's record of the request.
     async fn approve_mcp(
         &mut self,
         ctx: &mut StepContext<'_>,
@@ -328,15 +338,13 @@ impl OpenAiSession {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        ctx.attempted.push(request_id.clone());
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
         let start = Instant::now();
         let effect = self.mcp_effect(&value, false);
         let tool = effect.tool.clone();
         let decision = ctx.approve(Effect::McpCall(effect)).await;
         if ctx.cancel.is_cancelled() {
+            // Never answered: asked again if the run resumes.
+            ctx.call_stopped(&request_id, &StopReason::Cancelled);
             return Err(StopReason::Cancelled);
         }
         let approve = decision == Decision::Approve;
@@ -357,11 +365,8 @@ impl OpenAiSession {
                 "MCP call refused"
             },
         );
-        ctx.completed.push(request_id.clone());
         let answer = approval_response(&request_id, approve)?;
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        ctx.call_answered(&request_id, || answer.to_value(), None)?;
         Ok(answer)
     }
 
@@ -477,6 +482,7 @@ impl OpenAiSession {
                 .computer
                 .as_mut()
                 .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
+            ctx.effect_began(&call.call_id);
             if let Err(e) = executor.execute(action, ctx.cancel).await {
                 ctx.action_done(
                     Api::Responses,
@@ -740,9 +746,6 @@ impl Session for OpenAiSession {
         // a pedir cada aprobación para la que no haya una llamada MCP correspondiente ya
         // completada".
         let open = server_items::approved_requests(&self.items);
-        if open.is_empty() {
-            return Ok(());
-        }
         // Chained requests sent the older answers already; only unsent ones can change.
         let chained = self.settings.store && self.previous_response_id.is_some();
         let candidates: Vec<Item> = if chained {
@@ -791,6 +794,27 @@ impl Session for OpenAiSession {
                 }
             }
         }
+        // Requests the run stopped before answering (a resumed turn closed from its records):
+        // asked now, as the approver would have been.
+        for request in server_items::unanswered_requests(&self.items) {
+            let request_id = request
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            let Some(approver) = approver.as_mut() else {
+                return Err(StopReason::ApprovalUnavailable(format!(
+                    "MCP approval request {request_id} was never answered, and the run has no approver"
+                )));
+            };
+            let effect = Effect::McpCall(self.mcp_effect(&request, true));
+            let approve =
+                decide(approver.approve(effect, cancel), cancel).await == Decision::Approve;
+            if cancel.is_cancelled() {
+                return Err(StopReason::Cancelled);
+            }
+            self.push_input(approval_response(&request_id, approve)?);
+        }
         Ok(())
     }
 
@@ -815,6 +839,8 @@ impl Session for OpenAiSession {
             .get("previous_response_id")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        // A resumed run still refuses a call id it has seen before.
+        self.call_ids = self.items.iter().filter_map(call_id_of).collect();
         self.unanswered = false;
         Ok(())
     }
@@ -886,9 +912,14 @@ impl Session for OpenAiSession {
         if last_allowed {
             return Ok(StepResult::StepLimit(text));
         }
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), false)?;
-        }
+        ctx.begin_turn(
+            response
+                .output
+                .iter()
+                .filter_map(resume::proposed)
+                .collect(),
+            || self.snapshot(),
+        )?;
         let mut browser_failed = false;
         let mut early = std::mem::take(&mut self.early_outputs).into_iter();
         for (item, kind) in response.output.iter().zip(&kinds) {
@@ -917,9 +948,7 @@ impl Session for OpenAiSession {
             self.push_input(Item::user_text(&text));
         }
         self.unanswered = false;
-        if ctx.keeps_checkpoints() {
-            ctx.save(self.snapshot(), true)?;
-        }
+        ctx.end_turn(|| self.snapshot())?;
         Ok(StepResult::Continue)
     }
 }

@@ -266,4 +266,43 @@ pub enum RunError {
     /// Nothing to run with.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// The run resuming is not the run its ledger holds.
+    #[error("this run cannot resume: {}", join(.0))]
+    IdentityChanged(Vec<crate::ledger::IdentityChange>),
+    /// Calls of the last turn may or may not have taken effect: a person must reconcile each
+    /// with what really happened before the run resumes; none is repeated.
+    #[error(
+        "this run cannot resume yet: {} may or may not have taken effect; check what really happened and reconcile each call first (it is never repeated)",
+        join(.0)
+    )]
+    NeedsReconciliation(Vec<UncertainCall>),
+    /// The ledger failed, or holds what this run cannot resume.
+    #[error("the ledger: {0}")]
+    Ledger(String),
+    /// The run has nothing left to resume (it finished, or used all its requests).
+    #[error("nothing to resume: {0}")]
+    NothingToResume(String),
+}
+
+/// A call whose outcome nobody knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UncertainCall {
+    /// Its id.
+    pub call_id: String,
+    /// Its tool or member.
+    pub name: String,
+}
+
+impl std::fmt::Display for UncertainCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "call {} ({})", self.call_id, self.name)
+    }
+}
+
+fn join<T: std::fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }

@@ -16,9 +16,10 @@ use tokio::sync::Mutex;
 
 use crate::anthropic::{AnthropicSession, AnthropicSettings};
 use crate::approval::Approver;
+use crate::checkpoint::{Checkpoints, TurnLog};
 use crate::diagnostics::{Observer, UsageTotals};
 use crate::journal::Journal;
-use crate::ledger::{Checkpoint, CheckpointStatus, Ledger};
+use crate::ledger::{CheckpointStatus, Ledger, ResumePlan, RunEnd, RunIdentity, plan_resume};
 use crate::openai::{OpenAiSession, OpenAiSettings};
 use crate::outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason};
 use crate::session::{Session, StepContext, StepResult};
@@ -48,7 +49,7 @@ struct State {
     approver: Option<Box<dyn Approver>>,
     observer: Option<Observer>,
     journal: Option<Box<dyn Journal>>,
-    ledger: Option<Box<dyn Ledger>>,
+    checkpoints: Option<Checkpoints>,
     config: RunConfig,
     prepared: bool,
 }
@@ -75,7 +76,7 @@ impl Runner {
                 approver: None,
                 observer: None,
                 journal: None,
-                ledger: None,
+                checkpoints: None,
                 config,
                 prepared: false,
             }),
@@ -130,9 +131,10 @@ impl Runner {
         self.state.get_mut().journal = Some(journal);
     }
 
-    /// Sets the checkpoint ledger: every step saved so a run can resume after its process ends.
+    /// Sets the checkpoint ledger of this run: every step saved, so the run can be resumed by
+    /// [`Runner::resume`] after its process ends. A run keeps one ledger, and a ledger one run.
     pub fn set_ledger(&mut self, ledger: Box<dyn Ledger>) {
-        self.state.get_mut().ledger = Some(ledger);
+        self.state.get_mut().checkpoints = Some(Checkpoints::new(ledger));
     }
 
     /// Queues a person's text: it is added after the pending tool outputs of the current turn.
@@ -145,7 +147,8 @@ impl Runner {
     }
 
     /// Runs `task` until the model finishes, the step limit holds, or the run stops. Refused when
-    /// another run is active on this runner.
+    /// another run is active on this runner, and when its ledger already holds another run's
+    /// checkpoints (resume that run instead).
     pub async fn run(
         &self,
         task: &str,
@@ -153,37 +156,110 @@ impl Runner {
     ) -> Result<RunOutcome, RunError> {
         let mut guard = self.state.try_lock().map_err(|_| RunError::Busy)?;
         let state = &mut *guard;
+        let continuing = state.prepared;
         prepare(state)?;
+        if let (Some(identity), Some(checkpoints)) =
+            (identity_of(state), state.checkpoints.as_mut())
+        {
+            let ledger = checkpoints.ledger();
+            let saved = ledger
+                .latest_revision()
+                .map_err(|e| RunError::Ledger(e.to_string()))?;
+            if saved > 0 && !continuing {
+                return Err(RunError::Ledger(format!(
+                    "this ledger already holds run {} ({saved} checkpoints): resume it, or give the new run a new ledger",
+                    ledger.run_id()
+                )));
+            }
+            checkpoints
+                .start(identity)
+                .map_err(|e| RunError::Ledger(e.to_string()))?;
+        }
         state.session.add_task(task)?;
         Ok(self.drive(state, 0, cancel).await)
     }
 
-    /// Resumes a run from a checkpoint saved at the end of a completed turn, with the requests it
-    /// had left. A pending checkpoint is refused: reconcile its attempted calls with what really
-    /// happened first — a checkpoint never authorises repeating an action.
-    pub async fn resume(
-        &self,
-        checkpoint: &Checkpoint,
-        cancel: &CancellationToken,
-    ) -> Result<RunOutcome, RunError> {
+    /// Resumes the run its ledger holds ([`Runner::set_ledger`]), with the requests it had left,
+    /// on this runner (a new process, a new desktop). Refused when this runner is not that
+    /// run's identity (another model, step limit or set of tools: the error names what
+    /// changed), when the saved tools hold a raw MCP server URL, while a call of the last turn
+    /// may or may not have taken effect ([`crate::ledger::reconcile`] it first), and when the
+    /// run has nothing left to do. Nothing that may have taken effect runs again; see
+    /// [`crate::ledger::plan_resume`] for where the run starts. The model is told that the run
+    /// resumed, with a screenshot of the desktop when the run has one.
+    ///
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución".
+    pub async fn resume(&self, cancel: &CancellationToken) -> Result<RunOutcome, RunError> {
         let mut guard = self.state.try_lock().map_err(|_| RunError::Busy)?;
         let state = &mut *guard;
-        if !checkpoint.resumable() {
+        prepare(state)?;
+        let identity = identity_of(state);
+        let (Some(checkpoints), Some(identity)) = (state.checkpoints.as_mut(), identity) else {
             return Err(RunError::Config(
-                "this checkpoint is pending (calls were running): reconcile them with what really happened, then resume from a completed checkpoint".into(),
+                "resuming needs the run's ledger: set_ledger first".into(),
             ));
-        }
-        if checkpoint.api != state.session.api().name() {
-            return Err(RunError::Config(format!(
-                "this checkpoint is of the {} API, this runner speaks {}",
-                checkpoint.api,
-                state.session.api().name()
+        };
+        let ledger_err = |e: crate::ledger::LedgerError| RunError::Ledger(e.to_string());
+        let ledger = checkpoints.ledger();
+        let latest = ledger
+            .latest()
+            .map_err(ledger_err)?
+            .ok_or_else(|| RunError::NothingToResume("the ledger holds no checkpoint".into()))?;
+        let raw = crate::ledger::sanitize::raw_mcp_entries(&latest.identity.tools);
+        if !raw.is_empty() {
+            return Err(RunError::Ledger(format!(
+                "the checkpoint holds the raw URL or credentials of MCP server(s) {}: it cannot be resumed; start a new run",
+                raw.join(", ")
             )));
         }
-        prepare(state)?;
-        state.session.restore(&checkpoint.conversation)?;
-        state.config.max_steps = checkpoint.max_steps;
-        Ok(self.drive(state, checkpoint.steps_used, cancel).await)
+        let changes = identity.changes_from(&latest.identity);
+        if !changes.is_empty() {
+            return Err(RunError::IdentityChanged(changes));
+        }
+        match ledger.end().map_err(ledger_err)? {
+            Some(RunEnd::Finished) if latest.pending().is_none() => {
+                return Err(RunError::NothingToResume(
+                    "this run finished (give it a new task to go on)".into(),
+                ));
+            }
+            _ => {}
+        }
+        let completed = match latest.status {
+            CheckpointStatus::Completed => None,
+            CheckpointStatus::Pending(_) => ledger.latest_completed().map_err(ledger_err)?,
+        };
+        let plan = plan_resume(latest, completed)?;
+        let steps = plan.steps_used();
+        if steps >= state.config.max_steps {
+            return Err(RunError::NothingToResume(format!(
+                "this run has used all {} of its requests",
+                state.config.max_steps
+            )));
+        }
+        match &plan {
+            ResumePlan::FromCompleted(checkpoint) => {
+                state.session.restore(&checkpoint.conversation)?;
+            }
+            ResumePlan::RetryTurn { from, .. } => {
+                state.session.restore(&from.conversation)?;
+            }
+            ResumePlan::CloseTurn(checkpoint) => {
+                state.session.restore(&checkpoint.conversation)?;
+                if let Some(turn) = checkpoint.pending() {
+                    state.session.close_turn(turn, cancel).await?;
+                }
+            }
+        }
+        if !state.session.awaits_request() {
+            return Err(RunError::NothingToResume(
+                "the conversation ends with the model's final answer".into(),
+            ));
+        }
+        state.session.note_resumed(cancel).await?;
+        if let Some(checkpoints) = state.checkpoints.as_mut() {
+            checkpoints.start(identity).map_err(ledger_err)?;
+        }
+        Ok(self.drive(state, steps, cancel).await)
     }
 
     /// The loop, from `steps_used` requests already made.
@@ -198,7 +274,6 @@ impl Runner {
         let mut steps = steps_used;
         let mut final_text = String::new();
         let mut api_stop: Option<ApiStop> = None;
-        let api = state.session.api();
         // Approvals due before the first request (renewed MCP approvals, MCP servers the API
         // calls unasked) are asked before anything is saved or sent.
         let approvals = state
@@ -236,15 +311,13 @@ impl Runner {
                 step: steps,
                 usage: &mut usage,
                 executed: &mut executed,
-                ledger: &mut state.ledger,
-                max_steps: state.config.max_steps,
-                api,
+                checkpoints: &mut state.checkpoints,
                 api_stop: &mut api_stop,
-                attempted: Vec::new(),
-                completed: Vec::new(),
+                turn: TurnLog::default(),
             };
             match state.session.step(&mut ctx, last_allowed).await {
-                Ok(StepResult::Continue) => {}
+                // A paused turn (Claude) began no turn: its request is settled as answered.
+                Ok(StepResult::Continue) => ctx.settle_mcp_request(None),
                 // A text answer is a finish, on the last allowed request too (sent with tool
                 // choice `none`, the model sums up there): as the SDKs' runners end.
                 Ok(StepResult::Finished(text)) => {
@@ -252,10 +325,14 @@ impl Runner {
                     break RunStatus::Finished;
                 }
                 Ok(StepResult::StepLimit(text)) => {
+                    ctx.settle_mcp_request(None);
                     final_text = text;
                     break RunStatus::StepLimit;
                 }
-                Err(reason) => break RunStatus::Stopped(reason),
+                Err(reason) => {
+                    ctx.settle_mcp_request(Some(&reason));
+                    break RunStatus::Stopped(reason);
+                }
             }
         };
         // A finished run ends a completed turn too: a later task may continue from it.
@@ -266,6 +343,13 @@ impl Runner {
             },
             other => other,
         };
+        if let Some(checkpoints) = state.checkpoints.as_mut() {
+            checkpoints.record_end(&match &status {
+                RunStatus::Finished => RunEnd::Finished,
+                RunStatus::StepLimit => RunEnd::StepLimit,
+                RunStatus::Stopped(why) => RunEnd::Stopped(why.to_string()),
+            });
+        }
         RunOutcome {
             status,
             steps,
@@ -277,33 +361,41 @@ impl Runner {
     }
 }
 
-/// Builds the declarations once, and refuses a run that needs an approver without one.
+/// Builds the declarations once, and refuses a run that needs an approver without one (known
+/// from the declarations: an MCP server that asks).
 fn prepare(state: &mut State) -> Result<(), RunError> {
+    if !state.prepared {
+        state.session.prepare(&state.toolbox)?;
+        state.prepared = true;
+    }
     if state.approver.is_none()
         && let Some(why) = state.session.needs_approver()
     {
         return Err(RunError::Config(why));
-    }
-    if !state.prepared {
-        state.session.prepare(&state.toolbox)?;
-        state.prepared = true;
     }
     Ok(())
 }
 
 /// Saves a completed checkpoint of the conversation, when the run keeps a ledger.
 fn save_completed(state: &mut State, steps_used: u32) -> Result<(), StopReason> {
-    let Some(ledger) = state.ledger.as_mut() else {
+    let Some(checkpoints) = state.checkpoints.as_mut() else {
         return Ok(());
     };
-    ledger
-        .save(Checkpoint {
-            version: Checkpoint::VERSION,
-            api: state.session.api().name().to_owned(),
-            steps_used,
-            max_steps: state.config.max_steps,
-            status: CheckpointStatus::Completed,
-            conversation: state.session.snapshot(),
-        })
-        .map_err(|e| StopReason::LedgerFailed(e.to_string()))
+    checkpoints.save(
+        steps_used,
+        CheckpointStatus::Completed,
+        state.session.snapshot(),
+    )
+}
+
+/// The identity of the run this runner makes, once prepared (when it keeps a ledger).
+fn identity_of(state: &mut State) -> Option<RunIdentity> {
+    let run_id = state.checkpoints.as_mut()?.ledger().run_id().to_owned();
+    Some(RunIdentity::new(
+        run_id,
+        state.session.api().name(),
+        state.session.model(),
+        state.config.max_steps,
+        state.session.declared_tools(),
+    ))
 }

@@ -9,7 +9,7 @@
 //! (`_validate_server_item`, `validate_mcp_selection`, `_validated_mcp_call`,
 //! `_approved_mcp_requests`), which hands follows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use hands_models::openai::{Item, ItemView};
 use serde_json::Value;
@@ -95,6 +95,22 @@ pub(crate) fn approved_requests<'a>(
         }
     }
     approved
+}
+
+/// The `mcp_approval_request` items of `history` that no `mcp_approval_response` answers, in
+/// order (a run stopped while its approver decided).
+pub(crate) fn unanswered_requests(history: &[Item]) -> Vec<Value> {
+    let answered: HashSet<String> = history
+        .iter()
+        .filter(|i| i.item_type() == MCP_APPROVAL_RESPONSE)
+        .filter_map(|i| text(&raw(i), "approval_request_id").map(str::to_owned))
+        .collect();
+    history
+        .iter()
+        .filter(|i| i.item_type() == MCP_APPROVAL_REQUEST)
+        .map(raw)
+        .filter(|r| text(r, "id").is_some_and(|id| !answered.contains(id)))
+        .collect()
 }
 
 /// Why a server item did not complete (`status` other than `completed`, or an `error`), if it

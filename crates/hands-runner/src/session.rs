@@ -9,10 +9,10 @@ use hands_core::image::EncodedImage;
 use serde_json::Value;
 
 use crate::approval::{Approver, Decision, Effect, EffectKind, SafetyChecksContext, decide};
+use crate::checkpoint::{Checkpoints, Resumable, TurnLog};
 use crate::diagnostics::{Api, Observer, Reason, Record, Stage, Usage, UsageTotals, emit};
 use crate::functions::Function;
 use crate::journal::{Entry, Journal};
-use crate::ledger::{Checkpoint, CheckpointStatus, Ledger};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::tools::Toolbox;
 
@@ -44,7 +44,7 @@ pub(crate) enum StepResult {
 
 /// One API's side of a run.
 #[async_trait]
-pub(crate) trait Session: Send {
+pub(crate) trait Session: Resumable + Send {
     /// Builds and checks the tool declarations and the tool choice, before any request.
     fn prepare(&mut self, toolbox: &Toolbox) -> Result<(), RunError>;
 
@@ -97,52 +97,15 @@ pub(crate) struct StepContext<'a> {
     pub(crate) step: u32,
     pub(crate) usage: &'a mut UsageTotals,
     pub(crate) executed: &'a mut Vec<String>,
-    pub(crate) ledger: &'a mut Option<Box<dyn Ledger>>,
-    pub(crate) max_steps: u32,
-    pub(crate) api: Api,
+    /// The run's checkpoints, when it keeps a ledger (see `checkpoint`).
+    pub(crate) checkpoints: &'a mut Option<Checkpoints>,
     /// How the API said its last answer ended.
     pub(crate) api_stop: &'a mut Option<ApiStop>,
-    /// Calls of the current turn started and finished, for pending checkpoints.
-    pub(crate) attempted: Vec<String>,
-    pub(crate) completed: Vec<String>,
+    /// The turn under way, for pending checkpoints.
+    pub(crate) turn: TurnLog,
 }
 
 impl StepContext<'_> {
-    /// Whether checkpoints are kept (a snapshot is only built when they are).
-    pub(crate) fn keeps_checkpoints(&self) -> bool {
-        self.ledger.is_some()
-    }
-
-    /// Saves a checkpoint of `conversation`: completed when the turn is answered, else pending
-    /// with the calls attempted and completed so far. A save that fails stops the run.
-    pub(crate) fn save(
-        &mut self,
-        conversation: Value,
-        turn_answered: bool,
-    ) -> Result<(), StopReason> {
-        let Some(ledger) = self.ledger.as_mut() else {
-            return Ok(());
-        };
-        let status = if turn_answered {
-            CheckpointStatus::Completed
-        } else {
-            CheckpointStatus::Pending {
-                attempted_call_ids: self.attempted.clone(),
-                completed_call_ids: self.completed.clone(),
-            }
-        };
-        ledger
-            .save(Checkpoint {
-                version: Checkpoint::VERSION,
-                api: self.api.name().to_owned(),
-                steps_used: self.step,
-                max_steps: self.max_steps,
-                status,
-                conversation,
-            })
-            .map_err(|e| StopReason::LedgerFailed(e.to_string()))
-    }
-
     /// Whether the approver reviews every effect of `kind`.
     pub(crate) fn reviews(&self, kind: EffectKind) -> bool {
         self.approver.as_ref().is_some_and(|a| a.reviews(kind))

@@ -15,7 +15,10 @@ use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
 use hands_models::openai::{OpenAiClient, OpenAiConfig};
 use hands_runner::approval::{Approver, Decision, Effect, EffectKind, SafetyChecksContext};
 use hands_runner::functions::{Function, Functions};
-use hands_runner::ledger::{Checkpoint, MemoryLedger};
+use hands_runner::ledger::{
+    CallState, MCP_APPROVAL_RECORD, MCP_REQUEST_HAPPENED, MCP_REQUEST_RECORD, MemoryLedger, Verdict,
+    reconcile,
+};
 use hands_runner::mcp::{ApprovalRule, McpServer, ServerTool};
 use hands_runner::{
     AnthropicSettings, OpenAiSettings, RunConfig, RunError, RunOutcome, RunStatus, Runner,
@@ -465,19 +468,21 @@ async fn server_results_are_sent_back_natively_with_their_container() {
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
 
+/// The request that carries an approval fails (a 400: the script is over) before the API acts
+/// on it. The run saved that request pending before sending it, so resuming waits for a person;
+/// once they record that it did not take effect, the resumed run asks the approval again (no
+/// completed call matches it) and sends the new answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_whose_call_did_not_complete_is_asked_again_on_resume() {
     let fixture = McpFixture::start().unwrap();
     for (answer, saved) in [(Decision::Deny, 0), (Decision::Approve, 1)] {
-        // The script ends after the first turn: the request carrying the approval fails (a
-        // 400 the runner does not retry) before the API acts on it.
         let sim = scripted(vec![Turn::Items(vec![mcp_use(
             "notes",
             ADD_NOTE,
             json!({"text": "hi"}),
         )])]);
         let ran = Arc::new(AtomicUsize::new(0));
-        let ledger = MemoryLedger::new();
+        let mut ledger = MemoryLedger::new("run-mcp");
         let tools = vec![notes_server(&fixture, ApprovalRule::Always).openai_tool()];
         let mut first = openai_runner(
             &sim,
@@ -494,21 +499,33 @@ async fn an_approval_whose_call_did_not_complete_is_asked_again_on_resume() {
             "{stopped:?}"
         );
         assert_eq!(fixture.calls_of(ADD_NOTE), n_before, "not run yet");
-        let checkpoint: Checkpoint = ledger
-            .checkpoints()
-            .into_iter()
-            .rev()
-            .find(Checkpoint::resumable)
-            .unwrap();
-        // A new runner resumes: the approval is asked again, and the new answer is what is
-        // sent.
+        // Each request was saved pending before it was sent; the failed one stays uncertain.
+        let trail = request_trail(&ledger);
+        assert_eq!(
+            trail,
+            [
+                "request-1 attempted",
+                "request-1 answered",
+                "request-2 attempted",
+                "request-2 UNCERTAIN (interrupted)"
+            ]
+        );
+        // A new runner cannot resume by itself: the MCP server may have acted.
         sim.push_turn(Turn::text("Resumed."));
         let approver = Recorder::new(answer);
-        let second = openai_runner(&sim, tools, &ran, Some(approver.clone()), |_| {});
-        let resumed = second
-            .resume(&checkpoint, &CancellationToken::new())
-            .await
-            .unwrap();
+        let mut second = openai_runner(&sim, tools, &ran, Some(approver.clone()), |_| {});
+        second.set_ledger(Box::new(ledger.clone()));
+        let sent_before = sim.requests().len();
+        let refused = second.resume(&CancellationToken::new()).await.unwrap_err();
+        assert!(
+            matches!(&refused, RunError::NeedsReconciliation(calls) if calls.len() == 1 && calls[0].call_id == "request-2"),
+            "{refused:?}"
+        );
+        assert_eq!(sim.requests().len(), sent_before, "nothing sent");
+        assert!(approver.seen().is_empty(), "nothing asked");
+        // A person checks the server: the request did nothing.
+        reconcile(&mut ledger, "request-2", Verdict::DidNotHappen, None).unwrap();
+        let resumed = second.resume(&CancellationToken::new()).await.unwrap();
         assert_eq!(resumed.status, RunStatus::Finished, "{resumed:?}");
         let renewed = mcp_calls(&approver.seen());
         assert_eq!(renewed.len(), 1, "{resumed:?}");
@@ -527,13 +544,119 @@ async fn an_approval_whose_call_did_not_complete_is_asked_again_on_resume() {
     }
 }
 
+/// `request-N <state>` for each saved MCP request record, in save order (repeats collapsed).
+fn request_trail(ledger: &MemoryLedger) -> Vec<String> {
+    let mut trail: Vec<String> = Vec::new();
+    for checkpoint in ledger.checkpoints() {
+        let Some(turn) = checkpoint.pending() else {
+            continue;
+        };
+        for record in turn.calls.iter().filter(|c| c.name == MCP_REQUEST_RECORD) {
+            let state = match &record.state {
+                CallState::Attempted => "attempted".to_owned(),
+                CallState::Answered { .. } => "answered".to_owned(),
+                other => other.label().to_owned(),
+            };
+            let line = format!("{} {state}", record.call_id);
+            if trail.last() != Some(&line) {
+                trail.push(line);
+            }
+        }
+    }
+    trail
+}
+
+/// An approver that cancels the run while it is asked about an MCP call: the process stops
+/// with the approval unanswered.
+struct CancelWhileAsked(CancellationToken);
+
+#[async_trait]
+impl Approver for CancelWhileAsked {
+    async fn approve_safety_checks(
+        &mut self,
+        _: SafetyChecksContext,
+        _: &CancellationToken,
+    ) -> Decision {
+        Decision::Deny
+    }
+
+    fn reviews(&self, kind: EffectKind) -> bool {
+        kind == EffectKind::Mcp
+    }
+
+    async fn approve(&mut self, _: Effect, _: &CancellationToken) -> Decision {
+        self.0.cancel();
+        Decision::Approve
+    }
+}
+
+/// The run stops while the approver decides: the approval was never answered, so nothing of
+/// the turn is uncertain (asking is no effect) and the run resumes by itself — asking that
+/// approval first, before anything is saved or sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_never_answered_is_asked_when_the_run_resumes() {
+    let fixture = McpFixture::start().unwrap();
+    let sim = scripted(vec![
+        Turn::Items(vec![mcp_use("notes", ADD_NOTE, json!({"text": "later"}))]),
+        Turn::text("Saved."),
+    ]);
+    let ran = Arc::new(AtomicUsize::new(0));
+    let ledger = MemoryLedger::new("run-mcp");
+    let tools = vec![notes_server(&fixture, ApprovalRule::Always).openai_tool()];
+    let cancel = CancellationToken::new();
+    let mut first = openai_runner(&sim, tools.clone(), &ran, None, |_| {});
+    first.set_approver(Box::new(CancelWhileAsked(cancel.clone())));
+    first.set_ledger(Box::new(ledger.clone()));
+    let stopped = first.run("Save later.", &cancel).await.unwrap();
+    assert_eq!(stopped.status, RunStatus::Stopped(StopReason::Cancelled));
+    assert_eq!(sim.requests().len(), 1);
+    let latest = ledger.checkpoints().last().cloned().unwrap();
+    let turn = latest.pending().unwrap();
+    let approval = turn
+        .calls
+        .iter()
+        .find(|c| c.name == MCP_APPROVAL_RECORD)
+        .unwrap();
+    assert!(matches!(approval.state, CallState::Refused { .. }), "{turn:?}");
+    assert_eq!(approval.input["server_label"], "notes");
+    let approver = Recorder::new(Decision::Approve);
+    let mut second = openai_runner(&sim, tools, &ran, Some(approver.clone()), |_| {});
+    second.set_ledger(Box::new(ledger.clone()));
+    let resumed = second.resume(&CancellationToken::new()).await.unwrap();
+    assert_eq!(resumed.status, RunStatus::Finished, "{resumed:?}");
+    let asked = mcp_calls(&approver.seen());
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].request_id, approval.call_id);
+    assert!(asked[0].renewed);
+    // Answered once, bound to the request, and the server ran the tool once.
+    let answers: Vec<Value> = input_of(&sim, 1)
+        .into_iter()
+        .filter(|i| i["type"] == "mcp_approval_response")
+        .collect();
+    assert_eq!(
+        answers,
+        [json!({"type": "mcp_approval_response", "approval_request_id": approval.call_id,
+            "approve": true})]
+    );
+    assert_eq!(fixture.notes(), ["later"]);
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
+
 fn claude_runner(
     sim: &SimServer,
     fixture: &McpFixture,
     ran: &Arc<AtomicUsize>,
     approver: Recorder,
 ) -> Runner {
-    let server = McpServer::new("notes", fixture.url());
+    claude_runner_of(sim, McpServer::new("notes", fixture.url()), ran, approver)
+}
+
+fn claude_runner_of(
+    sim: &SimServer,
+    server: McpServer,
+    ran: &Arc<AtomicUsize>,
+    approver: Recorder,
+) -> Runner {
     let mut settings = AnthropicSettings::new("claude-opus-5");
     settings.mcp_servers = vec![server.claude_server()];
     settings.extra_tools = vec![
@@ -652,5 +775,89 @@ async fn claude_sends_the_container_back() {
     let container = sim.requests()[0].response.as_ref().unwrap()["container"]["id"].clone();
     assert!(container.is_string());
     assert_eq!(sim.requests()[1].body["container"], container);
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
+
+/// On Claude: the MCP connector's servers belong to the run's identity, saved as fingerprints
+/// without their token. A request the API failed after the server acted (never retried) was
+/// saved pending before it was sent, so the run waits for a person; when they find the server
+/// did act, the resumed run tells the model so, and the runner repeats nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_a_request_to_mcp_servers_is_saved_pending_and_reconciled_before_resume() {
+    const TOKEN: &str = "CLAUDE-TOKEN-9";
+    let fixture = McpFixture::with_token(TOKEN).unwrap();
+    let server = || {
+        let mut server = McpServer::new("notes", fixture.url());
+        server.authorization = Some(TOKEN.to_owned());
+        server
+    };
+    let sim = scripted(vec![Turn::Blocks(vec![mcp_use(
+        "notes",
+        ADD_NOTE,
+        json!({"text": "claude"}),
+    )])]);
+    sim.inject(Fault::ServerErrorAfterTools);
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut ledger = MemoryLedger::new("run-claude");
+    let mut first = claude_runner_of(&sim, server(), &ran, Recorder::new(Decision::Approve));
+    first.set_ledger(Box::new(ledger.clone()));
+    let stopped = run(&first, "Save a note.").await;
+    assert!(
+        matches!(stopped.status, RunStatus::Stopped(StopReason::Api(_))),
+        "{stopped:?}"
+    );
+    assert_eq!(fixture.notes(), ["claude"]);
+    assert_eq!(
+        request_trail(&ledger),
+        ["request-1 attempted", "request-1 UNCERTAIN (interrupted)"]
+    );
+    // The saved identity names the server by a fingerprint, without its token.
+    for checkpoint in ledger.checkpoints() {
+        let saved = Value::Array(checkpoint.identity.tools.clone()).to_string();
+        assert!(!saved.contains(TOKEN) && !saved.contains(&fixture.url()), "{saved}");
+        let entry = checkpoint
+            .identity
+            .tools
+            .iter()
+            .find(|t| t["type"] == "url")
+            .unwrap();
+        assert_eq!(entry["name"], "notes");
+        assert!(entry["url"].as_str().unwrap().starts_with("sha256:"));
+    }
+    // Another server URL is another run.
+    let mut elsewhere = server();
+    elsewhere.url = format!("{}/other", fixture.url());
+    let mut other = claude_runner_of(&sim, elsewhere, &ran, Recorder::new(Decision::Approve));
+    other.set_ledger(Box::new(ledger.clone()));
+    let refused = other.resume(&CancellationToken::new()).await.unwrap_err();
+    assert!(
+        matches!(&refused, RunError::IdentityChanged(_)),
+        "{refused:?}"
+    );
+    // The same server: refused until a person says what the request did.
+    let mut second = claude_runner_of(&sim, server(), &ran, Recorder::new(Decision::Approve));
+    second.set_ledger(Box::new(ledger.clone()));
+    let refused = second.resume(&CancellationToken::new()).await.unwrap_err();
+    assert!(
+        matches!(&refused, RunError::NeedsReconciliation(calls) if calls[0].call_id == "request-1"),
+        "{refused:?}"
+    );
+    assert_eq!(sim.requests().len(), 1, "nothing sent");
+    reconcile(
+        &mut ledger,
+        "request-1",
+        Verdict::Happened,
+        Some("the note is saved".into()),
+    )
+    .unwrap();
+    sim.push_turn(Turn::text("The note is there."));
+    let resumed = second.resume(&CancellationToken::new()).await.unwrap();
+    assert_eq!(resumed.status, RunStatus::Finished, "{resumed:?}");
+    let told = sim.last_request().unwrap().body["messages"].to_string();
+    assert!(
+        told.contains(MCP_REQUEST_HAPPENED) && told.contains("the note is saved"),
+        "{told}"
+    );
+    assert_eq!(fixture.notes(), ["claude"], "nothing repeated");
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }

@@ -33,6 +33,9 @@ pub enum Command {
     Drill(DrillArgs),
     /// Run a task with a model (Claude or OpenAI) on a real desktop and/or browser.
     Run(RunArgs),
+    /// List runs with their status; show one (what an interrupted turn did); reconcile a call
+    /// whose outcome is uncertain, so the run can resume.
+    Runs(RunsArgs),
     /// Print the structured read of a page, as `read_page` gives it to a model.
     Read(ReadArgs),
     /// Say whether an origin allow-list allows each URL, and why.
@@ -47,6 +50,10 @@ pub enum Command {
     Mcp(McpArgs),
     /// Show a run directory step by step in a local web page.
     View(ViewArgs),
+    /// hands' side of the differential suite against the official SDKs (`difftest/`): runs
+    /// each case of a JSON-lines file and prints one JSON line per case.
+    #[command(hide = true)]
+    Difftest(DifftestArgs),
 }
 
 /// `hands mcp`.
@@ -117,15 +124,25 @@ pub struct ViewArgs {
     pub addr: std::net::SocketAddr,
 }
 
+/// `hands difftest`.
+#[derive(Debug, Args)]
+pub struct DifftestArgs {
+    /// The cases, one JSON object per line (written by `difftest/run.py`).
+    #[arg(value_name = "CASES.jsonl")]
+    pub cases: PathBuf,
+}
+
 /// `hands run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// What the model should do.
     #[arg(long, required_unless_present = "resume")]
     pub task: Option<String>,
-    /// Resume the run whose checkpoint this is (a run directory's `checkpoint.json`), from the
-    /// end of its last completed turn, with the requests it had left.
-    #[arg(long, value_name = "CHECKPOINT", conflicts_with = "task")]
+    /// Resume the run kept in this run directory, with the requests it had left and the
+    /// settings it started with (a flag given again must match: another model or step limit is
+    /// refused, naming what changed). Nothing that may have taken effect runs again; a call
+    /// whose outcome is uncertain must be reconciled first (`hands runs show RUN_DIR`).
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["task", "out"])]
     pub resume: Option<PathBuf>,
     /// Act on a desktop: a spawned 1280x800 Xvfb display with a window manager, unless
     /// `--display` names one. The default when `--browser` is not given.
@@ -137,15 +154,15 @@ pub struct RunArgs {
     /// Open Chromium at this URL and give the model the browser toolset.
     #[arg(long, value_name = "URL")]
     pub browser: Option<String>,
-    /// Which model API.
-    #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
-    pub provider: ProviderArg,
+    /// Which model API (default anthropic).
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderArg>,
     /// The model (default for anthropic: claude-opus-5-5).
     #[arg(long)]
     pub model: Option<String>,
-    /// Requests allowed; the last one cannot start new effects.
-    #[arg(long, default_value_t = 20)]
-    pub max_steps: u32,
+    /// Requests allowed; the last one cannot start new effects (default 20).
+    #[arg(long)]
+    pub max_steps: Option<u32>,
     /// Origins the browser may open (`https://example.com`, `https://*.example.com`); default:
     /// the origin of `--browser`.
     #[arg(long, value_name = "ORIGIN")]
@@ -188,7 +205,8 @@ pub struct RunArgs {
     /// With `--stream` on the OpenAI API: run each completed call as soon as it arrives.
     #[arg(long, requires = "stream")]
     pub eager: bool,
-    /// The run directory (default `runs/run-<time>`): a JSONL log and the screenshots.
+    /// The run directory (default `runs/run-<time>`): a JSONL log, the screenshots, and the
+    /// run's ledger (`ledger.sqlite`, every checkpoint, for `--resume`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Watch the run in a local web page as it happens, and approve or deny its actions there.
@@ -201,7 +219,8 @@ pub struct RunArgs {
 
 /// `hands run`'s remote MCP servers and server tools: the model's provider runs them, hands
 /// declares them and answers their approvals (`--approve` decides those too).
-#[derive(Debug, Args, Default, Clone)]
+#[derive(Debug, Args, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RemoteToolArgs {
     /// A remote MCP server the provider connects to (streamable HTTP), as `[LABEL=]URL`; the
     /// label defaults to the URL's host. OpenAI asks before each call (answered per
@@ -267,6 +286,55 @@ pub fn member_names(list: Option<&Vec<String>>) -> Option<Vec<String>> {
     })
 }
 
+/// `hands runs`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    pub action: Option<RunsAction>,
+    /// Where the run directories are (default `runs`).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// What `hands runs` does besides listing.
+#[derive(Debug, Subcommand)]
+pub enum RunsAction {
+    /// One run: its identity, status, and each call of an interrupted turn with what is known
+    /// of it.
+    Show {
+        /// The run directory.
+        #[arg(value_name = "RUN_DIR")]
+        run_dir: PathBuf,
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record what really happened to a call whose outcome is uncertain (check the
+    /// environment first); the run can then resume, and the call is never repeated.
+    Reconcile {
+        /// The run directory.
+        #[arg(value_name = "RUN_DIR")]
+        run_dir: PathBuf,
+        /// The call (as `hands runs show` lists it).
+        #[arg(value_name = "CALL_ID")]
+        call_id: String,
+        /// It took effect.
+        #[arg(
+            long,
+            conflicts_with = "not_happened",
+            required_unless_present = "not_happened"
+        )]
+        happened: bool,
+        /// It did not take effect.
+        #[arg(long)]
+        not_happened: bool,
+        /// What you found, for the model (e.g. "the file was saved, the dialog is still open").
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
+    },
+}
+
 /// Who approves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ApproveArg {
@@ -290,6 +358,10 @@ pub struct ReadArgs {
     /// Print `BrowserReadV1` JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read in a running browser's active tab instead of starting one: its DevTools endpoint
+    /// (`ws://127.0.0.1:9222/devtools/browser/…`). The browser is left running.
+    #[arg(long, value_name = "WS_URL")]
+    pub attach: Option<String>,
 }
 
 /// `read_page`'s filter.

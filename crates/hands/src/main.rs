@@ -9,6 +9,7 @@
 mod approve;
 mod cli;
 mod demo;
+mod difftest;
 mod drill;
 mod environment;
 mod exec;
@@ -16,8 +17,10 @@ mod mcp;
 mod policy;
 mod read;
 mod remote;
+mod resume;
 mod run;
 mod rundir;
+mod runs;
 mod view;
 
 use std::process::ExitCode;
@@ -42,12 +45,14 @@ fn main() -> ExitCode {
         match cli.command {
             cli::Command::Drill(args) => drill::run(args).await,
             cli::Command::Run(args) => run::run(args).await,
+            cli::Command::Runs(args) => runs::run(args),
             cli::Command::Read(args) => read::run(args).await,
             cli::Command::Policy(args) => policy::run(args),
             cli::Command::Exec(args) => exec::run(args).await,
             cli::Command::Demo(args) => demo::run(args).await,
             cli::Command::Mcp(args) => mcp::run(args).await,
             cli::Command::View(args) => view::run(args).await,
+            cli::Command::Difftest(args) => difftest::run(args).await,
         }
     });
     match result {

@@ -1,4 +1,4 @@
-//! `hands read URL`: the structured read of a page, as a model would get it from `read_page`.
+//! `hands read URL [--attach WS_URL]`: the structured read of a page, as a model would get it from `read_page` (the compact form, or `BrowserReadV1` JSON with `--json`), in a browser it starts or in a running one.
 
 use std::process::ExitCode;
 
@@ -17,9 +17,21 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
         FilterArg::All => ReadFilter::All,
         FilterArg::Interactive => ReadFilter::Interactive,
     };
-    let mut browser = CdpBrowser::launch(DriverConfig::default())
-        .await
-        .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
+    let mut browser = match &args.attach {
+        Some(ws) => {
+            if !(ws.starts_with("ws://") || ws.starts_with("wss://")) {
+                anyhow::bail!(
+                    "--attach takes a DevTools WebSocket URL (ws://host:port/devtools/browser/…), got {ws:?}"
+                );
+            }
+            CdpBrowser::attach(ws, DriverConfig::default())
+                .await
+                .with_context(|| format!("attaching to {ws}"))?
+        }
+        None => CdpBrowser::launch(DriverConfig::default())
+            .await
+            .context("launching Chromium (run scripts/install-system-deps.sh first)")?,
+    };
     let cancel = CancellationToken::new();
     browser
         .navigate(&url, None, &cancel)
@@ -35,27 +47,7 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
         Some(ReadResult::Structured(read)) if args.json => {
             println!("{}", serde_json::to_string_pretty(&read)?);
         }
-        Some(ReadResult::Structured(read)) => {
-            println!("{}\n", read.text());
-            for e in read.elements() {
-                let mut line = format!("[{}] {} {:?}", e.reference(), e.role(), e.label());
-                if let Some(v) = e.value() {
-                    line.push_str(&format!(" = {v:?}"));
-                }
-                if let Some(c) = e.checked() {
-                    line.push_str(if c { " (checked)" } else { " (unchecked)" });
-                }
-                if let Some(options) = e.options() {
-                    let labels: Vec<&str> = options.iter().map(|o| o.label()).collect();
-                    line.push_str(&format!(" options: {}", labels.join(" | ")));
-                }
-                println!("{line}");
-            }
-            if !read.omitted().is_empty() {
-                let codes: Vec<&str> = read.omitted().iter().map(|o| o.code()).collect();
-                println!("\nomitted: {}", codes.join(", "));
-            }
-        }
+        Some(ReadResult::Structured(read)) => println!("{}", read.to_compact()),
     }
     Ok(ExitCode::SUCCESS)
 }

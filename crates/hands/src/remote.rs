@@ -2,6 +2,7 @@
 //! runner's declarations (remote MCP servers and server tools) for either API.
 
 use anyhow::{Context as _, bail};
+use hands_runner::ledger::sanitize::mcp_url_fingerprint;
 use hands_runner::mcp::{ApprovalRule, McpServer, ServerTool, ToolFilter};
 use hands_runner::{AnthropicSettings, OpenAiSettings};
 use serde_json::Value;
@@ -187,6 +188,24 @@ impl RemoteTools {
         Ok(())
     }
 
+    /// `args` as a run's ledger keeps them for `--resume`: each `--mcp` as `LABEL=` and the
+    /// SHA-256 fingerprint of its URL (the checkpoints' own, [`mcp_url_fingerprint`]) — a URL
+    /// can carry a secret in its path or query, so it is never stored. Token variables are kept
+    /// by name.
+    ///
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (saved MCP
+    /// declarations hold fingerprints, not URLs).
+    pub fn saved_args(&self, args: &RemoteToolArgs) -> RemoteToolArgs {
+        RemoteToolArgs {
+            mcp: self
+                .servers
+                .iter()
+                .map(|s| format!("{}={}", s.label, mcp_url_fingerprint(&s.url)))
+                .collect(),
+            ..args.clone()
+        }
+    }
+
     /// One line for the run directory's log: labels, shown URLs and tools, no credentials.
     pub fn describe(&self) -> Value {
         serde_json::json!({
@@ -200,6 +219,42 @@ impl RemoteTools {
             "server_tools": self.server_tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
         })
     }
+}
+
+/// The flags a resumed run uses: each one given again replaces the saved one, the rest carry
+/// over. MCP servers must be given again (`--mcp`): the ledger keeps only their fingerprints,
+/// and the runner refuses URLs whose fingerprints differ (another server is another run).
+pub fn resumed_args(
+    given: &RemoteToolArgs,
+    saved: &RemoteToolArgs,
+) -> anyhow::Result<RemoteToolArgs> {
+    if given.mcp.is_empty() && !saved.mcp.is_empty() {
+        let labels: Vec<&str> = saved
+            .mcp
+            .iter()
+            .map(|m| m.split_once('=').map_or(m.as_str(), |(label, _)| label))
+            .collect();
+        bail!(
+            "this run declared the MCP server(s) {}: their URLs are not kept (only SHA-256 fingerprints, since a URL can hold a secret); \
+             give them again with --mcp LABEL=URL (with current credentials via --mcp-token-env)",
+            labels.join(", ")
+        );
+    }
+    let pick = |given: &Vec<String>, saved: &Vec<String>| {
+        if given.is_empty() {
+            saved.clone()
+        } else {
+            given.clone()
+        }
+    };
+    Ok(RemoteToolArgs {
+        mcp: given.mcp.clone(),
+        mcp_tools: pick(&given.mcp_tools, &saved.mcp_tools),
+        mcp_unasked: pick(&given.mcp_unasked, &saved.mcp_unasked),
+        mcp_token_env: pick(&given.mcp_token_env, &saved.mcp_token_env),
+        server_tool: pick(&given.server_tool, &saved.server_tool),
+        vector_store: pick(&given.vector_store, &saved.vector_store),
+    })
 }
 
 #[cfg(test)]
@@ -275,5 +330,45 @@ mod tests {
         let tools = RemoteTools::parse(&image, no_env).unwrap();
         let mut settings = AnthropicSettings::new("m");
         assert!(tools.apply_anthropic(&mut settings).is_err());
+    }
+
+    #[test]
+    fn a_saved_run_keeps_fingerprints_and_resuming_asks_for_the_urls_again() {
+        let mut given = args(&["notes=https://mcp.example/v1?key=SECRET"]);
+        given.mcp_token_env = vec!["notes=NOTES_TOKEN".into()];
+        given.server_tool = vec!["web_search".into()];
+        let env = |_: &str| Some("tok".to_owned());
+        let tools = RemoteTools::parse(&given, env).unwrap();
+        let saved = tools.saved_args(&given);
+        let text = serde_json::to_string(&saved).unwrap();
+        assert!(
+            !text.contains("SECRET") && !text.contains("mcp.example"),
+            "{text}"
+        );
+        assert_eq!(
+            saved.mcp,
+            [format!(
+                "notes={}",
+                mcp_url_fingerprint("https://mcp.example/v1?key=SECRET")
+            )]
+        );
+        assert_eq!(saved.mcp_token_env, given.mcp_token_env);
+        // Resuming without --mcp names the server to give again.
+        let refused = resumed_args(&RemoteToolArgs::default(), &saved).unwrap_err();
+        assert!(refused.to_string().contains("notes"), "{refused}");
+        // With it, the rest carries over.
+        let again = resumed_args(&args(&["notes=https://mcp.example/v1?key=NEW"]), &saved).unwrap();
+        assert_eq!(again.mcp, ["notes=https://mcp.example/v1?key=NEW"]);
+        assert_eq!(again.mcp_token_env, given.mcp_token_env);
+        assert_eq!(again.server_tool, given.server_tool);
+        // Without MCP servers nothing must be given again.
+        let plain = RemoteToolArgs {
+            server_tool: vec!["web_search".into()],
+            ..RemoteToolArgs::default()
+        };
+        assert_eq!(
+            resumed_args(&RemoteToolArgs::default(), &plain).unwrap(),
+            plain
+        );
     }
 }

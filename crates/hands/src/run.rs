@@ -15,7 +15,6 @@ use hands_core::{CancellationToken, Desktop};
 use hands_models::anthropic::{self, AnthropicClient, AnthropicConfig};
 use hands_models::openai::{self, OpenAiClient, OpenAiConfig};
 use hands_runner::diagnostics::{Record, Stage};
-use hands_runner::ledger::FileLedger;
 use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
 use hands_sandbox::{BashConfig, BashTool, EditorConfig, EditorTool};
 use hands_toolset::browser::consent::Confirm;
@@ -33,6 +32,7 @@ use crate::approve::TerminalApprover;
 use crate::cli::{ApproveArg, ImageDetailArg, ProviderArg, RunArgs, member_names};
 use crate::environment::DesktopEnv;
 use crate::policy::RequestAllowList;
+use crate::resume::{self, Launch};
 use crate::rundir::RunDir;
 
 /// The default Claude model: every model that accepts `computer_toolset_20260801` will do.
@@ -44,7 +44,39 @@ pub const DESKTOP_SIZE: (u32, u32) = (1280, 800);
 const NO_KEY: u8 = 2;
 
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let (key_var, base_var) = match args.provider {
+    // A resumed run takes back the settings it started with; flags given again must match
+    // (the runner refuses another model, step limit or set of tools, naming what changed).
+    let resumed = match &args.resume {
+        Some(dir) => Some(resume::open(dir)?),
+        None => None,
+    };
+    let saved = resumed.as_ref().map(|(_, launch)| launch);
+    let provider = args
+        .provider
+        .or_else(|| saved.and_then(Launch::provider))
+        .unwrap_or(ProviderArg::Anthropic);
+    let max_steps = args
+        .max_steps
+        .or(saved.map(|l| l.max_steps))
+        .unwrap_or(hands_runner::DEFAULT_MAX_STEPS);
+    let display_arg = args
+        .display
+        .clone()
+        .or_else(|| saved.and_then(|l| l.display.clone()));
+    let browser_arg = args
+        .browser
+        .clone()
+        .or_else(|| saved.and_then(|l| l.browser.clone()));
+    let allow_origin = match saved {
+        Some(l) if args.allow_origin.is_empty() => l.allow_origin.clone(),
+        _ => args.allow_origin.clone(),
+    };
+    let task = args
+        .task
+        .clone()
+        .or_else(|| saved.map(|l| l.task.clone()))
+        .unwrap_or_default();
+    let (key_var, base_var) = match provider {
         ProviderArg::Anthropic => (anthropic::API_KEY_ENV, anthropic::BASE_URL_ENV),
         ProviderArg::Openai => (openai::API_KEY_ENV, openai::BASE_URL_ENV),
     };
@@ -69,25 +101,59 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .ok()
             .filter(|u| !u.trim().is_empty())
     });
-    let model = match (&args.model, args.provider) {
-        (Some(m), _) => m.clone(),
+    let model = match (
+        args.model
+            .clone()
+            .or_else(|| saved.map(|l| l.model.clone())),
+        provider,
+    ) {
+        (Some(m), _) => m,
         (None, ProviderArg::Anthropic) => DEFAULT_ANTHROPIC_MODEL.to_owned(),
         (None, ProviderArg::Openai) => anyhow::bail!(
             "give --model: a Responses model your project can use with the computer tool"
         ),
     };
-    // Remote MCP servers and server tools: read before anything starts (a missing token stops
-    // here).
-    let remote = crate::remote::RemoteTools::parse(&args.remote, |var| std::env::var(var).ok())?;
-    let use_desktop = args.desktop || args.display.is_some() || args.browser.is_none();
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| RunDir::default_path("run"));
-    let mut rundir = RunDir::create(&out)?;
-    rundir.line(serde_json::json!({"kind": "start", "task": args.task, "resume": args.resume, "provider": format!("{:?}", args.provider),
-        "model": model, "desktop": use_desktop, "browser": args.browser,
-        "remote": remote.describe()}));
+    // Remote MCP servers and server tools, as given or as the run started with (MCP URLs given
+    // again): read before anything starts (a missing token stops here).
+    let remote_args = match saved {
+        Some(l) => crate::remote::resumed_args(&args.remote, &l.remote)?,
+        None => (*args.remote).clone(),
+    };
+    let remote = crate::remote::RemoteTools::parse(&remote_args, |var| std::env::var(var).ok())?;
+    let use_desktop = match saved {
+        Some(l) => l.desktop || args.desktop || args.display.is_some(),
+        None => args.desktop || args.display.is_some() || args.browser.is_none(),
+    };
+    let launch = Launch {
+        provider: Launch::provider_name(provider).to_owned(),
+        model: model.clone(),
+        max_steps,
+        desktop: use_desktop,
+        display: display_arg.clone(),
+        browser: browser_arg.clone(),
+        allow_origin: allow_origin.clone(),
+        stream: args.stream || saved.is_some_and(|l| l.stream),
+        eager: args.eager || saved.is_some_and(|l| l.eager),
+        task: task.clone(),
+        remote: remote.saved_args(&remote_args),
+    };
+    let (out, mut rundir, ledger) = match (resumed, &args.resume) {
+        (Some((ledger, _)), Some(dir)) => (dir.clone(), RunDir::reopen(dir)?, ledger),
+        _ => {
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| RunDir::default_path("run"));
+            let rundir = RunDir::create(&out)?;
+            let ledger = resume::create(&out, &launch)?;
+            (out, rundir, ledger)
+        }
+    };
+    rundir.line(
+        serde_json::json!({"kind": if args.resume.is_some() { "resume" } else { "start" },
+        "task": task, "provider": launch.provider, "model": model, "desktop": use_desktop,
+        "browser": browser_arg, "remote": remote.describe()}),
+    );
     let bar = progress_bar();
     // With --view (and --approve ask), the person approves on the page instead of the terminal.
     let live = if args.view {
@@ -104,7 +170,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The desktop: a display of our own (with a window manager) unless one is named.
     let mut _env_clients = Vec::new();
     let desktop: Option<Box<dyn Desktop>> = if use_desktop {
-        Some(match &args.display {
+        Some(match &display_arg {
             Some(display) => Box::new(
                 X11Desktop::connect(Some(display))
                     .with_context(|| format!("attaching to display {display}"))?,
@@ -120,17 +186,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let display_name = args.display.clone();
+    let display_name = display_arg.clone();
 
     // The browser: Chromium, under the same allow-list at the toolset and the request level.
     let mut toolbox = Toolbox::default();
     let mut browser_note = String::new();
-    if let Some(start) = &args.browser {
+    if let Some(start) = &browser_arg {
         let start_url = PageUrl::parse("--browser", start).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let origins: Vec<String> = if args.allow_origin.is_empty() {
+        let origins: Vec<String> = if allow_origin.is_empty() {
             vec![start_url.url().origin().ascii_serialization()]
         } else {
-            args.allow_origin.clone()
+            allow_origin.clone()
         };
         let allow =
             OriginAllowList::new(&origins).map_err(|e| anyhow::anyhow!("--allow-origin: {e}"))?;
@@ -148,7 +214,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("opening {start}: {e}"))?;
         // Claude drives the browser through its own toolset; OpenAI through the driver spec's
         // function tools. Both sit on the same driver, under the same policies.
-        match args.provider {
+        match provider {
             ProviderArg::Anthropic => {
                 let mut declaration = BrowserToolsetDeclaration::new();
                 if let Some(names) = member_names(args.browser_members.as_ref()) {
@@ -204,10 +270,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         browser_note
     );
     let cancel = CancellationToken::new();
-    let config = RunConfig {
-        max_steps: args.max_steps,
-    };
-    let mut runner = match args.provider {
+    let config = RunConfig { max_steps };
+    let mut runner = match provider {
         ProviderArg::Anthropic => {
             let mut client_config = AnthropicConfig::new(key);
             if let Some(url) = base_url {
@@ -249,7 +313,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
             let mut settings = AnthropicSettings::new(model.clone());
             settings.system = Some(system);
-            settings.stream = args.stream;
+            settings.stream = launch.stream;
             remote.apply_anthropic(&mut settings)?;
             Runner::anthropic(client, settings, computer, toolbox, config)
         }
@@ -263,8 +327,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 desktop.map(|d| ComputerCallExecutor::new(d, ComputerCallConfig::default()));
             let mut settings = OpenAiSettings::new(model.clone());
             settings.instructions = Some(system);
-            settings.stream = args.stream;
-            settings.eager = args.eager;
+            settings.stream = launch.stream;
+            settings.eager = launch.eager;
             remote.apply_openai(&mut settings);
             Runner::openai(client, settings, computer, toolbox, config)
         }
@@ -307,13 +371,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
         None => runner.set_journal(Box::new(rundir)),
     }
-    // Every step is checkpointed in the run directory: `--resume` continues from it.
-    let checkpoint_path = out_path.join("checkpoint.json");
-    let resume_from = match &args.resume {
-        Some(path) => Some(FileLedger::load(path).map_err(|e| anyhow::anyhow!("{e}"))?),
-        None => None,
-    };
-    runner.set_ledger(Box::new(FileLedger::new(&checkpoint_path)));
+    // Every step is checkpointed in the run directory's ledger: `--resume` continues from it.
+    runner.set_ledger(Box::new(ledger));
     let ctrl_c = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -321,18 +380,26 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             ctrl_c.cancel();
         }
     });
-    let outcome = match (&resume_from, &args.task) {
-        (Some(checkpoint), _) => runner.resume(checkpoint, &cancel).await?,
-        (None, Some(task)) => runner.run(task, &cancel).await?,
-        (None, None) => anyhow::bail!("give --task, or --resume a checkpoint"),
+    let outcome = match &args.resume {
+        Some(dir) => {
+            eprintln!("hands run: resuming the run in {}", dir.display());
+            match runner.resume(&cancel).await {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    bar.finish_and_clear();
+                    return Err(resume::refusal(dir, &e));
+                }
+            }
+        }
+        None => runner.run(&task, &cancel).await?,
     };
     bar.finish_and_clear();
     println!("{}", outcome.final_text);
     eprintln!(
-        "hands run: {} after {} request(s){}; {} input + {} cached + {} output tokens{}; run directory {} (resume with --resume {}/checkpoint.json)",
+        "hands run: {} after {} request(s){}; {} input + {} cached + {} output tokens{}; run directory {}{}",
         match &outcome.status {
             RunStatus::Finished => "finished".to_owned(),
-            RunStatus::StepLimit => format!("hit the step limit ({})", args.max_steps),
+            RunStatus::StepLimit => format!("hit the step limit ({max_steps})"),
             RunStatus::Stopped(why) => format!("stopped: {why}"),
         },
         outcome.steps,
@@ -349,7 +416,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             ""
         },
         out_path.display(),
-        out_path.display()
+        match &outcome.status {
+            RunStatus::Stopped(_) => format!(
+                " (see it with `hands runs show {0}`; resume with `hands run --resume {0}`)",
+                out_path.display()
+            ),
+            _ => String::new(),
+        }
     );
     Ok(if outcome.finished() {
         ExitCode::SUCCESS

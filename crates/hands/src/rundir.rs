@@ -1,5 +1,6 @@
 //! A run directory: `log.jsonl` (one JSON object per request, response and action, with
-//! timings) and the images the model was shown, as files. Image data in the logged bodies is
+//! timings), the images the model was shown, as files, and the run's ledger (`ledger.sqlite`,
+//! written by hands-runner's `SqliteLedger`). Image data in the logged bodies is
 //! replaced by the file it was written to, so the log stays small and readable.
 
 use std::fs::File;
@@ -41,6 +42,27 @@ impl RunDir {
             log: BufWriter::new(log),
             started: Instant::now(),
             n_images: 0,
+        })
+    }
+
+    /// Reopens the run directory `dir` of a run being resumed: its log is appended to, and
+    /// image numbers go on from the images already there.
+    pub fn reopen(dir: &Path) -> anyhow::Result<RunDir> {
+        std::fs::create_dir_all(dir.join("images"))
+            .with_context(|| format!("opening {}", dir.display()))?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("log.jsonl"))
+            .with_context(|| format!("opening {}/log.jsonl", dir.display()))?;
+        let n_images = std::fs::read_dir(dir.join("images"))
+            .map(|entries| entries.count())
+            .unwrap_or(0);
+        Ok(RunDir {
+            dir: dir.to_owned(),
+            log: BufWriter::new(log),
+            started: Instant::now(),
+            n_images,
         })
     }
 

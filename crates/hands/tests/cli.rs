@@ -92,10 +92,11 @@ fn hands_run_on_a_desktop_finishes_against_a_strict_stand_in() {
     assert!(log.lines().any(|l| l.contains("\"kind\":\"action\"")));
     assert!(!log.contains("iVBOR"), "image data is kept out of the log");
     assert!(std::fs::read_dir(out.join("images")).unwrap().count() >= 1);
-    // The run is checkpointed: its last checkpoint ends a completed turn, resumable.
-    let checkpoint = hands_runner::ledger::FileLedger::load(&out.join("checkpoint.json")).unwrap();
-    assert!(checkpoint.resumable());
-    assert_eq!(checkpoint.steps_used, 4);
+    // The run is checkpointed in its ledger: every checkpoint, the last a finished turn.
+    let report = hands_runner::ledger::SqliteLedger::report(&out.join("ledger.sqlite")).unwrap();
+    assert_eq!(report.status(), "finished");
+    assert_eq!(report.steps_used, 4);
+    assert!(report.pending.is_none());
 }
 
 #[test]
@@ -657,7 +658,8 @@ fn hands_run_chooses_the_browser_members() {
             .args(extra)
             .args(["--task", "Look."])
             .arg("--out")
-            .arg(dir.path().join(format!("run-{}", extra.len())))
+            // One run directory per run: a directory that holds a run's ledger is not reused.
+            .arg(dir.path().join(format!("run-{}", extra.join("-"))))
             .env("ANTHROPIC_API_KEY", "sk-test")
             .env("ANTHROPIC_BASE_URL", sim.base_url())
             .stdin(std::process::Stdio::null())
@@ -671,7 +673,11 @@ fn hands_run_chooses_the_browser_members() {
         String::from_utf8_lossy(&output.stderr)
     );
     let output = run(&["--browser-extra-members", "javascript_exec"]);
-    assert!(output.status.success());
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     let requests = sim.requests();
     let configs = &requests[0].body["tools"][0]["configs"];
@@ -699,5 +705,47 @@ fn hands_run_chooses_the_browser_members() {
     assert!(
         stderr.contains("--browser-members") && stderr.contains("teleport"),
         "{stderr}"
+    );
+}
+
+/// `hands read --attach` reads in a browser that is already running (its active tab) and leaves
+/// it running; the read is the compact form, with kinds beyond the seven roles.
+#[test]
+fn hands_read_attaches_to_a_running_browser() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let chromium = runtime
+        .block_on(hands_cdp::Chromium::launch(
+            &hands_cdp::LaunchConfig::default(),
+        ))
+        .unwrap();
+    let page = "data:text/html,<title>T</title><p>Pick one</p><button>Go</button><a href=%23x>More</a>\
+                <span onclick=0>Tap</span>";
+    let out = hands()
+        .args(["read", "--attach", chromium.ws_url(), page])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Pick one\n"), "{stdout}");
+    assert!(stdout.contains("] button Go\n"), "{stdout}");
+    assert!(stdout.contains("] link More\n"), "{stdout}");
+    assert!(stdout.contains("] clickable Tap"), "{stdout}");
+    assert!(chromium.exited().is_none(), "the browser was closed");
+    let refused = hands()
+        .args(["read", "--attach", "127.0.0.1:9222", page])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("DevTools WebSocket URL"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
     );
 }

@@ -330,12 +330,22 @@ fn text(result: &Value) -> String {
         .join("\n")
 }
 
+/// The ref of the compact read's line `[ref] role [x] label …` (the name bare or quoted).
 fn ref_of(read: &str, role: &str, label: &str) -> String {
     read.lines()
-        .find(|l| l.contains(&format!(" {role} \"{label}\"")))
-        .and_then(|l| l.split(' ').next())
+        .find_map(|l| {
+            let (reference, rest) = l.strip_prefix('[')?.split_once("] ")?;
+            let rest = rest.strip_prefix(role)?.strip_prefix(' ')?;
+            let rest = ["[x] ", "[ ] "]
+                .iter()
+                .find_map(|box_| rest.strip_prefix(box_))
+                .unwrap_or(rest);
+            let named = [label.to_owned(), format!("\"{label}\"")]
+                .iter()
+                .any(|name| rest == name || rest.starts_with(&format!("{name} ")));
+            named.then(|| reference.to_owned())
+        })
         .unwrap_or_else(|| panic!("no {role} {label} in {read}"))
-        .to_owned()
 }
 
 /// Both eras list the tools with schemas and annotations.

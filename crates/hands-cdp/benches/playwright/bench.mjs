@@ -5,7 +5,8 @@
 // Run by `cargo bench -p hands-cdp --bench vs_playwright`, which passes one JSON argument:
 //   {"url": "...", "iterations": 20, "executablePath": "/usr/bin/chromium",
 //    "args": [hands' own launch flags], "viewport": [1280, 800], "dump": null or a folder,
-//    "mutate": an expression the page runs, untimed, before each "after a DOM change" snapshot}
+//    "mutate": an expression the page runs, untimed, before each "after a DOM change" snapshot,
+//    "extraUrls": pages whose ariaSnapshot() is measured for size only, after the rest}
 // With `dump`, one output of each kind is written there (aria_snapshot.yaml, playwright.png,
 // playwright.jpeg), taken after the measured calls on the unchanged page.
 // The browser is Debian's Chromium with exactly hands' flags (`ignoreDefaultArgs: true`), plus
@@ -106,6 +107,15 @@ try {
     }
   }
 
+  // Extra pages, measured for size only.
+  const extra = [];
+  for (const [i, url] of (config.extraUrls ?? []).entries()) {
+    await page.goto(url, { waitUntil: 'load' });
+    const text = await page.locator('body').ariaSnapshot();
+    extra.push(Buffer.byteLength(text, 'utf8'));
+    if (config.dump) await writeFile(join(config.dump, `extra${i}.aria.yaml`), text);
+  }
+
   process.stdout.write(
     JSON.stringify({
       playwright: require('playwright-core/package.json').version,
@@ -115,6 +125,7 @@ try {
       aria_changed: ariaChanged,
       png,
       jpeg,
+      extra,
     }) + '\n',
   );
 } finally {

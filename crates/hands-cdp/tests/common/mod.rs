@@ -103,6 +103,10 @@ impl Server {
         self.hits.lock().unwrap().clone()
     }
 
+    pub fn hits_clear(&self) {
+        self.hits.lock().unwrap().clear();
+    }
+
     pub fn paths(&self) -> Vec<String> {
         self.hits().into_iter().map(|h| h.path).collect()
     }
@@ -219,4 +223,42 @@ pub async fn eval(browser: &CdpBrowser, expr: &str) -> serde_json::Value {
         .await
         .expect("evaluate");
     value["result"]["value"].clone()
+}
+
+/// Every kind of animation at once, none of which ever stops.
+pub const ANIMATED_PAGE: &str = r#"<!doctype html><title>Animated</title>
+<style>@keyframes spin { to { transform: rotate(360deg); } }
+#spinner { width: 40px; height: 40px; background: #36c; animation: spin 1s linear infinite; }
+#mover { position: absolute; top: 120px; width: 30px; height: 30px; background: #c33; }</style>
+<h1>Dashboard</h1><div id=spinner></div><canvas id=c width=200 height=80></canvas>
+<div id=mover></div><svg width=200 height=60><circle id=dot cx=10 cy=30 r=8 fill=#3c3></circle></svg>
+<button onclick="document.getElementById('out').textContent = 'Saved'">Save</button><p id=out></p>
+<script>
+const ctx = document.getElementById('c').getContext('2d');
+const mover = document.getElementById('mover');
+const dot = document.getElementById('dot');
+let t = 0;
+(function frame() {
+  t += 1;
+  ctx.clearRect(0, 0, 200, 80); ctx.fillRect(t % 200, 20, 20, 20);
+  mover.style.left = (t % 300) + 'px';
+  mover.style.opacity = String(0.5 + 0.5 * Math.sin(t / 10));
+  dot.setAttribute('cx', String(10 + (t % 180)));
+  requestAnimationFrame(frame);
+})();
+</script>"#;
+
+/// A policy that allows `origin` and the schemes that reach no origin (`about:`, `data:`,
+/// `blob:`), and denies everything else.
+pub fn allow_only(origin: String) -> std::sync::Arc<dyn hands_cdp::RequestPolicy> {
+    std::sync::Arc::new(move |r: &hands_cdp::RequestInfo<'_>| {
+        let o = hands_cdp::policy::origin_of(r.url);
+        if o == origin || matches!(r.url.scheme(), "about" | "data" | "blob") {
+            hands_cdp::Verdict::Allow
+        } else {
+            hands_cdp::Verdict::Deny {
+                reason: "not on the test allow-list".into(),
+            }
+        }
+    })
 }

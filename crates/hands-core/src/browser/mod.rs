@@ -19,7 +19,7 @@ use std::fmt;
 
 pub use args::{ArgError, BrowserCall, PageUrl, ReadFilter};
 pub use driver::{Browser, BrowserError, BrowserOutput, DriverError, FileOutcome};
-pub use read::{BrowserRead, BrowserScopedRead, ReadElement, Role};
+pub use read::{BrowserRead, BrowserScopedRead, Kind, ReadElement, Role};
 pub use state::{BrowserState, TabId, TabInfo};
 
 /// A member (method) of the browser toolset.

@@ -66,7 +66,7 @@ pub use consent::{
 };
 pub use declaration::ToolDeclaration;
 use observation::Observer;
-pub use output::{CallOutput, ImageDetail};
+pub use output::{CallOutput, ImageDetail, TypedRead};
 pub use parse::{ArgumentError, member_of_tool, parse_call, tool_name};
 pub use state::{StateFormat, StateView, TabView};
 pub use url_policy::{OriginAllowList, OriginPattern, PatternError, UrlDecision};
@@ -870,6 +870,9 @@ impl<B: Browser> BrowserToolset<B> {
                     None => output,
                 }
             }
+            Answer::Read(result, read) => {
+                CallOutput::success(id, true, Some(result), &state).with_read(read)
+            }
             Answer::File(outcome) => {
                 CallOutput::success(id, outcome.ok(), Some(outcome.to_json()), &state)
             }
@@ -951,14 +954,14 @@ impl<B: Browser> BrowserToolset<B> {
                     ));
                 }
                 let read = self.filter_read(read).map_err(|e| e.to_string())?;
-                Answer::Result(Some(json(serde_json::to_value(&read))?), None)
+                Answer::Read(json(serde_json::to_value(&read))?, TypedRead::Page(read))
             }
             BrowserOutput::ScopedRead(scoped) => {
                 let read = self
                     .filter_read(scoped.read().clone())
                     .and_then(|read| BrowserScopedRead::new(read, scoped.scopes().to_vec()))
                     .map_err(|e| e.to_string())?;
-                Answer::Result(Some(json(serde_json::to_value(&read))?), None)
+                Answer::Read(json(serde_json::to_value(&read))?, TypedRead::Scoped(read))
             }
             BrowserOutput::Image(image) => {
                 if image.base64.is_empty() {
@@ -1068,6 +1071,8 @@ pub(crate) fn withhold_values(
 enum Answer {
     /// A result (or none) and maybe an image.
     Result(Option<Value>, Option<EncodedImage>),
+    /// A structured read: its JSON as the model sees it, and the typed read it came from.
+    Read(Value, TypedRead),
     /// A file outcome: ok only when completed.
     File(FileOutcome),
     /// A failure with text safe for the model.

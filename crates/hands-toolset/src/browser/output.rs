@@ -7,6 +7,7 @@
 //! estructuradas"; api-contracts B, "Function tools" (the output is a string or a list of
 //! `input_text` / `input_image` items).
 
+use hands_core::browser::read::{BrowserRead, BrowserScopedRead};
 use hands_core::image::EncodedImage;
 use serde_json::{Value, json};
 
@@ -47,6 +48,19 @@ pub struct CallOutput {
     body: Value,
     image: Option<EncodedImage>,
     detail: Option<ImageDetail>,
+    read: Option<TypedRead>,
+}
+
+/// The structured read behind a result, as the driver returned it after the toolset's value
+/// rules: for callers that show a read in another form than the `BrowserReadV1` JSON the
+/// function tools answer (`hands mcp` shows [`BrowserRead::to_compact`], which also keeps what
+/// the JSON cannot hold: each element's kind and its place in the page text).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypedRead {
+    /// `read_page`, `find`, `get_page_text`, `read_diagnostics`.
+    Page(BrowserRead),
+    /// `read_page_scoped`.
+    Scoped(BrowserScopedRead),
 }
 
 impl CallOutput {
@@ -108,12 +122,24 @@ impl CallOutput {
         self
     }
 
+    /// Keeps the typed read the result's JSON was made from.
+    pub(crate) fn with_read(mut self, read: TypedRead) -> CallOutput {
+        self.read = Some(read);
+        self
+    }
+
+    /// The typed read behind a successful read result.
+    pub fn read(&self) -> Option<&TypedRead> {
+        self.read.as_ref()
+    }
+
     fn from_body(call_id: &str, body: Value) -> CallOutput {
         CallOutput {
             call_id: call_id.to_owned(),
             body,
             image: None,
             detail: None,
+            read: None,
         }
     }
 

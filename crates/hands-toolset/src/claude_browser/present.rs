@@ -55,8 +55,12 @@ fn text(text: impl Into<String>) -> Vec<ResultBlock> {
     }
 }
 
-/// A read shown to the model: a structured read as its `BrowserReadV1` JSON text (values
-/// withheld as the application's privacy policy says), plain text as it is.
+/// A read shown to the model: a structured read in the compact form
+/// ([`BrowserRead::to_compact`]: the page text with one line per element — ref, kind such as
+/// `link` or `clickable`, name, state, value — at about half the bytes of an accessibility
+/// snapshot; values withheld as the application's privacy policy says), plain text as it is.
+/// (The driver spec's function tools answer `BrowserReadV1` JSON instead; Claude's toolset
+/// leaves the format to the client.)
 fn read_blocks(
     member: Member,
     read: Option<ReadResult>,
@@ -73,9 +77,7 @@ fn read_blocks(
                 return text_only(member, read);
             }
             let read = withhold_values(read, read_values).map_err(|e| e.to_string())?;
-            serde_json::to_string(&read)
-                .map(text)
-                .map_err(|e| e.to_string())
+            Ok(text(read.to_compact()))
         }
     }
 }

@@ -89,8 +89,38 @@ fn latest_results(request: &Value) -> (Vec<String>, Option<String>) {
     (texts, error)
 }
 
+/// A read in the compact form (what Claude's browser toolset answers), as the elements of a
+/// `BrowserReadV1`-like value: `{"elements": [{"ref", "label"}]}`, from its element lines
+/// (`[e12] textbox Display name = Ada`, a quoted name as a JSON string).
+fn compact_read(text: &str) -> Option<Value> {
+    let elements: Vec<Value> = text
+        .lines()
+        .filter_map(|line| {
+            let (reference, rest) = line.strip_prefix('[')?.split_once("] ")?;
+            let (_kind, rest) = rest.split_once(' ')?;
+            let rest = rest
+                .strip_prefix("[x] ")
+                .or_else(|| rest.strip_prefix("[ ] "))
+                .unwrap_or(rest);
+            let label = if rest.starts_with('"') {
+                let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+                stream.next()?.ok()?
+            } else {
+                let end = [" = ", " {"]
+                    .iter()
+                    .filter_map(|d| rest.find(d))
+                    .min()
+                    .unwrap_or(rest.len());
+                rest[..end].to_owned()
+            };
+            Some(json!({"ref": reference, "label": label}))
+        })
+        .collect();
+    (!elements.is_empty()).then(|| json!({ "elements": elements }))
+}
+
 /// The elements of a read: a function output wraps the read in `result`; Claude's toolset
-/// answers with the read itself.
+/// answers with the read itself (in the compact form, see [`compact_read`]).
 fn elements(read: &Value) -> Option<&Vec<Value>> {
     read["result"]["elements"]
         .as_array()
@@ -161,7 +191,11 @@ pub fn policy(task: BookingTask) -> impl FnMut(&Value) -> Turn + Send {
             Step::Fill => {
                 let Some(read) = results
                     .iter()
-                    .filter_map(|r| serde_json::from_str::<Value>(r).ok())
+                    .filter_map(|r| {
+                        serde_json::from_str::<Value>(r)
+                            .ok()
+                            .or_else(|| compact_read(r))
+                    })
                     .find(|r| elements(r).is_some())
                 else {
                     return finish("The page read came back without elements, so I stop.");

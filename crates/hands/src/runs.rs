@@ -1,0 +1,216 @@
+//! `hands runs`: the runs in a directory with their status; one run shown whole (its identity,
+//! and each call of an interrupted turn with what is known of it); and reconciliation — a
+//! person records what an uncertain call really did, so the run can resume without repeating
+//! it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use hands_runner::ledger::{RunReport, SqliteLedger, Verdict, reconcile};
+use serde_json::{Value, json};
+
+use crate::cli::{RunsAction, RunsArgs};
+use crate::resume::{LEDGER_FILE, OLD_CHECKPOINT_FILE, ledger_path};
+
+/// Where `hands run` puts run directories by default.
+const DEFAULT_DIR: &str = "runs";
+
+pub fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
+    match args.action {
+        None => list(&args.dir.unwrap_or_else(|| PathBuf::from(DEFAULT_DIR))),
+        Some(RunsAction::Show { run_dir, json }) => show(&run_dir, json),
+        Some(RunsAction::Reconcile {
+            run_dir,
+            call_id,
+            happened,
+            not_happened: _,
+            note,
+        }) => {
+            let verdict = if happened {
+                Verdict::Happened
+            } else {
+                Verdict::DidNotHappen
+            };
+            record(&run_dir, &call_id, verdict, note)
+        }
+    }
+}
+
+fn report(run_dir: &Path) -> anyhow::Result<RunReport> {
+    let path = ledger_path(run_dir);
+    if !path.exists() && run_dir.join(OLD_CHECKPOINT_FILE).exists() {
+        anyhow::bail!(
+            "{} was written by an older hands (checkpoint.json): it cannot be shown or resumed by this version",
+            run_dir.display()
+        );
+    }
+    SqliteLedger::report(&path).with_context(|| format!("reading {}", path.display()))
+}
+
+fn list(dir: &Path) -> anyhow::Result<ExitCode> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    entries.sort();
+    let mut n_runs = 0;
+    for run_dir in entries {
+        let name = run_dir.display();
+        if run_dir.join(LEDGER_FILE).exists() {
+            n_runs += 1;
+            match report(&run_dir) {
+                Ok(report) => {
+                    let (model, max_steps) = report
+                        .identity
+                        .as_ref()
+                        .map_or(("?", 0), |i| (i.model.as_str(), i.max_steps));
+                    println!(
+                        "{name}  {}  {}/{} requests  {model}",
+                        report.status(),
+                        report.steps_used,
+                        max_steps
+                    );
+                }
+                Err(e) => println!("{name}  unreadable: {e:#}"),
+            }
+        } else if run_dir.join(OLD_CHECKPOINT_FILE).exists() {
+            n_runs += 1;
+            println!("{name}  old format (checkpoint.json): cannot be resumed by this hands");
+        }
+    }
+    if n_runs == 0 {
+        println!("no runs in {}", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 160 {
+        format!("{}…", text.chars().take(160).collect::<String>())
+    } else {
+        text
+    }
+}
+
+fn show(run_dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
+    let report = report(run_dir)?;
+    let launch: Value = report
+        .meta
+        .get("hands.launch")
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or(Value::Null);
+    let calls: Vec<Value> = report
+        .pending
+        .iter()
+        .flat_map(|turn| &turn.calls)
+        .map(|c| {
+            json!({"call_id": c.call_id, "name": c.name, "input": c.input,
+                "state": c.state.label(), "uncertain": c.state.is_uncertain()})
+        })
+        .collect();
+    if as_json {
+        let identity = report.identity.as_ref().map(|i| {
+            json!({"run_id": i.run_id, "api": i.api, "model": i.model, "max_steps": i.max_steps,
+                "tools_fingerprint": i.tools_fingerprint()})
+        });
+        let out = json!({
+            "run_dir": run_dir, "run_id": report.run_id, "status": report.status(),
+            "identity": identity, "checkpoints": report.checkpoints,
+            "latest_revision": report.latest_revision, "steps_used": report.steps_used,
+            "owner_pid": report.owner, "pending_turn": report.pending.as_ref().map(|_| &calls),
+            "launch": launch,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("run {} in {}", report.run_id, run_dir.display());
+    println!("status: {}", report.status());
+    if let Some(identity) = &report.identity {
+        let tools: Vec<String> = identity
+            .tools
+            .iter()
+            .filter_map(|t| {
+                t.get("name")
+                    .or_else(|| t.get("server_label"))
+                    .or_else(|| t.get("type"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .collect();
+        println!(
+            "identity: {} API, model {}, step limit {}, tools {} ({})",
+            identity.api,
+            identity.model,
+            identity.max_steps,
+            tools.join(", "),
+            identity.tools_fingerprint()
+        );
+    }
+    if let Some(task) = launch.get("task").and_then(Value::as_str) {
+        println!("task: {task}");
+    }
+    println!(
+        "requests used: {}; checkpoints: {} (latest revision {})",
+        report.steps_used, report.checkpoints, report.latest_revision
+    );
+    let Some(turn) = &report.pending else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    println!("the last turn was interrupted; its calls:");
+    for call in &turn.calls {
+        println!(
+            "  {}  {}  {}  {}",
+            call.call_id,
+            call.name,
+            call.state.label(),
+            short(&call.input)
+        );
+    }
+    if turn.uncertain().next().is_some() {
+        println!(
+            "Check in the environment what each UNCERTAIN call did, then record it:\n  \
+             hands runs reconcile {dir} CALL_ID --happened      (or --not-happened; --note \"what you saw\")\n\
+             and resume with `hands run --resume {dir}`. hands never runs an uncertain call again.",
+            dir = run_dir.display()
+        );
+    } else {
+        println!(
+            "Resume with `hands run --resume {}`: calls that ran keep their results, calls that did not are not run again unless the model asks anew.",
+            run_dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn record(
+    run_dir: &Path,
+    call_id: &str,
+    verdict: Verdict,
+    note: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let path = ledger_path(run_dir);
+    let mut ledger =
+        SqliteLedger::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    let saved = reconcile(&mut ledger, call_id, verdict, note)?;
+    let left = saved.pending().map_or(0, |t| t.uncertain().count());
+    eprintln!(
+        "hands runs: call {call_id} recorded as {} (revision {}).",
+        match verdict {
+            Verdict::Happened => "having taken effect",
+            Verdict::DidNotHappen => "not having taken effect",
+        },
+        saved.revision
+    );
+    if left > 0 {
+        eprintln!(
+            "{left} uncertain call(s) left: `hands runs show {}`",
+            run_dir.display()
+        );
+    } else {
+        eprintln!("Resume with `hands run --resume {}`.", run_dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
