@@ -25,7 +25,8 @@ use hands_toolset::wire::{ResultBlock, ToolResult as WireResult, ToolUse};
 use serde_json::Value;
 
 use crate::approval::{
-    ActionContext, BashEffect, Decision, EditorEffect, Effect, FunctionEffect, refused_text,
+    ActionContext, Approver, BashEffect, Decision, EditorEffect, Effect, FunctionEffect,
+    McpServerEffect, decide, refused_text,
 };
 use crate::checkpoint::interruption;
 use crate::context::{
@@ -33,7 +34,9 @@ use crate::context::{
     place_breakpoints, project_messages,
 };
 use crate::diagnostics::{Api, Reason, Usage};
+use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
+use crate::server_blocks::{self, ClaudeToolset};
 use crate::session::{
     NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult, cancelled_text, function_result,
     not_executed_turn_ended, unknown_tool_text,
@@ -61,8 +64,15 @@ pub struct AnthropicSettings {
     /// optional budget; or the API's tool-result clearing), cache breakpoints, unchanged
     /// screenshots.
     pub context: ContextConfig,
-    /// More tool entries sent as given (server tools, for example).
+    /// More tool entries sent as given: server tools (`web_search_20250305`,
+    /// `code_execution_20250825`, …) and the `mcp_toolset` of each MCP server
+    /// ([`crate::mcp::McpServer::claude_toolset`]).
     pub extra_tools: Vec<Value>,
+    /// The MCP connector's `mcp_servers` entries ([`crate::mcp::McpServer::claude_server`]),
+    /// each referenced by exactly one `mcp_toolset` of `extra_tools`. Declaring any adds the
+    /// beta header, turns automatic HTTP retries off, and needs an approver: the API calls these
+    /// servers' tools without asking, so each server is approved once before the first request.
+    pub mcp_servers: Vec<Value>,
 }
 
 impl AnthropicSettings {
@@ -78,6 +88,7 @@ impl AnthropicSettings {
             stream: false,
             context: ContextConfig::default(),
             extra_tools: Vec::new(),
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -91,6 +102,9 @@ pub(crate) struct AnthropicSession {
     settings: AnthropicSettings,
     computer: Option<ComputerToolset<Box<dyn Desktop>>>,
     tools: Vec<Value>,
+    /// The declarations that make the run's identity: `tools` and the MCP connector's
+    /// `mcp_servers` (saved sanitised: URLs as fingerprints, no tokens).
+    declared: Vec<Value>,
     messages: Vec<MessageParam>,
     /// Whether the last assistant turn has `tool_use` blocks that no `user` message answers
     /// yet, or is a paused turn the API expects back last.
@@ -99,6 +113,12 @@ pub(crate) struct AnthropicSession {
     projection: ProjectionState,
     /// The last screenshot the model was sent.
     last_screenshot: LastScreenshot,
+    /// The declared MCP toolsets.
+    toolsets: Vec<ClaudeToolset>,
+    /// The container the last answer ran server code in: sent back so the API keeps it.
+    container: Option<String>,
+    /// Whether the MCP servers were approved (once per runner).
+    mcp_approved: bool,
 }
 
 impl AnthropicSession {
@@ -112,10 +132,14 @@ impl AnthropicSession {
             settings,
             computer,
             tools: Vec::new(),
+            declared: Vec::new(),
             messages: Vec::new(),
             unanswered: false,
             projection: ProjectionState::default(),
             last_screenshot: LastScreenshot::default(),
+            toolsets: Vec::new(),
+            container: None,
+            mcp_approved: false,
         }
     }
 
@@ -133,6 +157,9 @@ impl AnthropicSession {
             ContextManagement::Native(_)
         ) {
             betas.push(CONTEXT_MANAGEMENT_BETA.to_owned());
+        }
+        if !self.settings.mcp_servers.is_empty() {
+            betas.push(MCP_CLIENT_BETA.to_owned());
         }
         betas
     }
@@ -223,15 +250,39 @@ impl AnthropicSession {
         if let ContextManagement::Native(native) = &self.settings.context.management {
             request.context_management = Some(native.anthropic_edits());
         }
+        if !self.settings.mcp_servers.is_empty() {
+            request.extra.insert(
+                "mcp_servers".into(),
+                Value::Array(self.settings.mcp_servers.clone()),
+            );
+        }
+        if let Some(container) = &self.container {
+            request
+                .extra
+                .insert("container".into(), Value::String(container.clone()));
+        }
+        // The MCP servers may act while the request is under way: saved pending first.
+        if !self.settings.mcp_servers.is_empty() {
+            let servers = self.toolsets.iter().map(|t| t.server.clone()).collect();
+            ctx.mcp_request_attempted(servers, || self.snapshot())?;
+        }
         ctx.journal_request(&request);
         let start = Instant::now();
+        // A request that declares MCP servers is sent once: the server may have acted on a
+        // request that then failed.
+        let client = if self.settings.mcp_servers.is_empty() {
+            self.client.clone()
+        } else {
+            self.client
+                .with_retry_policy(hands_models::RetryPolicy::disabled())
+        };
         let sent = if self.settings.stream {
-            match self.client.stream_message(&request, ctx.cancel).await {
+            match client.stream_message(&request, ctx.cancel).await {
                 Ok(stream) => stream.finish().await,
                 Err(e) => Err(e),
             }
         } else {
-            self.client.create_message(&request, ctx.cancel).await
+            client.create_message(&request, ctx.cancel).await
         };
         let duration = start.elapsed();
         match sent {
@@ -624,6 +675,41 @@ fn text_result(tool_use: &ToolUse, is_error: bool, text: &str) -> WireResult {
     }
 }
 
+/// The answer, in the conversation kept, to a local call of a turn whose server result failed
+/// or is pending: it did not run.
+pub const NOT_EXECUTED_SERVER_RESULT: &str =
+    "Not executed: a server tool's result in this turn failed or is still pending.";
+
+/// The MCP connector's declarations as the API takes them: server names non-empty and unique,
+/// each server referenced by exactly one `mcp_toolset`, each toolset naming a declared server.
+fn check_mcp(servers: &[Value], toolsets: &[ClaudeToolset]) -> Result<(), RunError> {
+    let invalid = |why: String| Err(RunError::InvalidTools(why));
+    let mut names: Vec<&str> = Vec::new();
+    for server in servers {
+        let name = server.get("name").and_then(Value::as_str).unwrap_or("");
+        if name.is_empty() || names.contains(&name) {
+            return invalid("MCP server names must be non-empty and unique".into());
+        }
+        let n = toolsets.iter().filter(|t| t.server == name).count();
+        if n != 1 {
+            return invalid(format!(
+                "MCP server `{name}` must be referenced by exactly one mcp_toolset (found {n})"
+            ));
+        }
+        names.push(name);
+    }
+    if let Some(orphan) = toolsets
+        .iter()
+        .find(|t| !names.contains(&t.server.as_str()))
+    {
+        return invalid(format!(
+            "an mcp_toolset names MCP server `{}`, which mcp_servers does not declare",
+            orphan.server
+        ));
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl Session for AnthropicSession {
     fn prepare(&mut self, toolbox: &crate::tools::Toolbox) -> Result<(), RunError> {
@@ -655,6 +741,8 @@ impl Session for AnthropicSession {
         }
         tools.extend(self.settings.extra_tools.iter().cloned());
         check_tools(&tools).map_err(|e| RunError::InvalidTools(e.to_string()))?;
+        self.toolsets = tools.iter().filter_map(ClaudeToolset::parse).collect();
+        check_mcp(&self.settings.mcp_servers, &self.toolsets)?;
         let has_server_tool = tools.iter().any(is_server_tool);
         match &self.settings.tool_choice {
             Some(ToolChoice::Any { .. }) if !has_server_tool => {
@@ -671,6 +759,11 @@ impl Session for AnthropicSession {
             }
             _ => {}
         }
+        self.declared = tools
+            .iter()
+            .chain(&self.settings.mcp_servers)
+            .cloned()
+            .collect();
         self.tools = tools;
         Ok(())
     }
@@ -680,7 +773,8 @@ impl Session for AnthropicSession {
     }
 
     fn snapshot(&self) -> Value {
-        serde_json::json!({"messages": self.messages, "unanswered": self.unanswered})
+        serde_json::json!({"messages": self.messages, "unanswered": self.unanswered,
+            "container": self.container})
     }
 
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
@@ -691,6 +785,10 @@ impl Session for AnthropicSession {
         self.messages = serde_json::from_value(messages).map_err(|e| {
             RunError::Config(format!("the checkpoint's messages do not parse: {e}"))
         })?;
+        self.container = conversation
+            .get("container")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         self.unanswered = false;
         self.projection = ProjectionState::default();
         self.last_screenshot.forget();
@@ -738,6 +836,19 @@ impl Session for AnthropicSession {
         let stop = ApiStop::messages(message.stop_reason.as_ref().map(ApiStopReason::as_str));
         *ctx.api_stop = Some(stop.clone());
         self.messages.push(message.to_param());
+        if let Some(container) = server_blocks::container_id(&message.extra) {
+            self.container = Some(container);
+        }
+        // Server blocks are checked before any local call: a server the run did not declare
+        // stops it; a failed or pending server result stops the turn's local calls.
+        let server_trouble = match server_blocks::check(&message.content, &self.toolsets) {
+            Ok(trouble) => trouble,
+            Err(reason) => {
+                self.answer_unrun(&uses, NOT_EXECUTED_SERVER_RESULT);
+                self.unanswered = false;
+                return Err(reason);
+            }
+        };
         // Client tools run only on `tool_use`; every other stop runs nothing of the turn.
         // Spec: api-contracts A, `stop_reason`; the SDK's runner (`_STOP_REASON_STEPS`).
         match message.stop_reason {
@@ -761,6 +872,13 @@ impl Session for AnthropicSession {
                 return Err(StopReason::ModelStopped(stop));
             }
         }
+        if let Some(why) = server_trouble {
+            // Spec: "Si los resultados del servidor indican un fallo, están incompletos o
+            // siguen pendientes, el turno se detiene antes de las acciones locales."
+            self.answer_unrun(&uses, NOT_EXECUTED_SERVER_RESULT);
+            self.unanswered = false;
+            return Err(StopReason::ServerToolFailed(why));
+        }
         self.unanswered = true;
         if last_allowed {
             // Sent with tool choice `none`: its calls never run.
@@ -774,7 +892,53 @@ impl Session for AnthropicSession {
         Ok(StepResult::Continue)
     }
 
+    async fn before_first_request(
+        &mut self,
+        approver: &mut Option<Box<dyn Approver>>,
+        cancel: &hands_core::CancellationToken,
+    ) -> Result<(), StopReason> {
+        if self.mcp_approved {
+            return Ok(());
+        }
+        // The MCP connector has no approval requests: the API calls a declared server's tools
+        // as the model chooses. A person approves each server once, before anything is sent.
+        for server in &self.settings.mcp_servers {
+            let text = |key: &str| server.get(key).and_then(Value::as_str).unwrap_or("");
+            let label = text("name").to_owned();
+            let tools = self
+                .toolsets
+                .iter()
+                .find(|t| t.server == label)
+                .and_then(ClaudeToolset::enabled_only);
+            let Some(approver) = approver.as_mut() else {
+                return Err(StopReason::ApprovalUnavailable(format!(
+                    "MCP server `{label}` would be called without asking, and the run has no approver"
+                )));
+            };
+            let effect = Effect::McpServer(McpServerEffect {
+                server_label: label.clone(),
+                server_url: shown_url(text("url")),
+                tools,
+            });
+            if decide(approver.approve(effect, cancel), cancel).await != Decision::Approve {
+                return Err(if cancel.is_cancelled() {
+                    StopReason::Cancelled
+                } else {
+                    StopReason::McpServerRefused(label)
+                });
+            }
+        }
+        self.mcp_approved = true;
+        Ok(())
+    }
+
     fn needs_approver(&self) -> Option<String> {
+        if let Some(server) = self.settings.mcp_servers.first() {
+            return Some(format!(
+                "the Messages API calls the tools of MCP server `{}` without asking: give the runner an approver (Runner::set_approver)",
+                server.get("name").and_then(Value::as_str).unwrap_or("")
+            ));
+        }
         let computer = self.computer.as_ref()?;
         let members = &computer.config().confirm_members;
         if members.is_empty() {

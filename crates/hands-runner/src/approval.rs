@@ -104,6 +104,39 @@ pub struct FunctionEffect {
     pub arguments: Value,
 }
 
+/// One call a remote MCP server will run once approved: an OpenAI `mcp_approval_request`, as
+/// the API sent it (an independent copy). The answer is bound to `request_id` and
+/// `server_label`: approving it lets the API run exactly this tool with exactly these arguments
+/// on that server, once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpCallEffect {
+    /// The approval request's `id` (answered by `approval_request_id`).
+    pub request_id: String,
+    /// The declared server's label.
+    pub server_label: String,
+    /// The declared server's URL as a person may see it ([`crate::mcp::shown_url`]).
+    pub server_url: Option<String>,
+    /// The tool.
+    pub tool: String,
+    /// The arguments: the request's JSON text parsed, or the text itself when it is not JSON.
+    pub arguments: Value,
+    /// True when a run resumes and asks again for an approval given before it stopped, whose
+    /// call no completed result shows.
+    pub renewed: bool,
+}
+
+/// A remote MCP server whose tools the model's provider calls without asking anyone (Claude's
+/// MCP connector has no approval requests): shown once, before the run's first request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServerEffect {
+    /// The server's name.
+    pub server_label: String,
+    /// Its URL as a person may see it.
+    pub server_url: String,
+    /// The tools enabled (`None`: every tool the server lists).
+    pub tools: Option<Vec<String>>,
+}
+
 /// An effect a run is about to start, as its approver sees it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -116,6 +149,10 @@ pub enum Effect {
     Editor(EditorEffect),
     /// An ordinary function.
     Function(FunctionEffect),
+    /// A remote MCP call awaiting approval (OpenAI).
+    McpCall(McpCallEffect),
+    /// A remote MCP server the API calls unasked (Claude).
+    McpServer(McpServerEffect),
 }
 
 impl Effect {
@@ -126,6 +163,7 @@ impl Effect {
             Effect::Bash(_) => EffectKind::Bash,
             Effect::Editor(_) => EffectKind::Editor,
             Effect::Function(_) => EffectKind::Function,
+            Effect::McpCall(_) | Effect::McpServer(_) => EffectKind::Mcp,
         }
     }
 
@@ -136,6 +174,8 @@ impl Effect {
             Effect::Bash(b) => &b.call_id,
             Effect::Editor(e) => &e.call_id,
             Effect::Function(f) => &f.call_id,
+            Effect::McpCall(m) => &m.request_id,
+            Effect::McpServer(m) => &m.server_label,
         }
     }
 
@@ -147,12 +187,20 @@ impl Effect {
             Effect::Bash(_) => BASH_TOOL_NAME,
             Effect::Editor(_) => EDITOR_TOOL_NAME,
             Effect::Function(f) => &f.name,
+            Effect::McpCall(m) => &m.tool,
+            Effect::McpServer(m) => &m.server_label,
         }
     }
 
-    /// Whether the effect runs only on an explicit approval, whatever the approver reviews.
+    /// Whether the effect runs only on an explicit approval, whatever the approver reviews:
+    /// computer members the toolset requires a confirmation for, and every MCP approval (the
+    /// runner never answers an approval request for the person).
     pub fn confirm_required(&self) -> bool {
-        matches!(self, Effect::Computer(c) if c.confirm_required)
+        match self {
+            Effect::Computer(c) => c.confirm_required,
+            Effect::McpCall(_) | Effect::McpServer(_) => true,
+            _ => false,
+        }
     }
 }
 
@@ -168,15 +216,18 @@ pub enum EffectKind {
     Editor,
     /// Ordinary functions.
     Function,
+    /// Remote MCP calls and servers.
+    Mcp,
 }
 
 impl EffectKind {
     /// Every kind.
-    pub const ALL: [EffectKind; 4] = [
+    pub const ALL: [EffectKind; 5] = [
         EffectKind::Computer,
         EffectKind::Bash,
         EffectKind::Editor,
         EffectKind::Function,
+        EffectKind::Mcp,
     ];
 }
 

@@ -3,6 +3,10 @@
 //! (on [`StepContext`]); and the [`Resumable`] side of a session, which closes an interrupted
 //! turn and tells the model that the run resumed.
 //!
+//! A request that declares remote MCP servers is saved pending before it is sent, as a record
+//! of its own (see [`crate::ledger::MCP_REQUEST_RECORD`]): answered once its response begins a
+//! turn, interrupted when the run stops first.
+//!
 //! Saves, for a turn with calls: when the response arrives (every call proposed), before each
 //! effect (attempted), after it (answered, or interrupted when it was cancelled or faulted
 //! during its effect, or refused when the run stopped before it could act), and when the turn
@@ -18,8 +22,8 @@ use hands_core::CancellationToken;
 use serde_json::Value;
 
 use crate::ledger::{
-    CallRecord, CallState, Checkpoint, CheckpointStatus, Ledger, LedgerError, PendingTurn, RunEnd,
-    RunIdentity,
+    CallRecord, CallState, Checkpoint, CheckpointStatus, Ledger, LedgerError, MCP_APPROVAL_RECORD,
+    MCP_REQUEST_RECORD, PendingTurn, RunEnd, RunIdentity,
 };
 use crate::outcome::{RunError, StopReason};
 use crate::session::StepContext;
@@ -136,8 +140,74 @@ impl StepContext<'_> {
         }
     }
 
+    /// Before a request that declares the remote MCP servers `servers`: saved pending with the
+    /// request attempted, since the servers may act while it is under way. A run stopped before
+    /// the response begins a turn is then reconciled by a person, never sent again by itself.
+    ///
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución": "Una
+    /// ejecución que incluye herramientas MCP guarda un punto de control pendiente antes de
+    /// cada solicitud."
+    pub(crate) fn mcp_request_attempted(
+        &mut self,
+        servers: Vec<String>,
+        conversation: impl FnOnce() -> Value,
+    ) -> Result<(), StopReason> {
+        if !self.keeps_checkpoints() {
+            return Ok(());
+        }
+        self.turn.conversation = Some(conversation());
+        self.turn.pending = PendingTurn {
+            response_complete: false,
+            calls: vec![CallRecord {
+                call_id: format!("request-{}", self.step),
+                name: MCP_REQUEST_RECORD.to_owned(),
+                input: serde_json::json!({ "mcp_servers": servers }),
+                state: CallState::Attempted,
+            }],
+        };
+        let saved = self.save_pending();
+        if saved.is_err() {
+            // Never sent: nothing to settle.
+            self.turn = TurnLog::default();
+        }
+        saved
+    }
+
+    /// The step ended without beginning a turn (a final answer aside): a request to MCP
+    /// servers still recorded attempted is settled — answered when the run reached its step
+    /// limit (its response arrived), interrupted when the run `stopped` (the servers may have
+    /// acted, and the run did not go on from their results).
+    pub(crate) fn settle_mcp_request(&mut self, stopped: Option<&StopReason>) {
+        if !self.keeps_checkpoints() {
+            return;
+        }
+        let Some(record) = self
+            .turn
+            .pending
+            .calls
+            .iter_mut()
+            .find(|c| c.is_mcp_request() && c.state == CallState::Attempted)
+        else {
+            return;
+        };
+        record.state = match stopped {
+            None => CallState::Answered {
+                answer: response_arrived(),
+            },
+            Some(reason) => CallState::Interrupted {
+                why: format!(
+                    "the run stopped at this request ({reason}): the MCP servers may have acted"
+                ),
+            },
+        };
+        if let Err(e) = self.save_pending() {
+            tracing::warn!(error = %e, "could not save the request that stopped the run");
+        }
+    }
+
     /// The response arrived whole with these calls: saved pending, every call proposed (calls
-    /// an eager stream already ran keep their records).
+    /// an eager stream already ran keep their records); a request to MCP servers before it is
+    /// answered.
     pub(crate) fn begin_turn(
         &mut self,
         calls: Vec<Proposed>,
@@ -148,6 +218,13 @@ impl StepContext<'_> {
         }
         self.turn.conversation = Some(conversation());
         self.turn.pending.response_complete = true;
+        for record in &mut self.turn.pending.calls {
+            if record.is_mcp_request() {
+                record.state = CallState::Answered {
+                    answer: response_arrived(),
+                };
+            }
+        }
         for call in calls {
             self.call_record(call);
         }
@@ -210,7 +287,9 @@ impl StepContext<'_> {
         let Some(record) = self.turn.pending.call_mut(call_id) else {
             return;
         };
-        record.state = stopped_state(reason, record.name == "computer_call", began);
+        // Computer calls mark where their effects begin; an approval has none.
+        let marked = record.name == "computer_call" || record.name == MCP_APPROVAL_RECORD;
+        record.state = stopped_state(reason, marked, began);
         if let Err(e) = self.save_pending() {
             tracing::warn!(error = %e, "could not save the call that stopped the run");
         }
@@ -235,6 +314,12 @@ impl StepContext<'_> {
             None => Ok(()),
         }
     }
+}
+
+/// What a request to MCP servers is answered with once its response arrived (the servers'
+/// items are in the conversation).
+fn response_arrived() -> Value {
+    serde_json::json!({ "response": "arrived" })
 }
 
 /// Why a call that returned an answer may still not have finished its effect: the run was

@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use hands_models::openai::{Item, ItemView, Response, ResponseStatus};
 use serde_json::Value;
 
+use crate::mcp::{ApprovalRule, MCP_TOOL_TYPE};
 use crate::outcome::{ApiStop, StopReason};
 use crate::tools::is_server_tool;
 
@@ -22,7 +23,7 @@ const COMMENTARY: &str = "commentary";
 /// The item that stands for a compacted conversation.
 const COMPACTION: &str = "compaction";
 /// The item asking for a person's approval of an MCP call.
-const MCP_APPROVAL_REQUEST: &str = "mcp_approval_request";
+const MCP_APPROVAL_REQUEST: &str = crate::mcp::MCP_APPROVAL_REQUEST;
 
 /// Output items of server tools, and the tool `type` prefixes whose declaration lets a response
 /// hold them (the SDK's `_SERVER_ITEMS`).
@@ -36,6 +37,18 @@ const SERVER_ITEMS: [(&str, &[&str]); 7] = [
     (MCP_APPROVAL_REQUEST, &["mcp"]),
 ];
 
+/// A declared `mcp` tool, as its items are checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DeclaredMcp {
+    pub(crate) label: String,
+    /// `server_url`, when given.
+    pub(crate) url: Option<String>,
+    pub(crate) require_approval: ApprovalRule,
+    /// `allowed_tools` as a list of names; `None` allows every tool (a filter object is read as
+    /// allowing every tool: only the API can apply `read_only`).
+    pub(crate) allowed_tools: Option<Vec<String>>,
+}
+
 /// What a request declared the answer may hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Declared {
@@ -48,11 +61,20 @@ pub(crate) struct Declared {
     pub(crate) compaction: bool,
     /// The `name` of every function tool declared (browser tools and ordinary functions).
     pub(crate) functions: HashSet<String>,
+    /// The `mcp` tools.
+    pub(crate) mcp: Vec<DeclaredMcp>,
+    /// The `container` of each `code_interpreter` tool.
+    pub(crate) containers: Vec<Value>,
 }
 
 impl Declared {
     /// From the request's `tools` and whether the run has a computer.
     pub(crate) fn new(computer: bool, tools: &[Value]) -> Declared {
+        let of_type = |ty: &'static str| {
+            tools
+                .iter()
+                .filter(move |t| t.get("type").and_then(Value::as_str) == Some(ty))
+        };
         Declared {
             computer,
             server_tools: tools
@@ -66,7 +88,32 @@ impl Declared {
                 .filter(|t| t.get("type").and_then(Value::as_str) == Some("function"))
                 .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
                 .collect(),
+            mcp: of_type(MCP_TOOL_TYPE)
+                .map(|t| DeclaredMcp {
+                    label: t
+                        .get("server_label")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                    url: t
+                        .get("server_url")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    require_approval: ApprovalRule::parse(t.get("require_approval")),
+                    allowed_tools: allowed_names(t.get("allowed_tools")),
+                })
+                .collect(),
+            containers: of_type("code_interpreter")
+                .filter_map(|t| t.get("container").cloned())
+                .collect(),
         }
+    }
+
+    /// The declared MCP server with this label.
+    pub(crate) fn mcp_server(&self, label: &str) -> Option<&DeclaredMcp> {
+        self.mcp
+            .iter()
+            .find(|s| !label.is_empty() && s.label == label)
     }
 
     fn declares_server_item(&self, item_type: &str) -> bool {
@@ -81,6 +128,25 @@ impl Declared {
     }
 }
 
+/// `allowed_tools` as names: a list, or a filter's `tool_names` (other filters allow every
+/// tool as far as the runner can tell).
+fn allowed_names(value: Option<&Value>) -> Option<Vec<String>> {
+    let names = match value? {
+        Value::Array(names) => names,
+        Value::Object(filter) if filter.get("read_only").is_none() => {
+            filter.get("tool_names")?.as_array()?
+        }
+        _ => return None,
+    };
+    Some(
+        names
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
 /// What a checked output item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ItemKind {
@@ -90,6 +156,8 @@ pub(crate) enum ItemKind {
     FinalMessage,
     /// A declared server tool's item (its own result; it may still have failed).
     ServerItem,
+    /// An `mcp_approval_request` of a declared MCP server: the run's approver answers it.
+    ApprovalRequest,
     /// Anything else the runner keeps without acting on it (reasoning, commentary).
     Passive,
 }
@@ -98,10 +166,10 @@ pub(crate) enum ItemKind {
 /// out, as the SDK allows; a `computer_call` may not), a `computer_call` needs a computer, a
 /// server tool's item needs that tool declared, and any other type stops the run with its name.
 ///
-/// Where hands is stricter than the SDK: an `mcp_approval_request` stops the run even when an
-/// MCP tool is declared (this runner cannot answer it yet, and never guesses an approval), and
-/// a `compaction` item stops it unless the run asked for compaction (then, as the SDK, it needs
-/// its `encrypted_content`, and is kept and replayed unchanged).
+/// An `mcp_approval_request` needs an MCP tool declared (it is then the approver's to answer).
+/// Where hands is stricter than the SDK: a `compaction` item stops the run unless the run asked
+/// for compaction (then, as the SDK, it needs its `encrypted_content`, and is kept and replayed
+/// unchanged).
 ///
 /// A `function_call` of a function the request did not declare stops the run before any effect,
 /// as the SDK's (`Response calls an undeclared function`): the response is not an answer to the
@@ -168,9 +236,7 @@ pub(crate) fn check_item(item: &Item, declared: &Declared) -> Result<ItemKind, S
                 };
             }
             if item_type == MCP_APPROVAL_REQUEST && declared.declares_server_item(item_type) {
-                return Err(StopReason::InvalidResponse(
-                    "the response asks for an MCP approval (`mcp_approval_request`), which this runner does not give: nothing of it was run".into(),
-                ));
+                return Ok(ItemKind::ApprovalRequest);
             }
             if declared.declares_server_item(item_type) {
                 return Ok(ItemKind::ServerItem);
@@ -189,11 +255,27 @@ pub(crate) fn call_id(item: &Item) -> Option<&str> {
     }
 }
 
-/// Records a call's `call_id` in `seen`, refusing one already there: two calls with one id
-/// could not be answered apart (the SDK: "Tool call ID is missing or duplicate").
-pub(crate) fn note_call_id(item: &Item, seen: &mut HashSet<String>) -> Result<(), StopReason> {
+/// The id a run answers an item by: a call's `call_id`, an `mcp_approval_request`'s `id`.
+pub(crate) fn answer_id(item: &Item) -> Option<String> {
     match call_id(item) {
-        Some(id) if !seen.insert(id.to_owned()) => Err(StopReason::duplicate_call_id(id)),
+        Some(id) => Some(id.to_owned()),
+        None if item.item_type() == MCP_APPROVAL_REQUEST => match item.view() {
+            ItemView::Other(value) => value.get("id").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        },
+        None => None,
+    }
+}
+
+/// Records the id an item is answered by in `seen`, refusing one already there: two calls (or
+/// approval requests) with one id could not be answered apart (the SDK: "Tool call ID is
+/// missing or duplicate", "MCP approval request ID is missing or duplicate").
+pub(crate) fn note_call_id(item: &Item, seen: &mut HashSet<String>) -> Result<(), StopReason> {
+    match answer_id(item) {
+        Some(id) if id.is_empty() || !seen.insert(id.clone()) => {
+            Err(StopReason::duplicate_call_id(&id))
+        }
+        None if item.item_type() == MCP_APPROVAL_REQUEST => Err(StopReason::duplicate_call_id("")),
         _ => Ok(()),
     }
 }
@@ -366,10 +448,7 @@ mod tests {
                 "name": "delete", "arguments": "{}"}),
             &mcp,
         );
-        assert!(
-            matches!(&approval, Err(StopReason::InvalidResponse(why)) if why.contains("mcp_approval_request")),
-            "{approval:?}"
-        );
+        assert_eq!(approval, Ok(ItemKind::ApprovalRequest));
     }
 
     #[test]

@@ -39,9 +39,12 @@ pub mod functions;
 mod items;
 pub mod journal;
 pub mod ledger;
+pub mod mcp;
 pub mod openai;
 pub mod outcome;
 mod runner;
+mod server_blocks;
+mod server_items;
 mod session;
 pub mod tools;
 

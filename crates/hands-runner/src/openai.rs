@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use hands_core::{Desktop, DesktopError};
+use hands_models::RetryPolicy;
 use hands_models::openai::{
     FunctionCallOutput, FunctionOutput, FunctionOutputPart, Input, Item, ItemView, OpenAiClient,
     ReasoningConfig, Response, ResponseStatus, ResponsesRequest, ToolChoice, Truncation,
@@ -20,15 +21,20 @@ use hands_toolset::computer_call::{ComputerCallExecutor, call_output, parse_call
 use serde_json::{Value, json};
 
 use crate::approval::{
-    ActionContext, CheckView, Decision, Effect, FunctionEffect, SafetyChecksContext, refused_text,
+    ActionContext, Approver, CheckView, Decision, Effect, FunctionEffect, McpCallEffect,
+    SafetyChecksContext, decide, refused_text,
 };
 use crate::context::{
     ContextBudget, ContextConfig, ContextManagement, ProjectionState, project_items,
 };
 use crate::diagnostics::{Api, Reason, Usage};
 use crate::functions::FunctionError;
-use crate::items::{Declared, ItemKind, api_stop, check_item, check_response, note_call_id};
+use crate::items::{
+    Declared, ItemKind, answer_id, api_stop, check_item, check_response, note_call_id,
+};
+use crate::mcp::{MCP_APPROVAL_RESPONSE, shown_url};
 use crate::outcome::{RunError, StopReason};
+use crate::server_items::{self, raw};
 use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
 use crate::tools::{Toolbox, is_server_tool};
 
@@ -66,7 +72,12 @@ pub struct OpenAiSettings {
     /// tools (their results must be examined first). If a later event changes or drops a call
     /// already executed, the run stops; its execution stays recorded.
     pub eager: bool,
-    /// More tool entries sent as given (server tools, for example).
+    /// More tool entries sent as given: server tools (`web_search`, `file_search`,
+    /// `code_interpreter`, `image_generation`) and remote MCP servers
+    /// ([`crate::mcp::McpServer::openai_tool`]), beside the local tools. Declaring any turns
+    /// eager execution off (the server's results are examined first); declaring an `mcp` tool
+    /// turns automatic HTTP retries off and needs an approver; `image_generation` needs
+    /// `store`.
     pub extra_tools: Vec<Value>,
     /// The context of each request: hands' projection (screenshots in cache-friendly batches,
     /// an optional budget — then the input is sent whole each time, never chained by
@@ -116,6 +127,9 @@ pub(crate) struct OpenAiSession {
     early_stop: Option<StopReason>,
     /// What the budget has cut so far (it only grows).
     projection: ProjectionState,
+    /// The run declares a remote MCP server: its requests are never retried (the server may
+    /// have acted on one that failed).
+    no_retry: bool,
 }
 
 impl OpenAiSession {
@@ -139,6 +153,7 @@ impl OpenAiSession {
             early_outputs: Vec::new(),
             early_stop: None,
             projection: ProjectionState::default(),
+            no_retry: false,
         }
     }
 
@@ -184,6 +199,11 @@ impl OpenAiSession {
         if let ContextManagement::Native(native) = &self.settings.context.management {
             request.context_management = Some(native.openai_entries());
         }
+        // The MCP servers may act while the request is under way: saved pending first.
+        if !self.declared.mcp.is_empty() {
+            let servers = self.declared.mcp.iter().map(|s| s.label.clone()).collect();
+            ctx.mcp_request_attempted(servers, || self.snapshot())?;
+        }
         ctx.journal_request(&request);
         let start = Instant::now();
         self.appended_early = 0;
@@ -192,18 +212,26 @@ impl OpenAiSession {
             && self.settings.eager
             && !last_allowed
             && !self.tools.iter().any(is_server_tool);
+        // A request that declares MCP tools is sent once: the MCP server may have acted on a
+        // request that then failed (spec: "Las solicitudes que declaran herramientas MCP
+        // deshabilitan los reintentos automáticos").
+        let client = if self.no_retry {
+            self.client.with_retry_policy(RetryPolicy::disabled())
+        } else {
+            self.client.clone()
+        };
         let sent = if eager {
-            match self.client.stream_response(&request, ctx.cancel).await {
+            match client.stream_response(&request, ctx.cancel).await {
                 Ok(stream) => self.consume_eagerly(ctx, stream).await,
                 Err(e) => Err(e),
             }
         } else if self.settings.stream {
-            match self.client.stream_response(&request, ctx.cancel).await {
+            match client.stream_response(&request, ctx.cancel).await {
                 Ok(stream) => stream.finish().await,
                 Err(e) => Err(e),
             }
         } else {
-            self.client.create_response(&request, ctx.cancel).await
+            client.create_response(&request, ctx.cancel).await
         };
         let duration = start.elapsed();
         match sent {
@@ -343,6 +371,83 @@ impl OpenAiSession {
         };
         ctx.call_answered(&call_id, || output.to_value(), None)?;
         Ok(Some(output))
+    }
+
+    /// One `mcp_approval_request`: shown to the approver as an independent copy; answered by an
+    /// `mcp_approval_response` bound to its id, saved in the turn's record of the request.
+    async fn approve_mcp(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        item: &Item,
+    ) -> Result<Item, StopReason> {
+        let value = raw(item);
+        let request_id = value
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let start = Instant::now();
+        let effect = self.mcp_effect(&value, false);
+        let tool = effect.tool.clone();
+        let decision = match ctx.approve(Effect::McpCall(effect)).await {
+            Ok(decision) => decision,
+            Err(reason) => {
+                // Never answered: asked again if the run resumes.
+                ctx.call_stopped(&request_id, &reason);
+                return Err(reason);
+            }
+        };
+        if ctx.cancel.is_cancelled() {
+            // Never answered: asked again if the run resumes.
+            ctx.call_stopped(&request_id, &StopReason::Cancelled);
+            return Err(StopReason::Cancelled);
+        }
+        let approve = decision == Decision::Approve;
+        ctx.action_done(
+            Api::Responses,
+            &request_id,
+            &tool,
+            if approve {
+                Reason::Completed
+            } else {
+                Reason::Refused
+            },
+            start.elapsed(),
+            !approve,
+            if approve {
+                "MCP call approved"
+            } else {
+                "MCP call refused"
+            },
+        );
+        let answer = approval_response(&request_id, approve)?;
+        ctx.call_answered(&request_id, || answer.to_value(), None)?;
+        Ok(answer)
+    }
+
+    /// The approver's view of an `mcp_approval_request`.
+    fn mcp_effect(&self, request: &Value, renewed: bool) -> McpCallEffect {
+        let text = |key: &str| {
+            request
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let label = text("server_label");
+        let arguments = text("arguments");
+        McpCallEffect {
+            request_id: text("id"),
+            server_url: self
+                .declared
+                .mcp_server(&label)
+                .and_then(|s| s.url.as_deref())
+                .map(shown_url),
+            server_label: label,
+            tool: text("name"),
+            arguments: serde_json::from_str(&arguments).unwrap_or(Value::String(arguments)),
+            renewed,
+        }
     }
 
     /// One `computer_call`: parsed and validated whole (no effect if any action cannot be
@@ -595,6 +700,13 @@ fn call_id_of(item: &Item) -> Option<String> {
     crate::items::call_id(item).map(str::to_owned)
 }
 
+/// The `mcp_approval_response` answering request `request_id`.
+fn approval_response(request_id: &str, approve: bool) -> Result<Item, StopReason> {
+    Item::from_value(&json!({"type": MCP_APPROVAL_RESPONSE,
+        "approval_request_id": request_id, "approve": approve}))
+    .map_err(|e| StopReason::InvalidResponse(e.to_string()))
+}
+
 fn desktop_stop(call_id: &str, e: DesktopError) -> StopReason {
     match e {
         DesktopError::Cancelled => StopReason::Cancelled,
@@ -603,25 +715,6 @@ fn desktop_stop(call_id: &str, e: DesktopError) -> StopReason {
             call_id: call_id.to_owned(),
             why: other.to_string(),
         },
-    }
-}
-
-/// Whether an output item is a server tool's result that failed, is incomplete or is pending.
-fn failed_server_item(item: &Item) -> Option<String> {
-    let ty = item.item_type();
-    if !ty.ends_with("_call") || ty == "computer_call" || ty == "function_call" {
-        return None;
-    }
-    let status = item
-        .to_value()
-        .get("status")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    match status.as_deref() {
-        Some("failed" | "incomplete" | "in_progress" | "searching" | "pending") => {
-            Some(format!("{ty} is {}", status.unwrap_or_default()))
-        }
-        _ => None,
     }
 }
 
@@ -666,6 +759,26 @@ impl Session for OpenAiSession {
             self.settings.context.management,
             ContextManagement::Native(_)
         );
+        let mut labels = HashSet::new();
+        for server in &self.declared.mcp {
+            if server.label.trim().is_empty() || !labels.insert(server.label.as_str()) {
+                return Err(RunError::InvalidTools(
+                    "MCP server labels must be non-empty and unique".into(),
+                ));
+            }
+        }
+        // The next request must send the image generation call back by reference.
+        // Spec: "Rechaza store: false … cuando declaras image_generation."
+        if !self.settings.store
+            && tools
+                .iter()
+                .any(|t| t.get("type").and_then(Value::as_str) == Some("image_generation"))
+        {
+            return Err(RunError::Config(
+                "this runner needs stored responses to continue after image generation: set store to true, or send a single request without the runner".into(),
+            ));
+        }
+        self.no_retry = !self.declared.mcp.is_empty();
         let has_server_tool = tools.iter().any(is_server_tool);
         let forced = match &self.settings.tool_choice {
             Some(ToolChoice::Required) if !has_server_tool => Some("\"required\"".to_owned()),
@@ -689,6 +802,100 @@ impl Session for OpenAiSession {
 
     fn api(&self) -> Api {
         Api::Responses
+    }
+
+    fn needs_approver(&self) -> Option<String> {
+        let server = self
+            .declared
+            .mcp
+            .iter()
+            .find(|s| s.require_approval.may_ask())?;
+        Some(format!(
+            "MCP server `{}` asks a person to approve its calls (require_approval): give the runner an approver (Runner::set_approver)",
+            server.label
+        ))
+    }
+
+    async fn before_first_request(
+        &mut self,
+        approver: &mut Option<Box<dyn Approver>>,
+        cancel: &hands_core::CancellationToken,
+    ) -> Result<(), StopReason> {
+        // Approvals given before the run stopped whose calls no completed result shows are
+        // asked again: the person decides on the world as it is now. Spec: "el ejecutor vuelve
+        // a pedir cada aprobación para la que no haya una llamada MCP correspondiente ya
+        // completada".
+        let open = server_items::approved_requests(&self.items);
+        // Chained requests sent the older answers already; only unsent ones can change.
+        let chained = self.settings.store && self.previous_response_id.is_some();
+        let candidates: Vec<Item> = if chained {
+            self.pending.clone()
+        } else {
+            self.items.clone()
+        };
+        for answer in candidates {
+            if answer.item_type() != MCP_APPROVAL_RESPONSE {
+                continue;
+            }
+            let value = raw(&answer);
+            let Some(request_id) = value.get("approval_request_id").and_then(Value::as_str) else {
+                continue;
+            };
+            if !open.contains_key(request_id) {
+                continue;
+            }
+            let Some(request) = self.items.iter().map(raw).find(|r| {
+                r.get("type").and_then(Value::as_str) == Some(crate::mcp::MCP_APPROVAL_REQUEST)
+                    && r.get("id").and_then(Value::as_str) == Some(request_id)
+            }) else {
+                continue;
+            };
+            let Some(approver) = approver.as_mut() else {
+                return Err(StopReason::ApprovalUnavailable(format!(
+                    "the MCP call of approval request {} must be approved again, and the run has no approver",
+                    request_id
+                )));
+            };
+            let effect = Effect::McpCall(self.mcp_effect(&request, true));
+            let approve =
+                decide(approver.approve(effect, cancel), cancel).await == Decision::Approve;
+            if cancel.is_cancelled() {
+                return Err(StopReason::Cancelled);
+            }
+            let renewed = approval_response(request_id, approve)?;
+            for list in [&mut self.items, &mut self.pending] {
+                for item in list.iter_mut() {
+                    if item.item_type() == MCP_APPROVAL_RESPONSE
+                        && raw(item).get("approval_request_id").and_then(Value::as_str)
+                            == Some(request_id)
+                    {
+                        *item = renewed.clone();
+                    }
+                }
+            }
+        }
+        // Requests the run stopped before answering (a resumed turn closed from its records):
+        // asked now, as the approver would have been.
+        for request in server_items::unanswered_requests(&self.items) {
+            let request_id = request
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            let Some(approver) = approver.as_mut() else {
+                return Err(StopReason::ApprovalUnavailable(format!(
+                    "MCP approval request {request_id} was never answered, and the run has no approver"
+                )));
+            };
+            let effect = Effect::McpCall(self.mcp_effect(&request, true));
+            let approve =
+                decide(approver.approve(effect, cancel), cancel).await == Decision::Approve;
+            if cancel.is_cancelled() {
+                return Err(StopReason::Cancelled);
+            }
+            self.push_input(approval_response(&request_id, approve)?);
+        }
+        Ok(())
     }
 
     fn snapshot(&self) -> Value {
@@ -748,12 +955,14 @@ impl Session for OpenAiSession {
         }
         // Calls of this response left unanswered, should the run stop here: a later task on
         // this runner is then refused.
-        self.unanswered = response.calls().next().is_some();
+        self.unanswered = response.output.iter().any(|i| answer_id(i).is_some());
         if let Some(reason) = self.early_stop.take() {
             self.unanswered = true;
             return Err(reason);
         }
         let text = response.output_text();
+        // The history before this response: its approvals bind this response's MCP calls.
+        let history = self.items.len().saturating_sub(self.appended_early);
         // Items an eager stream already appended are not appended twice.
         self.items
             .extend(response.output.iter().skip(self.appended_early).cloned());
@@ -763,12 +972,22 @@ impl Session for OpenAiSession {
         // Nothing runs before the whole response is checked (an eager stream checked each
         // item before running it).
         let kinds = check_response(&response, &self.declared, &self.call_ids)?;
+        server_items::check(
+            &response.output,
+            &self.declared,
+            server_items::approved_requests(&self.items[..history]),
+        )?;
         self.call_ids
-            .extend(response.calls().filter_map(call_id_of));
-        if !kinds.contains(&ItemKind::Call) {
+            .extend(response.output.iter().filter_map(answer_id));
+        if !kinds
+            .iter()
+            .any(|k| matches!(k, ItemKind::Call | ItemKind::ApprovalRequest))
+        {
             return Ok(StepResult::Finished(text));
         }
-        if let Some(why) = response.output.iter().find_map(failed_server_item) {
+        // A server result that failed, is incomplete or still pending: nothing local runs
+        // after it. Spec: "el turno se detiene antes de las acciones locales".
+        if let Some(why) = response.output.iter().find_map(server_items::unfinished) {
             return Err(StopReason::ServerToolFailed(why));
         }
         if last_allowed {
@@ -784,9 +1003,14 @@ impl Session for OpenAiSession {
         )?;
         let mut browser_failed = false;
         let mut early = std::mem::take(&mut self.early_outputs).into_iter();
-        for item in &response.output {
+        for (item, kind) in response.output.iter().zip(&kinds) {
             if ctx.cancel.is_cancelled() {
                 return Err(StopReason::Cancelled);
+            }
+            if *kind == ItemKind::ApprovalRequest {
+                let answer = self.approve_mcp(ctx, item).await?;
+                self.push_input(answer);
+                continue;
             }
             let Some(call_id) = call_id_of(item) else {
                 continue;

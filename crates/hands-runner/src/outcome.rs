@@ -130,6 +130,14 @@ pub enum StopReason {
     /// A server tool's result failed or is incomplete: no local action ran in that turn.
     #[error("a server tool result failed or is incomplete: {0}")]
     ServerToolFailed(String),
+    /// An approval is due (an MCP approval to renew on resume, an MCP server to approve) and
+    /// the run has no approver: nothing was sent.
+    #[error("an approval is needed and nobody can give it: {0}")]
+    ApprovalUnavailable(String),
+    /// A person did not approve a remote MCP server the API would call unasked: nothing was
+    /// sent.
+    #[error("MCP server `{0}` was not approved, so the run did not start")]
+    McpServerRefused(String),
     /// A checkpoint could not be saved: the run could not be resumed safely.
     #[error("the checkpoint ledger failed: {0}")]
     LedgerFailed(String),

@@ -329,9 +329,14 @@ impl Runner {
             &mut state.observer,
             &Record::new(api, Stage::Run, Reason::Started, std::time::Duration::ZERO),
         );
-        // The starting point is the end of a completed turn (the task just added, or the
-        // checkpoint resumed from).
-        let saved = save_completed(state, steps);
+        // Approvals due before the first request (renewed MCP approvals, MCP servers the API
+        // calls unasked) are asked before anything is saved or sent. The starting point is the
+        // end of a completed turn (the task just added, or the checkpoint resumed from).
+        let approvals = state
+            .session
+            .before_first_request(&mut state.approver, cancel)
+            .await;
+        let saved = approvals.and_then(|()| save_completed(state, steps));
         let status = loop {
             if let Err(reason) = &saved {
                 break RunStatus::Stopped(reason.clone());
@@ -360,7 +365,8 @@ impl Runner {
                 api,
             };
             match state.session.step(&mut ctx, last_allowed).await {
-                Ok(StepResult::Continue) => {}
+                // A paused turn (Claude) began no turn: its request is settled as answered.
+                Ok(StepResult::Continue) => ctx.settle_mcp_request(None),
                 // A text answer is a finish, on the last allowed request too (sent with tool
                 // choice `none`, the model sums up there): as the SDKs' runners end.
                 Ok(StepResult::Finished(text)) => {
@@ -368,10 +374,14 @@ impl Runner {
                     break RunStatus::Finished;
                 }
                 Ok(StepResult::StepLimit(text)) => {
+                    ctx.settle_mcp_request(None);
                     final_text = text;
                     break RunStatus::StepLimit;
                 }
-                Err(reason) => break RunStatus::Stopped(reason),
+                Err(reason) => {
+                    ctx.settle_mcp_request(Some(&reason));
+                    break RunStatus::Stopped(reason);
+                }
             }
         };
         // A finished run ends a completed turn too: a later task may continue from it.
@@ -404,16 +414,17 @@ impl Runner {
     }
 }
 
-/// Builds the declarations once, and refuses a run that needs an approver without one.
+/// Builds the declarations once, and refuses a run that needs an approver without one (known
+/// from the declarations: an MCP server that asks).
 fn prepare(state: &mut State) -> Result<(), RunError> {
+    if !state.prepared {
+        state.session.prepare(&state.toolbox)?;
+        state.prepared = true;
+    }
     if state.approver.is_none()
         && let Some(why) = state.session.needs_approver()
     {
         return Err(RunError::Config(why));
-    }
-    if !state.prepared {
-        state.session.prepare(&state.toolbox)?;
-        state.prepared = true;
     }
     Ok(())
 }

@@ -66,6 +66,18 @@ pub(crate) trait Session: Resumable + Send {
         None
     }
 
+    /// Approvals due before the run's first request (and before its first checkpoint): on
+    /// OpenAI, MCP approvals given before the run stopped whose calls did not complete are asked
+    /// again; on Claude, the MCP servers the API calls unasked are approved once.
+    async fn before_first_request(
+        &mut self,
+        approver: &mut Option<Box<dyn Approver>>,
+        cancel: &CancellationToken,
+    ) -> Result<(), StopReason> {
+        let _ = (approver, cancel);
+        Ok(())
+    }
+
     /// One request, and the execution of the calls it returns.
     async fn step(
         &mut self,
@@ -312,8 +324,10 @@ impl StepContext<'_> {
     pub(crate) fn journal_request(&mut self, request: &impl serde::Serialize) {
         let step = self.step;
         if let Some(journal) = self.journal.as_mut()
-            && let Ok(body) = serde_json::to_value(request)
+            && let Ok(mut body) = serde_json::to_value(request)
         {
+            // Credentials for remote servers are sent, never kept.
+            crate::mcp::redact_credentials(&mut body);
             journal.record(Entry::Request { step, body: &body });
         }
     }
@@ -327,8 +341,9 @@ impl StepContext<'_> {
     ) {
         let step = self.step;
         if let Some(journal) = self.journal.as_mut()
-            && let Ok(body) = serde_json::to_value(response)
+            && let Ok(mut body) = serde_json::to_value(response)
         {
+            crate::mcp::redact_credentials(&mut body);
             journal.record(Entry::Response {
                 step,
                 body: &body,

@@ -589,13 +589,15 @@ async fn resume_refuses_another_model_step_limit_or_tools_and_names_each() {
     );
 }
 
-const MCP_SECRET: &str = "Bearer SECRET-TOKEN-1";
+const MCP_SECRET: &str = "SECRET-TOKEN-1";
 const HEADER_SECRET: &str = "HEADER-SECRET-2";
 const CI_SECRET: &str = "CI-SECRET-3";
 
-fn mcp_and_code_interpreter() -> Vec<Value> {
+/// An MCP server at `url` with a token and a custom header, and a code interpreter with a
+/// domain secret.
+fn mcp_and_code_interpreter(url: &str) -> Vec<Value> {
     vec![
-        json!({"type": "mcp", "server_label": "crm", "server_url": "https://mcp.internal.example/v1?tenant=7",
+        json!({"type": "mcp", "server_label": "crm", "server_url": url,
             "authorization": MCP_SECRET, "headers": {"X-Api-Key": HEADER_SECRET}, "require_approval": "always"}),
         json!({"type": "code_interpreter", "container": {"type": "auto", "network_policy": {
             "type": "allowlist", "allowed_domains": ["api.example"],
@@ -605,10 +607,14 @@ fn mcp_and_code_interpreter() -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn saved_declarations_hold_no_mcp_url_and_no_secret() {
+    // A real MCP server the simulated API lists, which takes only the token.
+    let fixture = hands_sim::McpFixture::with_token(MCP_SECRET).unwrap();
+    let url = format!("{}?tenant=7", fixture.url());
     let sim = SimServer::start(SimConfig::scripted(vec![Turn::text("Nothing to do.")])).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    let mut runner = openai(&sim, None, mcp_and_code_interpreter());
+    let mut runner = openai(&sim, None, mcp_and_code_interpreter(&url));
+    runner.set_approver(Box::new(Approve(true)));
     runner.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
     let outcome = runner
         .run("Look up.", &CancellationToken::new())
@@ -617,13 +623,13 @@ async fn saved_declarations_hold_no_mcp_url_and_no_secret() {
     assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
     // The request itself used the real declarations.
     let sent = sim.requests()[0].body["tools"].to_string();
-    assert!(sent.contains("mcp.internal.example") && sent.contains(MCP_SECRET));
+    assert!(sent.contains(&url) && sent.contains(MCP_SECRET));
     // Nothing of them is in any file the ledger wrote (database, WAL), while it is open…
     let scan = || {
         for entry in std::fs::read_dir(dir.path()).unwrap() {
             let bytes = std::fs::read(entry.unwrap().path()).unwrap();
             let text = String::from_utf8_lossy(&bytes);
-            for secret in [MCP_SECRET, HEADER_SECRET, CI_SECRET, "mcp.internal.example"] {
+            for secret in [MCP_SECRET, HEADER_SECRET, CI_SECRET, &fixture.url()] {
                 assert!(!text.contains(secret), "{secret} was saved");
             }
         }
@@ -653,7 +659,7 @@ async fn a_checkpoint_holding_a_raw_mcp_url_refuses_resume() {
     let mut ledger = MemoryLedger::new("run-1");
     // Written by something that did not sanitise: the identity holds the raw URL.
     let raw = RunIdentity {
-        tools: mcp_and_code_interpreter(),
+        tools: mcp_and_code_interpreter("https://mcp.internal.example/v1?tenant=7"),
         ..RunIdentity::new("run-1", "responses", "computer-use-2", 20, &[])
     };
     ledger
@@ -666,7 +672,12 @@ async fn a_checkpoint_holding_a_raw_mcp_url_refuses_resume() {
                 "content": [{"type": "input_text", "text": "Look up."}]}], "pending": []}),
         })
         .unwrap();
-    let mut runner = openai(&sim, None, mcp_and_code_interpreter());
+    let mut runner = openai(
+        &sim,
+        None,
+        mcp_and_code_interpreter("https://mcp.internal.example/v1?tenant=7"),
+    );
+    runner.set_approver(Box::new(Approve(true)));
     runner.set_ledger(Box::new(ledger));
     let refused = runner.resume(&CancellationToken::new()).await.unwrap_err();
     assert!(

@@ -112,6 +112,11 @@ pub struct OpenAiConfig {
     pub max_image_bytes: usize,
     /// Prompts shorter than this are not cached (1024 tokens).
     pub min_cacheable_tokens: u64,
+    /// Also check hands' own contract, which the real API does not enforce (default on): a
+    /// server tool's item (web search, file search, code interpreter, image generation, MCP)
+    /// is replayed exactly as emitted, its native content and container id kept. A breach is
+    /// a 400 whose message starts `hands-sim contract:`.
+    pub hands_contract: bool,
 }
 
 impl Default for OpenAiConfig {
@@ -120,6 +125,7 @@ impl Default for OpenAiConfig {
             api_key: None,
             max_image_bytes: 50 * 1024 * 1024,
             min_cacheable_tokens: 1024,
+            hands_contract: true,
         }
     }
 }

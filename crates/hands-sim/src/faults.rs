@@ -41,6 +41,11 @@ pub enum Fault {
         /// Events sent before the error event.
         after_events: usize,
     },
+    /// The request is served — its server-side work done: declared MCP servers listed and
+    /// called — and then answered with [`Fault::ServerError`]'s 500, as when the API fails
+    /// after its tools ran. Sending the request again repeats that work, so a client must not
+    /// retry a request that declares MCP tools.
+    ServerErrorAfterTools,
 }
 
 impl Fault {
@@ -111,7 +116,12 @@ impl Fault {
             (Fault::StreamError { .. }, _) if !streaming => {
                 Fault::Overloaded.http_error(api, false)
             }
-            (Fault::DropConnection { .. } | Fault::StreamError { .. }, _) => None,
+            (
+                Fault::DropConnection { .. }
+                | Fault::StreamError { .. }
+                | Fault::ServerErrorAfterTools,
+                _,
+            ) => None,
         }
     }
 }

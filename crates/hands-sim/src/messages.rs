@@ -387,6 +387,91 @@ pub fn mcp_approval_unexpected(request_id: &str) -> String {
     )
 }
 
+/// OpenAI, **modelled**: a second `mcp_approval_response` for one request.
+pub fn mcp_approval_answered_twice(request_id: &str) -> String {
+    format!(
+        "MCP approval request '{request_id}' was already answered; answer each mcp_approval_request once."
+    )
+}
+
+/// OpenAI, **modelled**: two `mcp` tools with one `server_label`.
+pub fn mcp_duplicate_label(label: &str) -> String {
+    format!("Duplicate MCP server_label '{label}' in 'tools'; server labels must be unique.")
+}
+
+/// OpenAI, **modelled**: an `mcp` tool with none of its three ways of reaching a server.
+pub const MCP_NO_SERVER: &str =
+    "One of 'server_url', 'connector_id' or 'tunnel_id' must be provided for an 'mcp' tool.";
+
+/// OpenAI, **modelled** on the 424 the API answers when a declared MCP server cannot be listed.
+pub fn mcp_list_failed(label: &str, why: &str) -> String {
+    format!("Error retrieving tool list from MCP server: '{label}'. {why}")
+}
+
+/// Anthropic, **modelled**: an MCP connector request without its beta header.
+pub const MCP_BETA_REQUIRED: &str =
+    "mcp_servers: the MCP connector requires the `anthropic-beta: mcp-client-2025-11-20` header";
+
+/// Anthropic, **real** (docs: "Must be referenced by exactly one MCPToolset"): a server of
+/// `mcp_servers` that no `mcp_toolset`, or two, refer to.
+pub fn mcp_server_toolsets(name: &str, n_toolsets: usize) -> String {
+    format!(
+        "mcp_servers: MCP server '{name}' must be referenced by exactly one mcp_toolset in tools (found {n_toolsets})"
+    )
+}
+
+/// Anthropic, **modelled**: an `mcp_toolset` naming no server of `mcp_servers`.
+pub fn mcp_toolset_unknown_server(tool_idx: usize, name: &str) -> String {
+    format!(
+        "tools.{tool_idx}.mcp_toolset.mcp_server_name: no MCP server named '{name}' in mcp_servers"
+    )
+}
+
+/// Anthropic, **modelled**: two servers with one name.
+pub fn mcp_server_duplicate(name: &str) -> String {
+    format!("mcp_servers: server names must be unique ('{name}' appears twice)")
+}
+
+/// Anthropic, **real** (docs: the URL "Must start with https://"); the simulator also takes
+/// `http://` on loopback, where its fixture servers listen.
+pub fn mcp_server_url(idx: usize) -> String {
+    format!("mcp_servers.{idx}.url: the URL of an MCP server must start with https://")
+}
+
+/// Anthropic, **modelled** on the `tool_use` pairing error: a server tool's use without its
+/// result in the same assistant message.
+pub fn server_use_without_result(msg_idx: usize, use_type: &str, ids: &[String]) -> String {
+    format!(
+        "messages.{msg_idx}: `{use_type}` ids were found without their result blocks in the same message: {}. Send the assistant message back as it was received.",
+        ids.join(", ")
+    )
+}
+
+/// Anthropic, **modelled**: an `mcp_tool_use` whose server is not in this request's
+/// `mcp_servers`.
+pub fn mcp_block_unknown_server(path: &str, name: &str) -> String {
+    format!("{path}.mcp_tool_use.server_name: no MCP server named '{name}' in mcp_servers")
+}
+
+/// Anthropic, **modelled**: `container` names no live container.
+pub fn container_not_found(id: &str) -> String {
+    format!("container: container '{id}' was not found or has expired")
+}
+
+/// OpenAI, **modelled**: a code interpreter container id the server never made.
+pub fn openai_container_not_found(id: &str) -> String {
+    format!("Container with id '{id}' not found.")
+}
+
+/// Both, the hands contract (see [`hands_contract`]): a server tool's item or block replayed
+/// with a change (its native content and container ids must come back as they were).
+pub fn server_item_changed(path: &str, id: &str) -> String {
+    hands_contract(
+        path,
+        &format!("the server tool item or block '{id}' was changed before it was sent back"),
+    )
+}
+
 /// OpenAI, **real**: `previous_response_id` names nothing stored.
 pub fn previous_response_not_found(id: &str) -> String {
     format!("Previous response with id '{id}' not found.")

@@ -153,6 +153,56 @@ pub fn mcp_approval_request(server_label: &str, name: &str, arguments: Value) ->
         "arguments": arguments.to_string()})
 }
 
+/// The model calls `tool` of the declared MCP server `server` (OpenAI: its `server_label`;
+/// Anthropic: its `mcp_servers` name), in either API. The simulator does the API's part for real:
+/// it lists the server's tools, and on OpenAI asks for approval (`mcp_approval_request`) when
+/// `require_approval` wants one, else calls the tool (`mcp_call`); on Anthropic it calls the
+/// tool (`mcp_tool_use` and `mcp_tool_result`). A tool the server does not list, or the
+/// declaration does not allow, is a policy error.
+pub fn mcp_use(server: &str, tool: &str, arguments: Value) -> Value {
+    json!({"type": crate::mcp::MCP_INTENT, "server": server, "name": tool, "arguments": arguments})
+}
+
+/// OpenAI `web_search_call` item (id filled by the server; `status` `completed` unless set with
+/// [`with_status`]).
+pub fn web_search_call(query: &str) -> Value {
+    json!({"type": "web_search_call", "action": {"type": "search", "query": query,
+        "sources": [{"type": "url", "url": "https://example.com/"}]}})
+}
+
+/// OpenAI `file_search_call` item.
+pub fn file_search_call(query: &str) -> Value {
+    json!({"type": "file_search_call", "queries": [query], "results": [
+        {"file_id": "file_sim", "filename": "notes.txt", "score": 0.9, "text": "a note"}]})
+}
+
+/// OpenAI `code_interpreter_call` item (the server fills `container_id` from the declared
+/// container, or a new one for `{"type": "auto"}`).
+pub fn code_interpreter_call(code: &str, logs: &str) -> Value {
+    json!({"type": "code_interpreter_call", "code": code,
+        "outputs": [{"type": "logs", "logs": logs}]})
+}
+
+/// OpenAI `image_generation_call` item with a tiny generated image.
+pub fn image_generation_call(prompt: &str) -> Value {
+    json!({"type": "image_generation_call", "revised_prompt": prompt, "output_format": "png",
+        "result": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="})
+}
+
+/// Anthropic `server_tool_use` block of a server tool (`web_search`, `code_execution`, …; id
+/// filled by the server).
+pub fn server_tool_use(name: &str, input: Value) -> Value {
+    json!({"type": "server_tool_use", "name": name, "input": input})
+}
+
+/// Anthropic server tool result block (`web_search_tool_result`,
+/// `code_execution_tool_result`, …) answering the `server_tool_use` before it (its
+/// `tool_use_id` filled by the server). A code-execution result puts the message's
+/// `container` in the answer.
+pub fn server_tool_result(result_type: &str, content: Value) -> Value {
+    json!({"type": result_type, "content": content})
+}
+
 /// OpenAI `reasoning` item with one summary text.
 pub fn reasoning(summary: &str) -> Value {
     json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": summary}]})

@@ -204,13 +204,17 @@ pub(crate) fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<
         .map(|(_, v)| v.as_str())
 }
 
-struct Shared {
+/// The state and the settings every handler shares.
+pub(crate) struct Shared {
     state: Mutex<State>,
     max_request_bytes: usize,
+    /// Held for a whole request: requests are answered one at a time, even while one waits on
+    /// an MCP server with the state unlocked.
+    serial: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves the state usable: every write is whole.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -353,6 +357,7 @@ impl SimServer {
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             max_request_bytes,
+            serial: tokio::sync::Mutex::new(()),
         });
         let (shutdown_tx, shutdown_rx) = oneshot::channel();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), std::io::Error>>();
@@ -518,8 +523,12 @@ async fn handle(
     };
     let body = read_body(request.into_body(), shared.max_request_bytes).await;
 
-    let mut state = shared.lock();
-    let seq = state.counters.requests;
+    let _one_at_a_time = shared.serial.lock().await;
+    let early = |api: Api, error: ApiError| {
+        let mut state = shared.lock();
+        let request_id = state.ids.next("req_011C");
+        Outcome::rejected(api, error, &request_id)
+    };
     let (body_value, outcome) = match body {
         Err(BodyError::Io(e)) => return Err(e),
         Err(BodyError::TooLarge) => {
@@ -531,35 +540,21 @@ async fn handle(
                     shared.max_request_bytes
                 ),
             );
-            let api_shape = api.unwrap_or(Api::Anthropic);
-            let request_id = state.ids.next("req_011C");
-            (
-                Value::Null,
-                Outcome::rejected(api_shape, error, &request_id),
-            )
+            (Value::Null, early(api.unwrap_or(Api::Anthropic), error))
         }
         Ok(bytes) => {
             let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
             let body_hash = fingerprint(7, &bytes);
             let outcome = match (api, method.as_str(), &parsed) {
-                (None, _, _) => {
-                    let request_id = state.ids.next("req_011C");
-                    Outcome::rejected(
-                        Api::Anthropic,
-                        ApiError::new(404, "not_found_error", format!("Not found: {path}")),
-                        &request_id,
-                    )
-                }
-                (Some(api), m, _) if m != "POST" => {
-                    let request_id = state.ids.next("req_011C");
-                    Outcome::rejected(
-                        api,
-                        ApiError::new(405, "invalid_request_error", "Method Not Allowed"),
-                        &request_id,
-                    )
-                }
+                (None, _, _) => early(
+                    Api::Anthropic,
+                    ApiError::new(404, "not_found_error", format!("Not found: {path}")),
+                ),
+                (Some(api), m, _) if m != "POST" => early(
+                    api,
+                    ApiError::new(405, "invalid_request_error", "Method Not Allowed"),
+                ),
                 (Some(api), _, Err(e)) => {
-                    let request_id = state.ids.next("req_011C");
                     let error = match api {
                         Api::Anthropic => ApiError::invalid(format!(
                             "There was an issue with your request body: it is not valid JSON ({e})."
@@ -568,19 +563,21 @@ async fn handle(
                             "We could not parse the JSON body of your request. ({e})"
                         )),
                     };
-                    Outcome::rejected(api, error, &request_id)
+                    early(api, error)
                 }
                 (Some(Api::Anthropic), _, Ok(value)) => {
-                    anthropic::handle(&mut state, &headers, value, body_hash)
+                    anthropic::handle(shared, &headers, value, body_hash).await
                 }
                 (Some(Api::OpenAi), _, Ok(value)) => {
-                    openai::handle(&mut state, &headers, value, body_hash)
+                    openai::handle(shared, &headers, value, body_hash).await
                 }
             };
             (parsed.unwrap_or(Value::Null), outcome)
         }
     };
 
+    let mut state = shared.lock();
+    let seq = state.counters.requests;
     let status = match &outcome.reply {
         Reply::Json { status, .. } => *status,
         Reply::Events { .. } => 200,

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use hands_core::CancellationToken;
 use hands_runner::approval::{
     ActionContext, Approver, BashEffect, Decision, EditorEffect, Effect, EffectKind,
-    FunctionEffect, SafetyChecksContext,
+    FunctionEffect, McpCallEffect, McpServerEffect, SafetyChecksContext,
 };
 use hands_sandbox::{BashInput, EditorCommand};
 use hands_toolset::browser::consent::{Approval, CallbackError, Confirm, ConfirmContext};
@@ -195,6 +195,48 @@ pub fn question(effect: &Effect) -> String {
             "Function `{}`: {}",
             for_terminal(name),
             json_for_terminal(arguments)
+        ),
+        Effect::McpCall(McpCallEffect {
+            server_label,
+            server_url,
+            tool,
+            arguments,
+            renewed,
+            ..
+        }) => format!(
+            "MCP server `{}`{} will run tool `{}` with {}{}",
+            for_terminal(server_label),
+            server_url
+                .as_deref()
+                .map(|u| format!(" ({})", for_terminal(u)))
+                .unwrap_or_default(),
+            for_terminal(tool),
+            json_for_terminal(arguments),
+            if *renewed {
+                " (approved before the run stopped, and not known to have run: asked again)"
+            } else {
+                ""
+            }
+        ),
+        Effect::McpServer(McpServerEffect {
+            server_label,
+            server_url,
+            tools,
+        }) => format!(
+            "The model's provider will call {} of MCP server `{}` ({}) without asking each time",
+            match tools {
+                Some(tools) => format!(
+                    "the tools {}",
+                    tools
+                        .iter()
+                        .map(|t| format!("`{}`", for_terminal(t)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => "any tool".to_owned(),
+            },
+            for_terminal(server_label),
+            for_terminal(server_url)
         ),
         // Effects this binary does not know yet are described by their kind and name.
         other => format!("{:?} `{}`", other.kind(), for_terminal(other.name())),
@@ -413,6 +455,49 @@ mod tests {
             "bash command: echo hi\\u{d}\\u{1b}[2Jrm -rf ~ \\u{202e}ecalper\\u{a}Approve? [y/N] y"
         );
         assert!(!shown.chars().any(|c| c.is_control()));
+    }
+
+    #[tokio::test]
+    async fn mcp_effects_are_asked_and_none_refuses_them() {
+        let cancel = CancellationToken::new();
+        let call = Effect::McpCall(McpCallEffect {
+            request_id: "mcpr_1".into(),
+            server_label: "notes".into(),
+            server_url: Some("https://mcp.example.com/mcp".into()),
+            tool: "add_note".into(),
+            arguments: serde_json::json!({"text": "hi\u{1b}[2J"}),
+            renewed: true,
+        });
+        let server = Effect::McpServer(McpServerEffect {
+            server_label: "notes".into(),
+            server_url: "https://mcp.example.com/mcp".into(),
+            tools: Some(vec!["add_note".into()]),
+        });
+        let (mut yes, asked) = scripted(ApproveArg::Ask, Some(true));
+        assert_eq!(yes.approve(call.clone(), &cancel).await, Decision::Approve);
+        assert_eq!(
+            yes.approve(server.clone(), &cancel).await,
+            Decision::Approve
+        );
+        let asked = asked.lock().unwrap().clone();
+        assert!(
+            asked[0].starts_with(
+                "MCP server `notes` (https://mcp.example.com/mcp) will run tool `add_note`"
+            ),
+            "{}",
+            asked[0]
+        );
+        assert!(asked[0].contains("asked again") && !asked[0].chars().any(|c| c.is_control()));
+        assert!(
+            asked[1].contains("the tools `add_note` of MCP server `notes`"),
+            "{}",
+            asked[1]
+        );
+        let (mut none, _) = scripted(ApproveArg::None, Some(true));
+        assert_eq!(none.approve(call.clone(), &cancel).await, Decision::Deny);
+        let (mut all, _) = scripted(ApproveArg::All, Some(false));
+        assert_eq!(all.approve(call, &cancel).await, Decision::Approve);
+        assert_eq!(all.approve(server, &cancel).await, Decision::Approve);
     }
 
     #[test]

@@ -212,6 +212,41 @@ pub struct RunArgs {
     /// Watch the run in a local web page as it happens, and approve or deny its actions there.
     #[arg(long)]
     pub view: bool,
+    /// Remote MCP servers and server tools.
+    #[command(flatten)]
+    pub remote: Box<RemoteToolArgs>,
+}
+
+/// `hands run`'s remote MCP servers and server tools: the model's provider runs them, hands
+/// declares them and answers their approvals (`--approve` decides those too).
+#[derive(Debug, Args, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct RemoteToolArgs {
+    /// A remote MCP server the provider connects to (streamable HTTP), as `[LABEL=]URL`; the
+    /// label defaults to the URL's host. OpenAI asks before each call (answered per
+    /// `--approve`); Claude's connector never asks, so the server itself is approved before the
+    /// first request.
+    #[arg(long = "mcp", value_name = "[LABEL=]URL")]
+    pub mcp: Vec<String>,
+    /// Only these tools of server LABEL (`LABEL=TOOL,TOOL`).
+    #[arg(long = "mcp-tools", value_name = "LABEL=TOOLS")]
+    pub mcp_tools: Vec<String>,
+    /// OpenAI: these tools of server LABEL (every tool when none is named) run without an
+    /// approval request (`require_approval` `never`).
+    #[arg(long = "mcp-unasked", value_name = "LABEL[=TOOLS]")]
+    pub mcp_unasked: Vec<String>,
+    /// The bearer token of server LABEL, read from the environment variable VAR (never from
+    /// the command line, which other users can read).
+    #[arg(long = "mcp-token-env", value_name = "LABEL=VAR")]
+    pub mcp_token_env: Vec<String>,
+    /// A server tool beside the local tools: `web_search`, `code_interpreter` (Claude:
+    /// `code_execution`); OpenAI also `file_search` (with `--vector-store`) and
+    /// `image_generation`.
+    #[arg(long = "server-tool", value_name = "NAME")]
+    pub server_tool: Vec<String>,
+    /// A vector store for `--server-tool file_search`.
+    #[arg(long = "vector-store", value_name = "ID")]
+    pub vector_store: Vec<String>,
 }
 
 /// `detail` of an OpenAI `input_image`.

@@ -16,6 +16,7 @@ mod exec;
 mod mcp;
 mod policy;
 mod read;
+mod remote;
 mod resume;
 mod run;
 mod rundir;

@@ -10,7 +10,7 @@ use hands_runner::RunError;
 use hands_runner::ledger::SqliteLedger;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::ProviderArg;
+use crate::cli::{ProviderArg, RemoteToolArgs};
 
 /// The ledger's file in a run directory.
 pub const LEDGER_FILE: &str = "ledger.sqlite";
@@ -48,6 +48,11 @@ pub struct Launch {
     pub eager: bool,
     /// The task.
     pub task: String,
+    /// Remote MCP servers and server tools as given, MCP URLs as SHA-256 fingerprints
+    /// ([`crate::remote::RemoteTools::saved_args`]: `--resume` takes the URLs again) and token
+    /// variables by name (the tokens are read from the environment again).
+    #[serde(default)]
+    pub remote: RemoteToolArgs,
 }
 
 impl Launch {

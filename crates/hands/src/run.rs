@@ -113,6 +113,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             "give --model: a Responses model your project can use with the computer tool"
         ),
     };
+    // Remote MCP servers and server tools, as given or as the run started with (MCP URLs given
+    // again): read before anything starts (a missing token stops here).
+    let remote_args = match saved {
+        Some(l) => crate::remote::resumed_args(&args.remote, &l.remote)?,
+        None => (*args.remote).clone(),
+    };
+    let remote = crate::remote::RemoteTools::parse(&remote_args, |var| std::env::var(var).ok())?;
     let use_desktop = match saved {
         Some(l) => l.desktop || args.desktop || args.display.is_some(),
         None => args.desktop || args.display.is_some() || args.browser.is_none(),
@@ -128,6 +135,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         stream: args.stream || saved.is_some_and(|l| l.stream),
         eager: args.eager || saved.is_some_and(|l| l.eager),
         task: task.clone(),
+        remote: remote.saved_args(&remote_args),
     };
     let (out, mut rundir, ledger) = match (resumed, &args.resume) {
         (Some((ledger, _)), Some(dir)) => (dir.clone(), RunDir::reopen(dir)?, ledger),
@@ -144,7 +152,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     rundir.line(
         serde_json::json!({"kind": if args.resume.is_some() { "resume" } else { "start" },
         "task": task, "provider": launch.provider, "model": model, "desktop": use_desktop,
-        "browser": browser_arg}),
+        "browser": browser_arg, "remote": remote.describe()}),
     );
     let bar = progress_bar();
     // With --view (and --approve ask), the person approves on the page instead of the terminal.
@@ -306,6 +314,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             let mut settings = AnthropicSettings::new(model.clone());
             settings.system = Some(system);
             settings.stream = launch.stream;
+            remote.apply_anthropic(&mut settings)?;
             Runner::anthropic(client, settings, computer, toolbox, config)
         }
         ProviderArg::Openai => {
@@ -320,6 +329,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             settings.instructions = Some(system);
             settings.stream = launch.stream;
             settings.eager = launch.eager;
+            remote.apply_openai(&mut settings);
             Runner::openai(client, settings, computer, toolbox, config)
         }
     };

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 
 use super::AnthropicSession;
 use crate::checkpoint::{Proposed, Resumable};
-use crate::ledger::{CallState, NOT_STARTED_ANSWER, PendingTurn, RESUMED_NOTE, closing_text};
+use crate::ledger::{
+    CallState, NOT_STARTED_ANSWER, PendingTurn, RESUMED_NOTE, closing_text, mcp_request_note,
+};
 use crate::outcome::RunError;
 
 /// A `tool_use` block as the turn log records it.
@@ -45,7 +47,7 @@ impl Resumable for AnthropicSession {
     }
 
     fn declared_tools(&self) -> &[Value] {
-        &self.tools
+        &self.declared
     }
 
     fn awaits_request(&self) -> bool {
@@ -57,6 +59,17 @@ impl Resumable for AnthropicSession {
         turn: &PendingTurn,
         _cancel: &CancellationToken,
     ) -> Result<(), RunError> {
+        if turn.only_mcp_request() {
+            // The request's response never came: the conversation ends with the user's turn,
+            // and the model is told what a person found.
+            let notes: Vec<ContentBlock> = turn
+                .calls
+                .iter()
+                .filter_map(mcp_request_note)
+                .map(|n| ContentBlock::text(&n))
+                .collect();
+            return self.append_to_user_turn(notes);
+        }
         let Some(last) = self.messages.last().filter(|m| m.role == Role::Assistant) else {
             return Err(RunError::Ledger(
                 "the pending turn's checkpoint does not end with the model's turn".into(),
@@ -118,6 +131,16 @@ impl Resumable for AnthropicSession {
                     &image.base64,
                 ));
             }
+        }
+        self.append_to_user_turn(blocks)
+    }
+}
+
+impl AnthropicSession {
+    /// Adds `blocks` to the user turn the conversation ends with.
+    fn append_to_user_turn(&mut self, blocks: Vec<ContentBlock>) -> Result<(), RunError> {
+        if blocks.is_empty() {
+            return Ok(());
         }
         match self.messages.last_mut() {
             Some(last) if last.role == Role::User => match &mut last.content {

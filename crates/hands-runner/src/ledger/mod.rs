@@ -16,6 +16,12 @@
 //! nothing of the turn took effect, dropped and its request sent again; a pending one with an
 //! uncertain call is refused until a person [`reconcile`]s it with what really happened.
 //!
+//! A run that declares remote MCP servers saves a pending checkpoint before each request, with
+//! the request as a record of its own ([`MCP_REQUEST_RECORD`], attempted): the servers may act
+//! while the request is under way, so a run stopped before its response arrived is reconciled
+//! by a person, never sent again by itself. On OpenAI each `mcp_approval_request` of a turn is a
+//! record too ([`MCP_APPROVAL_RECORD`]), answered by the approver's `mcp_approval_response`.
+//!
 //! Storage: [`SqliteLedger`] (embedded SQLite in WAL mode with synchronous commits, one owner
 //! per run by a lock file, every checkpoint kept, images and large blocks stored once by
 //! SHA-256) and [`MemoryLedger`] (tests). Tool declarations are saved sanitised
@@ -38,10 +44,24 @@ use serde_json::Value;
 pub use identity::{IdentityChange, RunIdentity};
 pub use memory::MemoryLedger;
 pub use plan::{
-    NOT_STARTED_ANSWER, RESUMED_NOTE, ReconcileError, ResumePlan, closing_text, plan_resume,
-    reconcile, reconciled_answer,
+    MCP_REQUEST_HAPPENED, NOT_STARTED_ANSWER, RESUMED_NOTE, ReconcileError, ResumePlan,
+    closing_text, mcp_request_note, plan_resume, reconcile, reconciled_answer,
 };
 pub use sqlite::{LedgerLock, RunReport, SaveStats, SqliteLedger};
+
+/// The name of the [`CallRecord`] of a request that declares remote MCP servers: attempted
+/// before it is sent, answered when its response arrives, interrupted when the run stops before
+/// the turn begins. Its input names the servers.
+///
+/// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución": "Una ejecución
+/// que incluye herramientas MCP guarda un punto de control pendiente antes de cada solicitud
+/// … No se puede reanudar automáticamente desde el punto de control pendiente."
+pub const MCP_REQUEST_RECORD: &str = "mcp_request";
+
+/// The name of the [`CallRecord`] of an OpenAI `mcp_approval_request`: proposed when its
+/// response arrives, answered with the `mcp_approval_response` the approver chose. Asking is no
+/// effect: one never answered is asked again when the run resumes.
+pub const MCP_APPROVAL_RECORD: &str = "mcp_approval_request";
 
 /// One saved state of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,6 +124,11 @@ impl PendingTurn {
     pub fn call_mut(&mut self, call_id: &str) -> Option<&mut CallRecord> {
         self.calls.iter_mut().find(|c| c.call_id == call_id)
     }
+
+    /// Whether the turn is only a request to MCP servers whose response never began a turn.
+    pub fn only_mcp_request(&self) -> bool {
+        !self.calls.is_empty() && self.calls.iter().all(CallRecord::is_mcp_request)
+    }
 }
 
 /// One call of a pending turn.
@@ -117,6 +142,18 @@ pub struct CallRecord {
     pub input: Value,
     /// Where it stands.
     pub state: CallState,
+}
+
+impl CallRecord {
+    /// Whether it stands for a request to MCP servers ([`MCP_REQUEST_RECORD`]), not a call.
+    pub fn is_mcp_request(&self) -> bool {
+        self.name == MCP_REQUEST_RECORD
+    }
+
+    /// Whether it stands for an MCP approval request ([`MCP_APPROVAL_RECORD`]).
+    pub fn is_mcp_approval(&self) -> bool {
+        self.name == MCP_APPROVAL_RECORD
+    }
 }
 
 /// Where one call stands.

@@ -13,7 +13,9 @@
 //! from the end of a completed turn; reconcile a pending or uncertain action first; a
 //! checkpoint never authorises repeating an action; the remaining requests carry over.
 
-use super::{CallState, Checkpoint, CheckpointStatus, Ledger, LedgerError, PendingTurn, Verdict};
+use super::{
+    CallRecord, CallState, Checkpoint, CheckpointStatus, Ledger, LedgerError, PendingTurn, Verdict,
+};
 use crate::outcome::{RunError, UncertainCall};
 
 /// The answer to a call the run never started before it was interrupted.
@@ -78,7 +80,9 @@ pub fn plan_resume(
             steps_used: latest.steps_used,
         });
     }
-    if !turn.response_complete {
+    // A request to MCP servers stands alone until its response arrives: only calls can be
+    // missing from a response that never came whole.
+    if !turn.response_complete && !turn.only_mcp_request() {
         return Err(RunError::Ledger(
             "calls ran while the response was still arriving, and the rest of it never came: \
              the turn cannot be answered; start a new run from what the environment shows now"
@@ -106,6 +110,30 @@ pub fn closing_text(state: &CallState) -> Option<(String, bool)> {
         }
     }
 }
+
+/// What the model is told, on resume, about a request to MCP servers whose response never came
+/// and that a person found had taken effect (the servers acted); `None` for any other record.
+pub fn mcp_request_note(record: &CallRecord) -> Option<String> {
+    let CallState::Reconciled {
+        verdict: Verdict::Happened,
+        note,
+    } = &record.state
+    else {
+        return None;
+    };
+    if !record.is_mcp_request() {
+        return None;
+    }
+    let mut text = MCP_REQUEST_HAPPENED.to_owned();
+    if let Some(note) = note.as_deref().filter(|n| !n.trim().is_empty()) {
+        text.push_str(" Their note: ");
+        text.push_str(note.trim());
+    }
+    Some(text)
+}
+
+/// The start of [`mcp_request_note`].
+pub const MCP_REQUEST_HAPPENED: &str = "The run was interrupted during a request in which MCP servers could act, and its response was lost. A person checked afterwards: the MCP servers did act.";
 
 /// The answer to a reconciled call: what the person found, and their note.
 pub fn reconciled_answer(verdict: Verdict, note: Option<&str>) -> (String, bool) {

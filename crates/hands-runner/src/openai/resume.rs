@@ -1,6 +1,7 @@
 //! Resuming a Responses run: an interrupted turn answered from its records (one output per
-//! call; a computer call not answered before gets a fresh screenshot, never an action), and the
-//! note that the run resumed, with a screenshot when the run has a desktop.
+//! call; a computer call not answered before gets a fresh screenshot, never an action; an MCP
+//! approval keeps its recorded answer, or is asked again), and the note that the run resumed,
+//! with a screenshot when the run has a desktop.
 
 use std::collections::HashSet;
 
@@ -12,8 +13,13 @@ use serde_json::{Value, json};
 
 use super::OpenAiSession;
 use crate::checkpoint::{Proposed, Resumable};
-use crate::ledger::{CallRecord, NOT_STARTED_ANSWER, PendingTurn, RESUMED_NOTE, closing_text};
+use crate::ledger::{
+    CallRecord, CallState, MCP_APPROVAL_RECORD, NOT_STARTED_ANSWER, PendingTurn, RESUMED_NOTE,
+    closing_text, mcp_request_note,
+};
+use crate::mcp::MCP_APPROVAL_REQUEST;
 use crate::outcome::RunError;
+use crate::server_items::raw;
 
 /// The name a turn log gives computer calls.
 const COMPUTER_CALL: &str = "computer_call";
@@ -40,6 +46,16 @@ pub(super) fn proposed(item: &Item) -> Option<Proposed> {
             input: serde_json::from_str(&call.arguments)
                 .unwrap_or_else(|_| Value::String(call.arguments.clone())),
         }),
+        _ if item.item_type() == MCP_APPROVAL_REQUEST => {
+            let raw = raw(item);
+            let text = |key: &str| raw.get(key).cloned().unwrap_or(Value::Null);
+            Some(Proposed {
+                call_id: raw.get("id").and_then(Value::as_str)?.to_owned(),
+                name: MCP_APPROVAL_RECORD.to_owned(),
+                input: json!({"server_label": text("server_label"), "name": text("name"),
+                    "arguments": text("arguments")}),
+            })
+        }
         _ => None,
     }
 }
@@ -137,10 +153,21 @@ impl Resumable for OpenAiSession {
         self.pending.retain(|i| !answers_turn(i));
         let mut notes = Vec::new();
         for record in &turn.calls {
+            // A request to MCP servers has no answer item: its response is in the
+            // conversation, or was lost (then a person's finding is told).
+            if record.is_mcp_request() {
+                notes.extend(mcp_request_note(record));
+                continue;
+            }
+            // An approval never answered is asked again before the first request
+            // (`before_first_request`); one answered keeps its answer.
+            if record.is_mcp_approval() && !matches!(record.state, CallState::Answered { .. }) {
+                continue;
+            }
             let (text, _) = closing_text(&record.state)
                 .unwrap_or_else(|| (NOT_STARTED_ANSWER.to_owned(), true));
             let item = match &record.state {
-                crate::ledger::CallState::Answered { answer } => {
+                CallState::Answered { answer } => {
                     Item::from_value(answer).map_err(|e| RunError::Ledger(e.to_string()))?
                 }
                 _ if record.name == COMPUTER_CALL => {

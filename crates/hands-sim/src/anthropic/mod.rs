@@ -2,11 +2,12 @@
 //! as an SSE stream (api-contracts A).
 
 mod context;
+mod mcp;
 mod stream;
 pub(crate) mod thread;
 mod validate;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
 
@@ -15,7 +16,7 @@ use crate::faults::Fault;
 use crate::messages as m;
 use crate::policy::Turn;
 use crate::record::Verdict;
-use crate::server::{Outcome, Reply, State, header, request_id_header};
+use crate::server::{Outcome, Reply, Shared, State, header, request_id_header};
 use crate::sse::Ending;
 use crate::tokens::{PrefixCache, text_tokens};
 
@@ -34,16 +35,59 @@ pub(crate) struct Memory {
     pub(crate) paused: Vec<Value>,
     /// Conversations held under `thread`.
     pub(crate) threads: thread::Threads,
+    /// Every server tool block emitted (MCP included), by [`mcp::identity`], as emitted: a
+    /// replay must match (hands' contract).
+    pub(crate) issued: HashMap<String, Value>,
+    /// Code-execution containers made.
+    pub(crate) containers: Vec<String>,
 }
 
-pub(crate) fn handle(
-    state: &mut State,
+/// One request, in three steps: checked and given its turn under the state's lock; the MCP
+/// servers listed and called without it; the answer built under the lock again.
+pub(crate) async fn handle(
+    shared: &Shared,
     headers: &[(String, String)],
     body: &Value,
     body_hash: u64,
 ) -> Outcome {
+    let (prepared, plan) = {
+        let mut state = shared.lock();
+        match prepare(&mut state, headers, body, body_hash) {
+            Ok(prepared) => prepared,
+            Err(outcome) => return *outcome,
+        }
+    };
+    let done = if plan.is_idle() {
+        Ok(Vec::new())
+    } else {
+        plan.run().await
+    };
+    let mut state = shared.lock();
+    answer(&mut state, prepared, done, body_hash)
+}
+
+/// A request checked and given its turn.
+struct Prepared {
+    request_id: String,
+    checked: Checked,
+    turn: Turn,
+    stream_fault: Option<Fault>,
+    /// The request's `container`, when it names one.
+    container: Option<String>,
+    /// The request's `thread`, read and expanded, held with the answer.
+    threaded: Option<thread::Prepared>,
+    /// When the request arrived (a held thread's clock).
+    now: std::time::Instant,
+}
+
+fn prepare(
+    state: &mut State,
+    headers: &[(String, String)],
+    body: &Value,
+    body_hash: u64,
+) -> Result<(Prepared, mcp::Plan), Box<Outcome>> {
     let request_id = state.ids.next("req_011C");
-    let reject = |error: ApiError| Outcome::rejected(Api::Anthropic, error, &request_id);
+    let reject = |error: ApiError| Box::new(Outcome::rejected(Api::Anthropic, error, &request_id));
 
     // The key in `x-api-key`, else as `Authorization: Bearer` (anthropic 2.10 sends it there).
     let api_key = header(headers, "x-api-key")
@@ -58,11 +102,11 @@ pub(crate) fn handle(
         });
     match api_key {
         None => {
-            return reject(ApiError::new(
+            return Err(reject(ApiError::new(
                 401,
                 "authentication_error",
                 m::ANTHROPIC_KEY_REQUIRED,
-            ));
+            )));
         }
         Some((key, invalid))
             if state
@@ -71,12 +115,12 @@ pub(crate) fn handle(
                 .as_deref()
                 .is_some_and(|k| k != key) =>
         {
-            return reject(ApiError::new(401, "authentication_error", invalid));
+            return Err(reject(ApiError::new(401, "authentication_error", invalid)));
         }
         Some(_) => {}
     }
     if header(headers, "anthropic-version").is_none_or(str::is_empty) {
-        return reject(ApiError::invalid(m::ANTHROPIC_VERSION_REQUIRED));
+        return Err(reject(ApiError::invalid(m::ANTHROPIC_VERSION_REQUIRED)));
     }
     let betas: Vec<String> = header(headers, "anthropic-beta")
         .map(|v| v.split(',').map(|b| b.trim().to_owned()).collect())
@@ -84,19 +128,19 @@ pub(crate) fn handle(
 
     // A `thread`: the held conversation goes in front, and the whole is checked.
     let now = std::time::Instant::now();
-    let prepared = thread::prepare(
+    let threaded = thread::prepare(
         body,
         &betas,
         &mut state.anthropic.threads,
         state.anthropic_config.thread_ttl,
         now,
     );
-    let (prepared, thread_error) = match prepared {
-        Ok(prepared) => (prepared, None),
+    let (threaded, thread_error) = match threaded {
+        Ok(threaded) => (threaded, None),
         Err(error) => (None, Some(error)),
     };
-    state.thread_conversation = prepared.as_ref().and_then(|p| p.conversation.clone());
-    let body = prepared.as_ref().map_or(body, |p| &p.body);
+    state.thread_conversation = threaded.as_ref().and_then(|p| p.conversation.clone());
+    let body = threaded.as_ref().map_or(body, |p| &p.body);
     let checked = match thread_error {
         Some(error) => Err(error),
         None => validate::validate(
@@ -107,28 +151,113 @@ pub(crate) fn handle(
             &state.anthropic.thinking_turns,
             &state.anthropic.paused,
             &mut state.images,
-        ),
+        )
+        .and_then(|checked| {
+            mcp::check_replay(
+                body,
+                &checked.declared.mcp,
+                &state.anthropic,
+                state.anthropic_config.hands_contract,
+            )
+            .map(|()| checked)
+        }),
     };
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
     let (checked, stream_fault) =
-        match state.fault_or_refusal(Api::Anthropic, streaming, checked, &request_id) {
-            Ok(checked) => checked,
-            Err(outcome) => return *outcome,
-        };
+        state.fault_or_refusal(Api::Anthropic, streaming, checked, &request_id)?;
 
     let turn = match state.next_turn(body_hash, body) {
         Ok(turn) => turn,
-        Err(message) => return Outcome::policy_failed(Api::Anthropic, message, &request_id),
+        Err(message) => {
+            return Err(Box::new(Outcome::policy_failed(
+                Api::Anthropic,
+                message,
+                &request_id,
+            )));
+        }
     };
-    let message = match finalize(state, &checked, turn.clone()) {
+    let blocks = match turn.clone().split_stop().0 {
+        Turn::Blocks(blocks) => blocks,
+        _ => Vec::new(),
+    };
+    let plan = match mcp::plan(&checked.declared.mcp, &blocks) {
+        Ok(plan) => plan,
+        Err(message) => {
+            return Err(Box::new(Outcome::policy_failed(
+                Api::Anthropic,
+                message,
+                &request_id,
+            )));
+        }
+    };
+    let container = match body.get("container") {
+        Some(Value::String(id)) => Some(id.clone()),
+        Some(Value::Object(c)) => c.get("id").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    };
+    Ok((
+        Prepared {
+            request_id,
+            checked,
+            turn,
+            stream_fault,
+            container,
+            threaded,
+            now,
+        },
+        plan,
+    ))
+}
+
+fn answer(
+    state: &mut State,
+    prepared: Prepared,
+    done: Result<Vec<(usize, [Value; 2])>, mcp::Failure>,
+    body_hash: u64,
+) -> Outcome {
+    let Prepared {
+        request_id,
+        checked,
+        turn,
+        stream_fault,
+        container,
+        threaded,
+        now,
+    } = prepared;
+    let done = match done {
+        Ok(done) => done,
+        Err(mcp::Failure::Api(error)) => {
+            return Outcome::rejected(Api::Anthropic, error, &request_id);
+        }
+        Err(mcp::Failure::Policy(message)) => {
+            return Outcome::policy_failed(Api::Anthropic, message, &request_id);
+        }
+    };
+    if let Some(fault @ Fault::ServerErrorAfterTools) = &stream_fault {
+        state.stash(body_hash, turn);
+        let error = Fault::ServerError
+            .http_error(Api::Anthropic, checked.stream)
+            .unwrap_or_else(|| ApiError::new(500, "api_error", "Internal server error"));
+        return Outcome::error(
+            Api::Anthropic,
+            error,
+            &request_id,
+            Verdict::Faulted {
+                fault: fault.clone(),
+                violation: None,
+            },
+        );
+    }
+    let expanded = expand(turn.clone(), done);
+    let message = match finalize(state, &checked, expanded, container) {
         Ok(message) => message,
         Err(message) => return Outcome::policy_failed(Api::Anthropic, message, &request_id),
     };
     // An answer a fault cuts short is not held: the server holds a whole reply or none.
     if stream_fault.is_none()
-        && let Some(prepared) = prepared
+        && let Some(threaded) = threaded
     {
-        thread::hold(&mut state.anthropic.threads, prepared, &message, now);
+        thread::hold(&mut state.anthropic.threads, threaded, &message, now);
     }
     let headers = vec![(
         request_id_header(Api::Anthropic).to_owned(),
@@ -185,6 +314,21 @@ pub(crate) fn handle(
     }
 }
 
+/// The turn with each MCP intent replaced by its use and result blocks.
+fn expand(turn: Turn, done: Vec<(usize, [Value; 2])>) -> Turn {
+    if done.is_empty() {
+        return turn;
+    }
+    match turn {
+        Turn::Blocks(blocks) => Turn::Blocks(mcp::expand(blocks, done)),
+        Turn::Stopped { turn, reason } => Turn::Stopped {
+            turn: Box::new(expand(*turn, done)),
+            reason,
+        },
+        other => other,
+    }
+}
+
 /// Applies a stream fault to the events of a complete answer.
 fn cut(mut events: Vec<crate::sse::Event>, fault: &Fault) -> (Vec<crate::sse::Event>, Ending) {
     match fault {
@@ -210,7 +354,12 @@ const PAUSE_TURN: &str = "pause_turn";
 
 /// Turns a policy's turn into a Message: ids, signatures, stop_reason, usage. Fails when the
 /// turn could not come from a model given this request.
-fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, String> {
+fn finalize(
+    state: &mut State,
+    checked: &Checked,
+    turn: Turn,
+    container: Option<String>,
+) -> Result<Value, String> {
     let (turn, stopped) = turn.split_stop();
     let mut blocks = match turn {
         Turn::Text(text) => vec![json!({"type": "text", "text": text})],
@@ -224,6 +373,9 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
     };
     let mut n_tool_uses = 0;
     let mut has_thinking = false;
+    // The id of the latest `mcp_tool_use` / `server_tool_use`, for the result after it.
+    let mut last_use: HashMap<&str, Value> = HashMap::new();
+    let mut needs_container = false;
     let mut output_tokens = 0;
     let mut thinking_tokens = 0;
     for (idx, block) in blocks.iter_mut().enumerate() {
@@ -232,7 +384,12 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
                 "hands-sim: block {idx} of the policy's turn is not an object"
             ));
         };
-        match obj.get("type").and_then(Value::as_str).unwrap_or("") {
+        let block_type = obj
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        match block_type.as_str() {
             "text" => {
                 let Some(text) = obj.get("text").and_then(Value::as_str) else {
                     return Err(format!("hands-sim: text block {idx} has no `text`"));
@@ -312,9 +469,72 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
                 );
                 thinking_tokens += text_tokens(&payload);
             }
+            "mcp_tool_use" => {
+                if !obj.get("id").is_some_and(Value::is_string) {
+                    obj.insert("id".into(), json!(state.ids.next("mcptoolu_01")));
+                }
+                last_use.insert(
+                    "mcp_tool_use",
+                    obj.get("id").cloned().unwrap_or(Value::Null),
+                );
+                output_tokens += text_tokens(&obj_to_string(obj));
+            }
+            "server_tool_use" => {
+                let name = obj.get("name").and_then(Value::as_str).unwrap_or("");
+                if !checked.declared.names.contains(name) {
+                    return Err(format!(
+                        "hands-sim: the policy used server tool `{name}`, which the request does not declare"
+                    ));
+                }
+                if !obj.get("id").is_some_and(Value::is_string) {
+                    obj.insert("id".into(), json!(state.ids.next("srvtoolu_01")));
+                }
+                last_use.insert(
+                    "server_tool_use",
+                    obj.get("id").cloned().unwrap_or(Value::Null),
+                );
+                output_tokens += text_tokens(&obj_to_string(obj));
+            }
+            result_type if result_type.ends_with("_tool_result") => {
+                let use_type = if result_type == "mcp_tool_result" {
+                    "mcp_tool_use"
+                } else {
+                    "server_tool_use"
+                };
+                if !obj.contains_key("tool_use_id") {
+                    let Some(id) = last_use.get(use_type).cloned() else {
+                        return Err(format!(
+                            "hands-sim: `{result_type}` block {idx} follows no `{use_type}`"
+                        ));
+                    };
+                    obj.insert("tool_use_id".into(), id);
+                }
+                if mcp::CONTAINER_RESULTS.contains(&result_type) {
+                    needs_container = true;
+                }
+                output_tokens += text_tokens(&obj_to_string(obj));
+            }
             _ => output_tokens += text_tokens(&obj_to_string(obj)),
         }
     }
+    for block in &blocks {
+        if let Some(key) = mcp::identity(block) {
+            state.anthropic.issued.insert(key, block.clone());
+        }
+    }
+    let container = if needs_container {
+        let id = match container {
+            Some(id) => id,
+            None => {
+                let id = state.ids.next("container_011C");
+                state.anthropic.containers.push(id.clone());
+                id
+            }
+        };
+        Some(json!({"id": id, "expires_at": "2099-01-01T00:00:00Z"}))
+    } else {
+        None
+    };
     if checked.disable_parallel && n_tool_uses > 1 {
         return Err(format!(
             "hands-sim: the policy's turn has {n_tool_uses} tool_use blocks but tool_choice.disable_parallel_tool_use is true"
@@ -378,6 +598,9 @@ fn finalize(state: &mut State, checked: &Checked, turn: Turn) -> Result<Value, S
     });
     if let Some(applied) = &checked.applied_edits {
         message["context_management"] = json!({"applied_edits": applied});
+    }
+    if let Some(container) = container {
+        message["container"] = container;
     }
     Ok(message)
 }

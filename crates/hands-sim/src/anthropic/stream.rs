@@ -40,6 +40,9 @@ pub(crate) fn events(message: &Value, config: &StreamConfig) -> Vec<Event> {
     start["content"] = json!([]);
     start["stop_reason"] = Value::Null;
     start["stop_sequence"] = Value::Null;
+    if let Some(start) = start.as_object_mut() {
+        start.remove("container");
+    }
     start["usage"]["output_tokens"] = json!(1);
     ev.push(
         "message_start",
@@ -71,7 +74,8 @@ pub(crate) fn events(message: &Value, config: &StreamConfig) -> Vec<Event> {
                     );
                 }
             }
-            "tool_use" => {
+            // Server-run uses stream their input as a client tool's does.
+            "tool_use" | "mcp_tool_use" | "server_tool_use" => {
                 let mut start_block = block.clone();
                 start_block["input"] = json!({});
                 ev.push(
@@ -133,7 +137,8 @@ pub(crate) fn events(message: &Value, config: &StreamConfig) -> Vec<Event> {
         );
     }
     let mut delta = json!({"type": "message_delta",
-    "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": null},
+    "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": null,
+        "container": message.get("container")},
     "usage": {
         "input_tokens": usage.get("input_tokens"),
         "cache_creation_input_tokens": usage.get("cache_creation_input_tokens"),

@@ -68,8 +68,13 @@ pub(crate) struct DeclaredToolset {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Declared {
     pub(crate) toolsets: Vec<DeclaredToolset>,
-    /// Names of every other tool: custom, legacy `computer`, `bash`, the text editor, ….
+    /// Names of every other tool: custom, legacy `computer`, `bash`, the text editor, server
+    /// tools, ….
     pub(crate) names: HashSet<String>,
+    /// The `mcp_toolset` entries.
+    pub(crate) mcp_toolsets: Vec<super::mcp::Toolset>,
+    /// The `mcp_servers`, each with its toolset.
+    pub(crate) mcp: Vec<super::mcp::Server>,
 }
 
 impl Declared {
@@ -148,7 +153,7 @@ pub(crate) fn validate(
 
     let mut n_breakpoints = 0usize;
     let mut prompt = Prompt::new(&model);
-    let declared = tools(
+    let mut declared = tools(
         obj.get("tools"),
         betas,
         &model,
@@ -156,6 +161,7 @@ pub(crate) fn validate(
         &mut n_breakpoints,
         &mut prompt,
     )?;
+    declared.mcp = super::mcp::servers(obj.get("mcp_servers"), betas, &declared.mcp_toolsets)?;
     let choice = tool_choice(obj.get("tool_choice"), &declared)?;
     let thinking_on = thinking(obj.get("thinking"), max_tokens)?;
     if thinking_on && choice.forced {
@@ -383,6 +389,11 @@ fn tools(
                 other_computers.push(tool_idx);
                 names_seen.push("computer".to_owned());
                 extra_tokens = LEGACY_COMPUTER_TOKENS;
+            }
+            Some("mcp_toolset") => {
+                declared
+                    .mcp_toolsets
+                    .push(super::mcp::toolset_entry(tool_idx, obj, betas)?);
             }
             Some(t) if is_versioned_type(t) => {
                 // bash, text editor, server tools: a name and the version's own fields.

@@ -1,6 +1,7 @@
 //! `POST /v1/responses`: authentication, validation against stored state, the turn, and the
 //! answer as one Response object or as an SSE stream (api-contracts B).
 
+mod mcp;
 mod stream;
 mod validate;
 
@@ -14,7 +15,7 @@ use crate::faults::Fault;
 use crate::messages as m;
 use crate::policy::Turn;
 use crate::record::Verdict;
-use crate::server::{Outcome, Reply, State, header, request_id_header};
+use crate::server::{Outcome, Reply, Shared, State, header, request_id_header};
 use crate::sse::{Ending, Event};
 use crate::tokens::{PrefixCache, text_tokens, value_tokens};
 
@@ -40,16 +41,54 @@ pub(crate) struct Memory {
     pub(crate) unfinished: HashMap<String, String>,
     /// Prompt prefixes seen (OpenAI caches automatically).
     pub(crate) cache: PrefixCache,
+    /// Every server tool item emitted (MCP included), by id, as emitted: a replay must match
+    /// (hands' contract).
+    pub(crate) issued: HashMap<String, Value>,
+    /// Code interpreter containers made.
+    pub(crate) containers: Vec<String>,
 }
 
-pub(crate) fn handle(
-    state: &mut State,
+/// One request, in three steps: checked and given its turn under the state's lock; the MCP
+/// servers' work done without it (listing, approved and unasked calls); the answer built under
+/// the lock again.
+pub(crate) async fn handle(
+    shared: &Shared,
     headers: &[(String, String)],
     body: &Value,
     body_hash: u64,
 ) -> Outcome {
+    let (prepared, plan) = {
+        let mut state = shared.lock();
+        match prepare(&mut state, headers, body, body_hash) {
+            Ok(prepared) => prepared,
+            Err(outcome) => return *outcome,
+        }
+    };
+    let expansion = if plan.is_idle() {
+        Ok(mcp::Expansion::default())
+    } else {
+        plan.run().await
+    };
+    let mut state = shared.lock();
+    answer(&mut state, prepared, expansion, body, body_hash)
+}
+
+/// A request checked and given its turn.
+struct Prepared {
+    request_id: String,
+    checked: Checked,
+    turn: Turn,
+    stream_fault: Option<Fault>,
+}
+
+fn prepare(
+    state: &mut State,
+    headers: &[(String, String)],
+    body: &Value,
+    body_hash: u64,
+) -> Result<(Prepared, mcp::Plan), Box<Outcome>> {
     let request_id = state.ids.next("req_");
-    let reject = |error: ApiError| Outcome::rejected(Api::OpenAi, error, &request_id);
+    let reject = |error: ApiError| Box::new(Outcome::rejected(Api::OpenAi, error, &request_id));
 
     let key = header(headers, "authorization")
         .and_then(|v| v.strip_prefix("Bearer "))
@@ -57,11 +96,11 @@ pub(crate) fn handle(
         .filter(|k| !k.is_empty());
     match key {
         None => {
-            return reject(ApiError::new(
+            return Err(reject(ApiError::new(
                 401,
                 "invalid_request_error",
                 m::OPENAI_KEY_REQUIRED,
-            ));
+            )));
         }
         Some(key)
             if state
@@ -70,10 +109,10 @@ pub(crate) fn handle(
                 .as_deref()
                 .is_some_and(|k| k != key) =>
         {
-            return reject(
+            return Err(reject(
                 ApiError::new(401, "invalid_request_error", m::openai_key_invalid(key))
                     .code("invalid_api_key"),
-            );
+            ));
         }
         Some(_) => {}
     }
@@ -87,17 +126,89 @@ pub(crate) fn handle(
     );
     let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
     let (checked, stream_fault) =
-        match state.fault_or_refusal(Api::OpenAi, streaming, checked, &request_id) {
-            Ok(checked) => checked,
-            Err(outcome) => return *outcome,
-        };
+        state.fault_or_refusal(Api::OpenAi, streaming, checked, &request_id)?;
     let turn = match state.next_turn(body_hash, body) {
         Ok(turn) => turn,
-        Err(message) => return Outcome::policy_failed(Api::OpenAi, message, &request_id),
+        Err(message) => {
+            return Err(Box::new(Outcome::policy_failed(
+                Api::OpenAi,
+                message,
+                &request_id,
+            )));
+        }
     };
+    let items = match &turn {
+        Turn::Items(items) => items.clone(),
+        Turn::Stopped { turn, .. } => match turn.as_ref() {
+            Turn::Items(items) => items.clone(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    let plan = match mcp::plan(&checked, &items) {
+        Ok(plan) => plan,
+        Err(message) => {
+            return Err(Box::new(Outcome::policy_failed(
+                Api::OpenAi,
+                message,
+                &request_id,
+            )));
+        }
+    };
+    Ok((
+        Prepared {
+            request_id,
+            checked,
+            turn,
+            stream_fault,
+        },
+        plan,
+    ))
+}
+
+fn answer(
+    state: &mut State,
+    prepared: Prepared,
+    expansion: Result<mcp::Expansion, mcp::Failure>,
+    body: &Value,
+    body_hash: u64,
+) -> Outcome {
+    let Prepared {
+        request_id,
+        checked,
+        turn,
+        stream_fault,
+    } = prepared;
+    let expansion = match expansion {
+        Ok(expansion) => expansion,
+        Err(mcp::Failure::Api(error)) => {
+            return Outcome::rejected(Api::OpenAi, error, &request_id);
+        }
+        Err(mcp::Failure::Policy(message)) => {
+            return Outcome::policy_failed(Api::OpenAi, message, &request_id);
+        }
+    };
+    if let Some(fault @ Fault::ServerErrorAfterTools) = &stream_fault {
+        // The server's work is done; the answer is lost. A retry of this body gets the turn
+        // again, and does the work again.
+        state.stash(body_hash, turn);
+        let error = Fault::ServerError
+            .http_error(Api::OpenAi, checked.stream)
+            .unwrap_or_else(|| ApiError::new(500, "server_error", m::OPENAI_SERVER_ERROR));
+        return Outcome::error(
+            Api::OpenAi,
+            error,
+            &request_id,
+            Verdict::Faulted {
+                fault: fault.clone(),
+                violation: None,
+            },
+        );
+    }
     // A response cut short by a fault is neither stored nor chained to.
     let persist = stream_fault.is_none();
-    let response = match finalize(state, &checked, body, turn.clone(), persist) {
+    let expanded = expand(turn.clone(), expansion);
+    let response = match finalize(state, &checked, body, expanded, persist) {
         Ok(response) => response,
         Err(message) => return Outcome::policy_failed(Api::OpenAi, message, &request_id),
     };
@@ -154,6 +265,21 @@ pub(crate) fn handle(
     }
 }
 
+/// The turn with the MCP servers' items in place of the model's intents.
+fn expand(turn: Turn, expansion: mcp::Expansion) -> Turn {
+    match turn {
+        Turn::Items(items) => Turn::Items(expansion.apply(items)),
+        Turn::Stopped { turn, reason } => Turn::Stopped {
+            turn: Box::new(expand(*turn, expansion)),
+            reason,
+        },
+        Turn::Text(text) if !expansion.head.is_empty() => {
+            Turn::Items(expansion.apply(vec![crate::policy::message(&text)]))
+        }
+        other => other,
+    }
+}
+
 fn cut(mut events: Vec<Event>, fault: &Fault) -> (Vec<Event>, Ending) {
     match fault {
         Fault::DropConnection { after_events } => {
@@ -194,6 +320,28 @@ fn note_status(state: &mut State, obj: &mut serde_json::Map<String, Value>, call
         .to_owned();
     if status != "completed" {
         state.openai.unfinished.insert(call_id.to_owned(), status);
+    }
+}
+
+/// The container of a code interpreter call: the declared one, else (`{"type": "auto"}`) the
+/// one the conversation already uses, else a new one.
+fn container_for(state: &mut State, checked: &Checked) -> String {
+    if let Some(Value::String(id)) = checked.declared.containers.first() {
+        return id.clone();
+    }
+    let used = checked.conversation.iter().rev().find_map(|item| {
+        (item.get("type").and_then(Value::as_str) == Some("code_interpreter_call"))
+            .then(|| item.get("container_id").and_then(Value::as_str))
+            .flatten()
+            .map(str::to_owned)
+    });
+    match used {
+        Some(id) => id,
+        None => {
+            let id = state.ids.next("cntr_");
+            state.openai.containers.push(id.clone());
+            id
+        }
     }
 }
 
@@ -311,12 +459,52 @@ fn finalize(
                 }
             }
             // Passed through even when the request declares no MCP tool, so a test can check
-            // that the client stops on it.
+            // that the client stops on it; so are scripted `mcp_call`s (a forged approval id,
+            // a call the declaration forbids).
             "mcp_approval_request" => {
                 obj.entry("id")
                     .or_insert_with(|| json!(state.ids.next("mcpr_")));
             }
+            "mcp_list_tools" => {
+                obj.entry("id")
+                    .or_insert_with(|| json!(state.ids.next("mcpl_")));
+            }
+            "mcp_call" => {
+                obj.entry("id")
+                    .or_insert_with(|| json!(state.ids.next("mcp_")));
+                obj.entry("status").or_insert_with(|| json!("completed"));
+            }
+            server_item
+                if let Some((family, _)) = validate::SERVER_TOOL_ITEMS
+                    .iter()
+                    .find(|(_, item)| *item == server_item) =>
+            {
+                // An undeclared server tool's item is passed through (the real API would not
+                // emit it), so a test can check that the client stops on it.
+                let declared = checked.declared.server_tools.contains(family);
+                let prefix = match *family {
+                    "web_search" => "ws_",
+                    "file_search" => "fs_",
+                    "code_interpreter" => "ci_",
+                    _ => "ig_",
+                };
+                obj.entry("id")
+                    .or_insert_with(|| json!(state.ids.next(prefix)));
+                obj.entry("status").or_insert_with(|| json!("completed"));
+                if declared && *family == "code_interpreter" && !obj.contains_key("container_id") {
+                    let container = container_for(state, checked);
+                    obj.insert("container_id".into(), json!(container));
+                }
+            }
             _ => {}
+        }
+    }
+    for item in &output {
+        let item_type = item.get("type").and_then(Value::as_str).unwrap_or("");
+        if validate::SERVER_ITEM_TYPES.contains(&item_type)
+            && let Some(id) = item.get("id").and_then(Value::as_str)
+        {
+            state.openai.issued.insert(id.to_owned(), item.clone());
         }
     }
     for pair in output.windows(2) {

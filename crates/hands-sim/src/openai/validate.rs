@@ -9,6 +9,7 @@ use crate::config::OpenAiConfig;
 use crate::error::ApiError;
 use crate::images::{ImageFormat, ImageMemo};
 use crate::messages as m;
+use crate::remote_mcp::Endpoint;
 use crate::sign::Signer;
 use crate::tokens::{self, Prompt};
 
@@ -32,14 +33,73 @@ fn unknown(param: &str) -> ApiError {
         .code("unknown_parameter")
 }
 
+/// A declared remote MCP server (`{"type": "mcp", ...}`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct McpServer {
+    pub(crate) label: String,
+    /// How the API reaches it; `None` for a connector or tunnel, which the simulator cannot
+    /// reach.
+    pub(crate) endpoint: Option<Endpoint>,
+    pub(crate) require_approval: Option<Value>,
+    pub(crate) allowed_tools: Option<Value>,
+}
+
 /// What the request declares the model may call.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Declared {
     pub(crate) computer: bool,
     pub(crate) functions: HashSet<String>,
-    /// An `mcp` tool.
-    pub(crate) mcp: bool,
+    /// The `mcp` tools.
+    pub(crate) mcp: Vec<McpServer>,
+    /// The server tools' families: `web_search`, `file_search`, `code_interpreter`,
+    /// `image_generation`.
+    pub(crate) server_tools: HashSet<&'static str>,
+    /// The `container` of each `code_interpreter` tool (an id, or `{"type": "auto", …}`).
+    pub(crate) containers: Vec<Value>,
 }
+
+impl Declared {
+    /// The declared MCP server with this label.
+    pub(crate) fn mcp_server(&self, label: &str) -> Option<&McpServer> {
+        self.mcp.iter().find(|s| s.label == label)
+    }
+}
+
+/// The server tool families and the output item each emits.
+pub(crate) const SERVER_TOOL_ITEMS: [(&str, &str); 4] = [
+    ("web_search", "web_search_call"),
+    ("file_search", "file_search_call"),
+    ("code_interpreter", "code_interpreter_call"),
+    ("image_generation", "image_generation_call"),
+];
+
+/// Output item types of server tools (MCP included): what the server emitted it keeps, so a
+/// replay can be compared.
+pub(crate) const SERVER_ITEM_TYPES: [&str; 7] = [
+    "web_search_call",
+    "file_search_call",
+    "code_interpreter_call",
+    "image_generation_call",
+    "mcp_list_tools",
+    "mcp_call",
+    "mcp_approval_request",
+];
+
+/// The fields of an `mcp` tool (openai 3.51 `tool_param.Mcp`).
+const MCP_TOOL_FIELDS: [&str; 12] = [
+    "type",
+    "server_label",
+    "server_url",
+    "connector_id",
+    "tunnel_id",
+    "authorization",
+    "headers",
+    "require_approval",
+    "allowed_tools",
+    "server_description",
+    "defer_loading",
+    "allowed_callers",
+];
 
 /// A request that passed every rule.
 #[derive(Debug)]
@@ -225,6 +285,15 @@ pub(crate) fn validate(
             .code("invalid_value"));
         }
     }
+    for container in &declared.containers {
+        if let Value::String(id) = container
+            && !memory.containers.contains(id)
+        {
+            return Err(invalid(m::openai_container_not_found(id))
+                .param("tools")
+                .code("not_found"));
+        }
+    }
 
     let input: Vec<Value> = match obj.get("input") {
         None | Some(Value::Null) => Vec::new(),
@@ -243,6 +312,9 @@ pub(crate) fn validate(
     let mut tally = ImageTally { memo, n_bytes: 0 };
     for (idx, item) in input.iter().enumerate() {
         let resolved = check_item(idx, item, signer, memory, &conversation, &input, &mut tally)?;
+        if config.hands_contract {
+            check_native_replay(idx, &resolved, memory)?;
+        }
         conversation.push(resolved);
     }
     let image_bytes = tally.n_bytes;
@@ -357,7 +429,46 @@ fn tools(tools: Option<&Value>) -> Result<Declared> {
                     );
                 }
             }
-            Some("mcp") => declared.mcp = true,
+            Some("mcp") => {
+                let server = mcp_tool(idx, obj)?;
+                if declared.mcp_server(&server.label).is_some() {
+                    return Err(invalid(m::mcp_duplicate_label(&server.label))
+                        .param(format!("tools[{idx}].server_label")));
+                }
+                declared.mcp.push(server);
+            }
+            Some("file_search") => {
+                if !obj.get("vector_store_ids").is_some_and(Value::is_array) {
+                    return Err(missing(&format!("tools[{idx}].vector_store_ids")));
+                }
+                declared.server_tools.insert("file_search");
+            }
+            Some("code_interpreter") => {
+                match obj.get("container") {
+                    Some(Value::String(id)) if !id.is_empty() => {}
+                    Some(Value::Object(c))
+                        if c.get("type").and_then(Value::as_str) == Some("auto") => {}
+                    Some(_) => {
+                        return Err(invalid(m::invalid_value(
+                            "container",
+                            "a container id, or an object with type 'auto'",
+                        ))
+                        .param(format!("tools[{idx}].container"))
+                        .code("invalid_value"));
+                    }
+                    None => return Err(missing(&format!("tools[{idx}].container"))),
+                }
+                declared
+                    .containers
+                    .push(obj.get("container").cloned().unwrap_or(Value::Null));
+                declared.server_tools.insert("code_interpreter");
+            }
+            Some("image_generation") => {
+                declared.server_tools.insert("image_generation");
+            }
+            Some(t) if t.starts_with("web_search") => {
+                declared.server_tools.insert("web_search");
+            }
             Some(_) => {}
         }
     }
@@ -366,6 +477,101 @@ fn tools(tools: Option<&Value>) -> Result<Declared> {
     }
     declared.computer = n_computer == 1;
     Ok(declared)
+}
+
+/// One `mcp` tool: a non-empty `server_label`, one way to reach the server, well-formed
+/// `require_approval` and `allowed_tools`, no field the API does not know.
+///
+/// Spec: openai 3.51 `tool_param.Mcp`; openai-browser-desktop-drivers, "Transmitir y reanudar
+/// una ejecución" (an empty filter covers all tools).
+fn mcp_tool(idx: usize, obj: &Map<String, Value>) -> Result<McpServer> {
+    if let Some(key) = obj.keys().find(|k| !MCP_TOOL_FIELDS.contains(&k.as_str())) {
+        return Err(unknown(&format!("tools[{idx}].{key}")));
+    }
+    let label = match obj.get("server_label") {
+        Some(Value::String(label)) if !label.trim().is_empty() => label.clone(),
+        _ => return Err(missing(&format!("tools[{idx}].server_label"))),
+    };
+    let url = obj.get("server_url").and_then(Value::as_str);
+    if url.is_none() && obj.get("connector_id").is_none() && obj.get("tunnel_id").is_none() {
+        return Err(invalid(m::MCP_NO_SERVER).param(format!("tools[{idx}]")));
+    }
+    if let Some(url) = url
+        && !(url.starts_with("https://") || url.starts_with("http://"))
+    {
+        return Err(invalid(m::invalid_value(url, "an http(s) URL"))
+            .param(format!("tools[{idx}].server_url"))
+            .code("invalid_value"));
+    }
+    let filter_ok = |filter: &Value| {
+        filter.as_object().is_some_and(|f| {
+            f.keys().all(|k| k == "tool_names" || k == "read_only")
+                && f.get("tool_names").is_none_or(|names| {
+                    names
+                        .as_array()
+                        .is_some_and(|n| n.iter().all(Value::is_string))
+                })
+                && f.get("read_only").is_none_or(Value::is_boolean)
+        })
+    };
+    let require_approval = obj
+        .get("require_approval")
+        .filter(|v| !v.is_null())
+        .cloned();
+    let approval_ok = match &require_approval {
+        None => true,
+        Some(Value::String(mode)) => mode == "always" || mode == "never",
+        Some(Value::Object(filters)) => filters
+            .iter()
+            .all(|(k, f)| (k == "always" || k == "never") && filter_ok(f)),
+        Some(_) => false,
+    };
+    if !approval_ok {
+        return Err(invalid(m::invalid_value(
+            &require_approval.map(|v| v.to_string()).unwrap_or_default(),
+            "'always', 'never', or an object with 'always' and/or 'never' tool filters",
+        ))
+        .param(format!("tools[{idx}].require_approval"))
+        .code("invalid_value"));
+    }
+    let allowed_tools = obj.get("allowed_tools").filter(|v| !v.is_null()).cloned();
+    let allowed_ok = match &allowed_tools {
+        None => true,
+        Some(Value::Array(names)) => names.iter().all(Value::is_string),
+        Some(filter) => filter_ok(filter),
+    };
+    if !allowed_ok {
+        return Err(invalid(
+            "Invalid 'allowed_tools': expected a list of tool names or a tool filter.",
+        )
+        .param(format!("tools[{idx}].allowed_tools"))
+        .code("invalid_value"));
+    }
+    let endpoint = url.map(|url| Endpoint {
+        url: url.to_owned(),
+        bearer: obj
+            .get("authorization")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        headers: obj
+            .get("headers")
+            .and_then(Value::as_object)
+            .map(|h| {
+                h.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    });
+    Ok(McpServer {
+        label,
+        endpoint,
+        require_approval: obj
+            .get("require_approval")
+            .filter(|v| !v.is_null())
+            .cloned(),
+        allowed_tools,
+    })
 }
 
 /// Checks one input item and returns it as the conversation holds it (references resolved).
@@ -451,6 +657,14 @@ fn check_item(
         "computer_call" | "function_call" => {
             required_call_id(obj, &param)?;
         }
+        // An image generation call can be continued from only when its response was stored
+        // (the openai SDK's runner refuses `store: false` beside `image_generation` for this).
+        "image_generation_call" => {
+            let id = obj.get("id").and_then(Value::as_str).unwrap_or("");
+            if !memory.items.contains_key(id) {
+                return Err(invalid(m::item_not_persisted(id)).param("input"));
+            }
+        }
         "message" => {
             let role = obj.get("role").and_then(Value::as_str).unwrap_or("");
             if !["user", "assistant", "system", "developer"].contains(&role) {
@@ -474,6 +688,24 @@ fn check_item(
         _ => {}
     }
     Ok(item.clone())
+}
+
+/// hands' contract: a server tool's item the simulator emitted comes back as it was emitted
+/// (its native content and container id kept).
+fn check_native_replay(idx: usize, item: &Value, memory: &Memory) -> Result<()> {
+    let item_type = item.get("type").and_then(Value::as_str).unwrap_or("");
+    if !SERVER_ITEM_TYPES.contains(&item_type) {
+        return Ok(());
+    }
+    let Some(id) = item.get("id").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    match memory.issued.get(id) {
+        Some(issued) if issued != item => {
+            Err(invalid(m::server_item_changed(&format!("input[{idx}]"), id)).param("input"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// An `input_image`'s `detail`: absent, null, or one of the four values.
@@ -759,23 +991,43 @@ fn pairing(conversation: &[Value], memory: &Memory) -> Result<()> {
     Ok(())
 }
 
-/// An `mcp_approval_response` needs a declared MCP tool and answers an `mcp_approval_request`
-/// of the conversation.
+/// An `mcp_approval_response` answers, once, an `mcp_approval_request` of the conversation
+/// whose server is declared in this request; approval request ids are unique.
 fn mcp_approvals(conversation: &[Value], declared: &Declared) -> Result<()> {
+    let mut requests: HashSet<&str> = HashSet::new();
+    let mut answered: HashSet<&str> = HashSet::new();
     for (idx, item) in conversation.iter().enumerate() {
-        if item.get("type").and_then(Value::as_str) != Some("mcp_approval_response") {
-            continue;
-        }
-        let request_id = item
-            .get("approval_request_id")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let requested = conversation[..idx].iter().any(|c| {
-            c.get("type").and_then(Value::as_str) == Some("mcp_approval_request")
-                && c.get("id").and_then(Value::as_str) == Some(request_id)
-        });
-        if !declared.mcp || !requested {
-            return Err(invalid(m::mcp_approval_unexpected(request_id)).param("input"));
+        match item.get("type").and_then(Value::as_str) {
+            Some("mcp_approval_request") => {
+                let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+                if !requests.insert(id) {
+                    return Err(invalid(m::duplicate_item(id)).param("input"));
+                }
+            }
+            Some("mcp_approval_response") => {
+                let request_id = item
+                    .get("approval_request_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if !item.get("approve").is_some_and(Value::is_boolean) {
+                    return Err(missing(&format!("input[{idx}].approve")));
+                }
+                let request = conversation[..idx].iter().find(|c| {
+                    c.get("type").and_then(Value::as_str) == Some("mcp_approval_request")
+                        && c.get("id").and_then(Value::as_str) == Some(request_id)
+                });
+                let declared_server = request
+                    .and_then(|r| r.get("server_label"))
+                    .and_then(Value::as_str)
+                    .is_some_and(|label| declared.mcp_server(label).is_some());
+                if !declared_server {
+                    return Err(invalid(m::mcp_approval_unexpected(request_id)).param("input"));
+                }
+                if !answered.insert(request_id) {
+                    return Err(invalid(m::mcp_approval_answered_twice(request_id)).param("input"));
+                }
+            }
+            _ => {}
         }
     }
     Ok(())
