@@ -141,6 +141,35 @@ fn scripted(turns: Vec<Turn>) -> SimServer {
     SimServer::start(SimConfig::scripted(turns)).unwrap()
 }
 
+/// The items request `n` added to the conversation: the runner's default context projection
+/// sends the whole history each time (never chained), so the new items are those after the
+/// previous request's input and its answer.
+fn new_input_of(sim: &SimServer, n: usize) -> Vec<Value> {
+    let requests = sim.requests();
+    let input = requests[n].body["input"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if n == 0
+        || requests[n]
+            .body
+            .get("previous_response_id")
+            .is_some_and(|p| !p.is_null())
+    {
+        return input;
+    }
+    let before = requests[n - 1].body["input"].as_array().map_or(0, Vec::len)
+        + requests[n - 1]
+            .response
+            .as_ref()
+            .and_then(|r| r["output"].as_array())
+            .map_or(0, Vec::len);
+    input
+        .get(before..)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default()
+}
+
 fn input_of(sim: &SimServer, n: usize) -> Vec<Value> {
     sim.requests()[n].body["input"]
         .as_array()
@@ -190,7 +219,7 @@ async fn an_mcp_approval_is_bound_to_its_request_and_the_tool_runs_once_approved
     assert!(!seen[0].renewed);
     // The answer names that request, and the server ran the tool once.
     assert_eq!(
-        input_of(&sim, 1),
+        new_input_of(&sim, 1),
         vec![
             json!({"type": "mcp_approval_response", "approval_request_id": asked["id"],
             "approve": true})
@@ -218,7 +247,7 @@ async fn a_refused_mcp_approval_never_reaches_the_server() {
     );
     let outcome = run(&runner, "Save hi.").await;
     assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
-    assert_eq!(input_of(&sim, 1)[0]["approve"], json!(false));
+    assert_eq!(new_input_of(&sim, 1)[0]["approve"], json!(false));
     assert!(fixture.calls().is_empty());
     assert!(sim.violations().is_empty());
 }
@@ -290,7 +319,10 @@ async fn an_mcp_call_without_the_approval_it_needs_stops_before_local_effects() 
         json!({"text": "y"}),
     )])]);
     sim.set_policy(|request: &Value| {
-        let approved = request["input"][0]["approval_request_id"].clone();
+        let approved = request["input"]
+            .as_array()
+            .and_then(|items| items.iter().find(|i| i["type"] == "mcp_approval_response"))
+            .map_or(Value::Null, |i| i["approval_request_id"].clone());
         Turn::Items(vec![
             json!({"type": "mcp_call", "server_label": "notes", "name": ADD_NOTE,
                 "arguments": r#"{"text":"y"}"#, "approval_request_id": approved,

@@ -12,7 +12,7 @@
 use hands_core::browser::BrowserMember;
 use hands_core::browser::args::{
     MAX_DIAGNOSTICS_LIMIT, MAX_HOLD_KEYS, MAX_HOLD_MS, MAX_KEY_PRESSES, MAX_PATH_POINTS,
-    MAX_SCOPED_DEPTH, MAX_SELECT_VALUES, MAX_TIMEOUT_MS, MIN_PATH_POINTS,
+    MAX_SAFE_INTEGER, MAX_SCOPED_DEPTH, MAX_SELECT_VALUES, MAX_TIMEOUT_MS, MIN_PATH_POINTS,
 };
 use serde_json::{Map, Value, json};
 
@@ -250,14 +250,16 @@ fn field_schema(member: BrowserMember, field: &str) -> Value {
             "description": "Key names held together, each unique and at most 64 bytes."}),
         (_, "keys") => modifiers(),
         (_, "direction") => one_of(&["up", "down", "left", "right"], "Which way to scroll."),
-        (_, "amount") => integer(0, None, "How far, in CSS pixels."),
+        (_, "amount") => integer(0, Some(MAX_SAFE_INTEGER), "How far, in CSS pixels."),
         (M::WaitFor, "timeout_ms") => timeout("the text"),
         (_, "timeout_ms") => timeout("the script"),
         (_, "values") => json!({"type": "array", "items": {"type": "string"}, "minItems": 1,
             "maxItems": MAX_SELECT_VALUES, "description": "Values (or labels) of the options."}),
-        (_, "region") => json!({"type": "array", "items": {"type": "integer", "minimum": 0},
+        (_, "region") => {
+            json!({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
             "minItems": 4, "maxItems": 4,
-            "description": "[left, top, right, bottom] in CSS pixels; right > left, bottom > top."}),
+            "description": "[left, top, right, bottom] in CSS pixels; right > left, bottom > top."})
+        }
         (_, "root") => json!({"type": ["string", "null"],
             "description": "A scope ref from an earlier read_page_scoped, or null to list the sections."}),
         (_, "depth") => integer(
@@ -265,14 +267,29 @@ fn field_schema(member: BrowserMember, field: &str) -> Value {
             Some(u64::from(MAX_SCOPED_DEPTH)),
             "DOM levels to read, 1 to 32.",
         ),
-        (_, "x") => integer(0, None, "CSS pixels from the left of the visible area."),
-        (_, "y") => integer(0, None, "CSS pixels from the top of the visible area."),
+        (_, "x") => integer(
+            0,
+            Some(MAX_SAFE_INTEGER),
+            "CSS pixels from the left of the visible area.",
+        ),
+        (_, "y") => integer(
+            0,
+            Some(MAX_SAFE_INTEGER),
+            "CSS pixels from the top of the visible area.",
+        ),
         (_, "button") => one_of(&["left", "right", "middle"], "Mouse button."),
-        (_, "click_count") => integer(1, Some(3), "1 click, 2 (double) or 3 (triple)."),
+        // An enum, as the SDK declares it (a strict schema says exactly which values pass).
+        (_, "click_count") => json!({"type": "integer", "enum": [1, 2, 3],
+            "description": "1 click, 2 (double) or 3 (triple)."}),
         (_, "path") => {
             let point: Map<String, Value> = POINT_FIELDS
                 .iter()
-                .map(|f| ((*f).to_owned(), integer(0, None, "CSS pixels.")))
+                .map(|f| {
+                    (
+                        (*f).to_owned(),
+                        integer(0, Some(MAX_SAFE_INTEGER), "CSS pixels."),
+                    )
+                })
                 .collect();
             json!({"type": "array", "minItems": MIN_PATH_POINTS, "maxItems": MAX_PATH_POINTS,
                 "items": {"type": "object", "properties": point, "required": POINT_FIELDS,
@@ -445,8 +462,10 @@ mod tests {
         assert_eq!(
             p["properties"]["path"]["items"],
             json!({"type": "object", "properties": {
-                "x": {"type": "integer", "minimum": 0, "description": "CSS pixels."},
-                "y": {"type": "integer", "minimum": 0, "description": "CSS pixels."}},
+                "x": {"type": "integer", "minimum": 0, "maximum": 9007199254740991u64,
+                      "description": "CSS pixels."},
+                "y": {"type": "integer", "minimum": 0, "maximum": 9007199254740991u64,
+                      "description": "CSS pixels."}},
                 "required": ["x", "y"], "additionalProperties": false})
         );
         assert_eq!(p["properties"]["path"]["minItems"], 2);
@@ -465,5 +484,27 @@ mod tests {
             json!({"type": "object", "properties": {}, "required": [],
                    "additionalProperties": false})
         );
+    }
+
+    #[test]
+    fn integers_declare_the_safe_integer_bound_and_click_count_an_enum() {
+        let props = |m: BrowserMember| parameters(m)["properties"].clone();
+        let max = json!(9007199254740991u64);
+        assert_eq!(props(BrowserMember::Scroll)["amount"]["maximum"], max);
+        assert_eq!(
+            props(BrowserMember::Zoom)["region"]["items"]["maximum"],
+            max
+        );
+        for m in [BrowserMember::ClickAt, BrowserMember::HoverAt] {
+            assert_eq!(props(m)["x"]["maximum"], max, "{m}");
+            assert_eq!(props(m)["y"]["maximum"], max, "{m}");
+        }
+        assert_eq!(
+            props(BrowserMember::DragPath)["path"]["items"]["properties"]["y"]["maximum"],
+            max
+        );
+        let count = &props(BrowserMember::ClickAt)["click_count"];
+        assert_eq!(count["enum"], json!([1, 2, 3]));
+        assert!(count.get("minimum").is_none() && count.get("maximum").is_none());
     }
 }

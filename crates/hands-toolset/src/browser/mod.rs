@@ -176,6 +176,12 @@ pub enum ConfigError {
     /// A `confirm_reads` entry that is not a read member.
     #[error("`confirm_reads` names `{0}`, which is not a read member")]
     NotARead(BrowserMember),
+    /// A `confirm_reads` entry that is not a selected member (the SDK refuses it too: a
+    /// protection that guards nothing is a configuration mistake, not a no-op).
+    #[error(
+        "`confirm_reads` names `{0}`, which is not selected: select it, or leave it out of `confirm_reads`"
+    )]
+    ReadNotSelected(BrowserMember),
     /// `key` selected while focused input is refused.
     #[error(
         "`key` acts on the focused element, which `FocusedInput::Refused` forbids: leave it out"
@@ -434,9 +440,10 @@ impl<B: Browser> BrowserToolset<B> {
             if !is_read(member) {
                 return Err(ConfigError::NotARead(member));
             }
-            if enabled.contains(member) {
-                confirm_reads.insert(member);
+            if !enabled.contains(member) {
+                return Err(ConfigError::ReadNotSelected(member));
             }
+            confirm_reads.insert(member);
         }
         for member in enabled.iter() {
             let needs = consent(member);

@@ -710,6 +710,16 @@ fn construction_requires_confirm_and_url_policy_where_the_spec_does() {
         }),
         Err(ConfigError::NotARead(BrowserMember::Click))
     );
+    // A read that is not selected: refused, as the SDK refuses it (D10).
+    assert_eq!(
+        build(BrowserToolsetConfig {
+            members: members(&["read_page"]),
+            confirm: confirm(),
+            confirm_reads: strings(&["screenshot"]),
+            ..BrowserToolsetConfig::default()
+        }),
+        Err(ConfigError::ReadNotSelected(BrowserMember::Screenshot))
+    );
     assert!(matches!(
         build(BrowserToolsetConfig {
             members: members(&["read_page"]),
@@ -721,14 +731,14 @@ fn construction_requires_confirm_and_url_policy_where_the_spec_does() {
             ..
         })
     ));
-    // A read under confirm_reads that is not enabled is ignored.
-    assert!(
+    // A read under confirm_reads that is not enabled is refused, confirm or not.
+    assert_eq!(
         build(BrowserToolsetConfig {
             members: members(&["read_page"]),
             confirm_reads: strings(&["screenshot"]),
             ..BrowserToolsetConfig::default()
-        })
-        .is_ok()
+        }),
+        Err(ConfigError::ReadNotSelected(BrowserMember::Screenshot))
     );
     assert_eq!(
         build(BrowserToolsetConfig {
