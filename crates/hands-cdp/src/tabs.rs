@@ -106,7 +106,12 @@ impl CdpBrowser {
                 .find(|t| t.target_id == info.target_id)
             {
                 tab.title = info.title;
-                tab.url = info.url;
+                // A failed navigation leaves the text it was given as the target's URL (an
+                // entry that never committed, e.g. `example.com/x`): the tab keeps the last URL
+                // that parsed, the document it still shows (D16; an empty URL is not a state).
+                if url::Url::parse(&info.url).is_ok() || tab.url.is_empty() {
+                    tab.url = info.url;
+                }
             }
         }
         let active = state

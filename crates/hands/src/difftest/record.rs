@@ -228,6 +228,19 @@ impl<B: Browser> Browser for RecordedBrowser<B> {
         self.log.push("scroll");
         self.inner.scroll(direction, amount, tab, cancel).await
     }
+    async fn scroll_at(
+        &mut self,
+        at: CssPoint,
+        direction: ScrollDirection,
+        amount: u64,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        self.log.push("scroll");
+        self.inner
+            .scroll_at(at, direction, amount, tab, cancel)
+            .await
+    }
     async fn scroll_to(
         &mut self,
         target: &Ref,
