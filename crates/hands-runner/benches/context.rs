@@ -83,14 +83,14 @@ fn script() -> Vec<Turn> {
                         json!({"text": lines[line % lines.len()]}),
                     )
                 }
-                "key" => toolset_use("computer", "key", json!({"keys": "Return"})),
+                "key" => toolset_use("computer", "key", json!({"text": "Return"})),
                 "mouse_move" => toolset_use(
                     "computer",
                     "mouse_move",
                     json!({"coordinate": [200 + round, 600]}),
                 ),
                 "zoom" => toolset_use("computer", "zoom", json!({"region": [0, 0, 640, 400]})),
-                "wait" => toolset_use("computer", "wait", json!({"duration": 0.3})),
+                "wait" => toolset_use("computer", "wait", json!({"duration": 1})),
                 other => toolset_use("computer", other, json!({})),
             };
             turns.push(Turn::Blocks(vec![block]));
