@@ -33,7 +33,9 @@ use crate::context::{
     CONTEXT_MANAGEMENT_BETA, ContextConfig, ContextManagement, LastScreenshot, ProjectionState,
     place_breakpoints, project_messages,
 };
+use crate::control::{RunEvent, TurnCall};
 use crate::diagnostics::{Api, Reason, Usage};
+use crate::functions::{OutputPart, ToolOutput};
 use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::server_blocks::{self, ClaudeToolset};
@@ -278,6 +280,7 @@ impl AnthropicSession {
         };
         let sent = if self.settings.stream {
             match client.stream_message(&request, ctx.cancel).await {
+                Ok(stream) if ctx.on_event.is_some() => consume_told(ctx, stream).await,
                 Ok(stream) => stream.finish().await,
                 Err(e) => Err(e),
             }
@@ -310,6 +313,7 @@ impl AnthropicSession {
         &mut self,
         ctx: &mut StepContext<'_>,
         uses: Vec<ToolUse>,
+        mut supplied: std::collections::BTreeMap<String, ToolOutput>,
     ) -> Result<(), StopReason> {
         let mut results: Vec<WireResult> = Vec::with_capacity(uses.len());
         // Results of Claude's browser toolset carry a `browser_state` block the wire type has no
@@ -327,8 +331,28 @@ impl AnthropicSession {
                 results.push(WireResult::error(tool_use, cancelled_text()));
                 continue;
             }
+            // Answered by the caller: nothing runs, and nobody is asked (nothing takes effect).
+            if let Some(out) = supplied.remove(&tool_use.id) {
+                let result = tool_output_result(tool_use, &out);
+                ctx.action_done(
+                    Api::Messages,
+                    &tool_use.id,
+                    &tool_use.name,
+                    Reason::Completed,
+                    std::time::Duration::ZERO,
+                    false,
+                    crate::control::SUPPLIED_SUMMARY,
+                );
+                let answer = result.to_json();
+                if let Err(reason) = ctx.call_answered(&tool_use.id, || answer.clone(), None) {
+                    stop = Some(reason);
+                }
+                ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
+                results.push(result);
+                continue;
+            }
             let start = Instant::now();
-            ctx.executed.push(tool_use.id.clone());
+            ctx.call_started(&tool_use.id, &tool_use.name);
             // The checkpoint before the effect says it may have happened.
             if let Err(reason) = ctx.call_attempted(resume::proposed(tool_use), || self.snapshot())
             {
@@ -364,6 +388,9 @@ impl AnthropicSession {
                 }
                 browser_json[index] = Some(result.to_json());
                 results.push(result.result().clone());
+                ctx.call_completed(&tool_use.id, &tool_use.name, || {
+                    browser_json[index].clone().unwrap_or_default()
+                });
                 let answer = browser_json[index].clone().unwrap_or_default();
                 if let Err(reason) = ctx.call_answered(&tool_use.id, || answer, interruption)
                     && stop.is_none()
@@ -401,6 +428,7 @@ impl AnthropicSession {
                 reason != Reason::Completed,
                 result.text().unwrap_or(""),
             );
+            ctx.call_completed(&tool_use.id, &tool_use.name, || result.to_json());
             results.push(result);
             let answered = results.last();
             if let Err(reason) = ctx.call_answered(
@@ -621,7 +649,7 @@ impl AnthropicSession {
             if let Some(function) = ctx.toolbox.functions.get(&tool_use.name) {
                 let start = Instant::now();
                 return match function_result(function, tool_use.input.clone()).await {
-                    Ok(text) => Ok((text_result(tool_use, false, &text), Reason::Completed)),
+                    Ok(out) => Ok((tool_output_result(tool_use, &out), Reason::Completed)),
                     Err(e) => Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
                 };
             }
@@ -630,6 +658,44 @@ impl AnthropicSession {
             text_result(tool_use, true, &unknown_tool_text(&tool_use.name)),
             Reason::Failed,
         ))
+    }
+
+    /// The client calls of a turn, as a paused turn shows them: suppliable when they call an
+    /// ordinary function registered as suppliable (not a toolset's member, the browser, bash
+    /// or the editor).
+    fn turn_calls(&self, ctx: &StepContext<'_>, uses: &[ToolUse]) -> Vec<TurnCall> {
+        uses.iter()
+            .map(|tool_use| {
+                let toolset = tool_use.toolset_name.is_some()
+                    || self.computer.as_ref().is_some_and(|c| c.owns(tool_use))
+                    || ctx
+                        .toolbox
+                        .claude_browser
+                        .as_ref()
+                        .is_some_and(|b| b.owns(tool_use))
+                    || ctx
+                        .toolbox
+                        .browser
+                        .as_ref()
+                        .is_some_and(|b| b.owns(&tool_use.name))
+                    || (tool_use.name == BASH_TOOL_NAME && ctx.toolbox.bash.is_some())
+                    || (tool_use.name == EDITOR_TOOL_NAME && ctx.toolbox.editor.is_some());
+                let tried = ctx.executed.contains(&tool_use.id);
+                TurnCall {
+                    call_id: tool_use.id.clone(),
+                    name: tool_use.name.clone(),
+                    arguments: tool_use.input.clone(),
+                    tried,
+                    suppliable: !toolset
+                        && !tried
+                        && ctx
+                            .toolbox
+                            .functions
+                            .get(&tool_use.name)
+                            .is_some_and(crate::functions::Function::is_suppliable),
+                }
+            })
+            .collect()
     }
 
     /// Answers, in the conversation, the `tool_use` blocks of a turn that runs nothing, so a
@@ -666,6 +732,35 @@ fn refused(tool_use: &ToolUse, name: &str) -> (WireResult, Reason) {
 }
 
 /// A text result; an empty text still says something (an empty content is not useful).
+/// A function's output as a `tool_result`: text, or text and `image` blocks in order.
+fn tool_output_result(tool_use: &ToolUse, out: &ToolOutput) -> WireResult {
+    match out {
+        ToolOutput::Text(text) => text_result(tool_use, false, text),
+        ToolOutput::Parts(parts) => WireResult::ok(
+            tool_use,
+            parts
+                .iter()
+                .map(|part| match part {
+                    OutputPart::Text(text) => ResultBlock::Text(text.clone()),
+                    OutputPart::Image(image) => ResultBlock::Image(image.clone()),
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// Reads a stream whole, telling `on_event` each event (its own copy).
+async fn consume_told(
+    ctx: &mut StepContext<'_>,
+    mut stream: hands_models::anthropic::MessageStream,
+) -> Result<hands_models::Completed<Message>, hands_models::Error> {
+    while let Some(event) = stream.next().await {
+        let event = event?;
+        ctx.event(|| RunEvent::ClaudeStream(event.clone()));
+    }
+    stream.finish().await
+}
+
 fn text_result(tool_use: &ToolUse, is_error: bool, text: &str) -> WireResult {
     let text = if text.is_empty() { "(no output)" } else { text };
     if is_error {
@@ -835,6 +930,8 @@ impl Session for AnthropicSession {
             .collect();
         let stop = ApiStop::messages(message.stop_reason.as_ref().map(ApiStopReason::as_str));
         *ctx.api_stop = Some(stop.clone());
+        let message_json = serde_json::to_value(&message).unwrap_or(Value::Null);
+        let message_value = || message_json.clone();
         self.messages.push(message.to_param());
         if let Some(container) = server_blocks::container_id(&message.extra) {
             self.container = Some(container);
@@ -862,6 +959,8 @@ impl Session for AnthropicSession {
             Some(ApiStopReason::ToolUse | ApiStopReason::EndTurn | ApiStopReason::StopSequence) => {
                 self.answer_unrun(&uses, &not_executed_turn_ended(&stop));
                 self.unanswered = false;
+                ctx.inspect(true, message_value, self.turn_calls(ctx, &uses))
+                    .await?;
                 return Ok(StepResult::Finished(text));
             }
             // `max_tokens`, `refusal`, `model_context_window_exceeded`, and a reason this
@@ -883,12 +982,17 @@ impl Session for AnthropicSession {
         if last_allowed {
             // Sent with tool choice `none`: its calls never run.
             self.answer_unrun(&uses, NOT_EXECUTED_STEP_LIMIT);
+            ctx.inspect(true, message_value, self.turn_calls(ctx, &uses))
+                .await?;
             return Ok(StepResult::StepLimit(text));
         }
+        let choices = ctx
+            .inspect(false, message_value, self.turn_calls(ctx, &uses))
+            .await?;
         ctx.begin_turn(uses.iter().map(resume::proposed).collect(), || {
             self.snapshot()
         })?;
-        self.execute(ctx, uses).await?;
+        self.execute(ctx, uses, choices.supplied).await?;
         Ok(StepResult::Continue)
     }
 
