@@ -5,13 +5,14 @@
 //! Spec: claude-computer-use-tool, "Comprende el ciclo del agente", "Acciones por lotes",
 //! "Gestionar el historial de capturas de pantalla"; api-contracts A.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use async_trait::async_trait;
 use hands_core::{Desktop, DesktopError};
 use hands_models::anthropic::{
     AnthropicClient, Block, ContentBlock, Message, MessageContent, MessageParam, MessagesRequest,
-    Role, StopReason as ApiStopReason, System, ThinkingConfig, ToolChoice,
+    Role, StopReason as ApiStopReason, StreamEvent, System, ThinkingConfig, ToolChoice,
 };
 use hands_sandbox::strings::{BASH_TOOL_NAME, EDITOR_TOOL_NAME};
 use hands_sandbox::{BashInput, EditorCommand};
@@ -33,7 +34,7 @@ use crate::context::{
     CONTEXT_MANAGEMENT_BETA, ContextConfig, ContextManagement, LastScreenshot, ProjectionState,
     place_breakpoints, project_messages,
 };
-use crate::control::{RunEvent, TurnCall};
+use crate::control::{EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall};
 use crate::diagnostics::{Api, Reason, Usage};
 use crate::functions::{OutputPart, ToolOutput};
 use crate::mcp::{MCP_CLIENT_BETA, shown_url};
@@ -60,8 +61,23 @@ pub struct AnthropicSettings {
     pub thinking: Option<ThinkingConfig>,
     /// `tool_choice` (default auto). One that forces a local tool is refused before the run.
     pub tool_choice: Option<ToolChoice>,
-    /// Use SSE streaming (the runner still waits for the complete message before acting).
+    /// Use SSE streaming (the runner still waits for the complete message before acting,
+    /// unless `eager`).
     pub stream: bool,
+    /// With `stream`: run each complete `tool_use` block of an ordinary function as it
+    /// arrives, in order, before the message ends (and so before its `stop_reason` is known).
+    /// Toolset calls keep their batch: a computer, browser, bash or editor call is never run
+    /// early, and it defers every call after it. Off when the run declares server tools or MCP
+    /// servers (their results are examined first) and on the last allowed request. A call run
+    /// early is answered with its result whatever the message's end.
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`eager`); the Anthropic SDK's
+    /// `run_tools_eagerly`.
+    pub eager: bool,
+    /// With `eager`: which functions may run early (`None`: every ordinary function; an empty
+    /// policy defers them all). Only `functions` applies on Claude; `computer: true` is
+    /// refused (toolset calls keep their batch).
+    pub early_execution: Option<EarlyExecution>,
     /// The context of each request: who shrinks it (hands, in cache-friendly batches and an
     /// optional budget; or the API's tool-result clearing), cache breakpoints, unchanged
     /// screenshots.
@@ -88,12 +104,17 @@ impl AnthropicSettings {
             thinking: None,
             tool_choice: None,
             stream: false,
+            eager: false,
+            early_execution: None,
             context: ContextConfig::default(),
             extra_tools: Vec::new(),
             mcp_servers: Vec::new(),
         }
     }
 }
+
+/// Why an early computer is refused on Claude.
+pub const EARLY_COMPUTER_ON_CLAUDE: &str = "early_execution.computer is not supported on Claude: the computer toolset's calls run in their batch, after the message completes";
 
 /// A request's system prompt, tools and messages, projected from the history.
 type Projected = (Option<System>, Vec<Value>, Vec<MessageParam>);
@@ -121,6 +142,10 @@ pub(crate) struct AnthropicSession {
     container: Option<String>,
     /// Whether the MCP servers were approved (once per runner).
     mcp_approved: bool,
+    /// Eager mode: the results of calls run while the message streamed, by `tool_use` id.
+    early_results: HashMap<String, WireResult>,
+    /// Eager mode: a call run early that stopped the run.
+    early_stop: Option<StopReason>,
 }
 
 impl AnthropicSession {
@@ -140,6 +165,8 @@ impl AnthropicSession {
             projection: ProjectionState::default(),
             last_screenshot: LastScreenshot::default(),
             toolsets: Vec::new(),
+            early_results: HashMap::new(),
+            early_stop: None,
             container: None,
             mcp_approved: false,
         }
@@ -278,8 +305,16 @@ impl AnthropicSession {
             self.client
                 .with_retry_policy(hands_models::RetryPolicy::disabled())
         };
+        self.early_results.clear();
+        self.early_stop = None;
+        let eager = self.settings.stream
+            && self.settings.eager
+            && !last_allowed
+            && self.settings.mcp_servers.is_empty()
+            && !self.settings.extra_tools.iter().any(is_server_tool);
         let sent = if self.settings.stream {
             match client.stream_message(&request, ctx.cancel).await {
+                Ok(stream) if eager => self.consume_eagerly(ctx, stream).await,
                 Ok(stream) if ctx.on_event.is_some() => consume_told(ctx, stream).await,
                 Ok(stream) => stream.finish().await,
                 Err(e) => Err(e),
@@ -307,6 +342,129 @@ impl AnthropicSession {
         }
     }
 
+    /// Whether `tool_use` calls an ordinary function (not a toolset member, the browser, bash or
+    /// the editor).
+    fn is_ordinary(&self, ctx: &StepContext<'_>, tool_use: &ToolUse) -> bool {
+        let toolset = tool_use.toolset_name.is_some()
+            || self.computer.as_ref().is_some_and(|c| c.owns(tool_use))
+            || ctx
+                .toolbox
+                .claude_browser
+                .as_ref()
+                .is_some_and(|b| b.owns(tool_use))
+            || ctx
+                .toolbox
+                .browser
+                .as_ref()
+                .is_some_and(|b| b.owns(&tool_use.name))
+            || (tool_use.name == BASH_TOOL_NAME && ctx.toolbox.bash.is_some())
+            || (tool_use.name == EDITOR_TOOL_NAME && ctx.toolbox.editor.is_some());
+        !toolset && ctx.toolbox.functions.get(&tool_use.name).is_some()
+    }
+
+    /// Whether a complete streamed `tool_use` may run now: an ordinary function the policy
+    /// names (every one without a policy) that `before_early_call` does not defer.
+    fn may_run_early(&self, ctx: &mut StepContext<'_>, tool_use: &ToolUse, block: &Value) -> bool {
+        if !self.is_ordinary(ctx, tool_use) {
+            return false;
+        }
+        if let Some(policy) = &self.settings.early_execution
+            && !policy.functions.contains(&tool_use.name)
+        {
+            return false;
+        }
+        match ctx.before_early_call.as_mut() {
+            Some(hook) => {
+                hook(&EarlyCall {
+                    call_id: tool_use.id.clone(),
+                    name: tool_use.name.clone(),
+                    item: block.clone(),
+                }) == EarlyDecision::Execute
+            }
+            None => true,
+        }
+    }
+
+    /// Reads a stream, running each complete `tool_use` block that may run early as it
+    /// arrives, in order; the first one that may not defers every later one. A call that
+    /// stops the run is kept for after the stream; a stream that fails stops the run with the
+    /// executions recorded.
+    async fn consume_eagerly(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        mut stream: hands_models::anthropic::MessageStream,
+    ) -> Result<hands_models::Completed<Message>, hands_models::Error> {
+        let mut deferred = false;
+        while let Some(event) = stream.next().await {
+            let event = event?;
+            ctx.event(|| RunEvent::ClaudeStream(event.clone()));
+            let StreamEvent::ContentBlockStop { index } = event else {
+                continue;
+            };
+            if deferred || self.early_stop.is_some() || ctx.cancel.is_cancelled() {
+                continue;
+            }
+            let Some(block) = stream.accumulator().completed_block(index) else {
+                continue;
+            };
+            let Block::ToolUse(t) = block.view() else {
+                continue;
+            };
+            let tool_use = ToolUse {
+                id: t.id.clone(),
+                name: t.name.clone(),
+                toolset_name: t.toolset_name.clone(),
+                input: t.input.clone(),
+            };
+            let block = block.to_value();
+            if !self.may_run_early(ctx, &tool_use, &block) {
+                deferred = true;
+                continue;
+            }
+            let start = Instant::now();
+            if let Err(reason) = ctx.call_attempted(resume::proposed(&tool_use), || self.snapshot())
+            {
+                ctx.call_stopped(&tool_use.id, &reason);
+                self.early_stop = Some(reason);
+                continue;
+            }
+            ctx.call_started(&tool_use.id, &tool_use.name);
+            let mut batch = Batch::default();
+            let mut browser_failed = false;
+            match self
+                .run_one(ctx, &mut batch, &mut browser_failed, &tool_use, 0)
+                .await
+            {
+                Ok((result, reason)) => {
+                    ctx.action_done(
+                        Api::Messages,
+                        &tool_use.id,
+                        &tool_use.name,
+                        reason,
+                        start.elapsed(),
+                        reason != Reason::Completed,
+                        result.text().unwrap_or(""),
+                    );
+                    let answer = result.to_json();
+                    if let Err(reason) = ctx.call_answered(&tool_use.id, || answer.clone(), None) {
+                        self.early_stop = Some(reason);
+                    }
+                    ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
+                    self.early_results.insert(tool_use.id.clone(), result);
+                }
+                Err(reason) => {
+                    ctx.call_stopped(&tool_use.id, &reason);
+                    self.early_results.insert(
+                        tool_use.id.clone(),
+                        WireResult::error(&tool_use, format!("Error: {reason}")),
+                    );
+                    self.early_stop = Some(reason);
+                }
+            }
+        }
+        stream.finish().await
+    }
+
     /// Runs one turn's tool uses in order and answers them all in one `user` message: exactly
     /// one `tool_result` per `tool_use`, even when the run stops part-way.
     async fn execute(
@@ -326,6 +484,11 @@ impl AnthropicSession {
         for tool_use in &uses {
             let index = results.len();
             browser_json.push(None);
+            // Run while the message streamed: its result is ready.
+            if let Some(result) = self.early_results.remove(&tool_use.id) {
+                results.push(result);
+                continue;
+            }
             if stop.is_some() || ctx.cancel.is_cancelled() {
                 // Answered without running, so the conversation stays valid for a resume.
                 results.push(WireResult::error(tool_use, cancelled_text()));
@@ -704,9 +867,13 @@ impl AnthropicSession {
         if uses.is_empty() {
             return;
         }
+        // A call run while the message streamed is answered with what it did.
         let results: Vec<Value> = uses
             .iter()
-            .map(|tool_use| WireResult::error(tool_use, text).to_json())
+            .map(|tool_use| match self.early_results.remove(&tool_use.id) {
+                Some(result) => result.to_json(),
+                None => WireResult::error(tool_use, text).to_json(),
+            })
             .collect();
         self.push_results(&results, Vec::new());
     }
@@ -809,6 +976,20 @@ fn check_mcp(servers: &[Value], toolsets: &[ClaudeToolset]) -> Result<(), RunErr
 impl Session for AnthropicSession {
     fn prepare(&mut self, toolbox: &crate::tools::Toolbox) -> Result<(), RunError> {
         self.settings.context.validate().map_err(RunError::Config)?;
+        if let Some(policy) = &self.settings.early_execution {
+            if policy.computer {
+                return Err(RunError::Config(EARLY_COMPUTER_ON_CLAUDE.to_owned()));
+            }
+            let mut named = std::collections::HashSet::new();
+            for name in &policy.functions {
+                if toolbox.functions.get(name).is_none() || !named.insert(name.as_str()) {
+                    return Err(RunError::Config(format!(
+                        "early_execution names `{}`, which is not a declared function or is named twice",
+                        hands_toolset::errtext::name(name)
+                    )));
+                }
+            }
+        }
         let mut tools = Vec::new();
         if let Some(computer) = &self.computer {
             tools.push(computer.declaration());
@@ -933,6 +1114,13 @@ impl Session for AnthropicSession {
         let message_json = serde_json::to_value(&message).unwrap_or(Value::Null);
         let message_value = || message_json.clone();
         self.messages.push(message.to_param());
+        if let Some(reason) = self.early_stop.take() {
+            // A call run early stopped the run: every call is answered (the ones run with
+            // their results), so the conversation stays valid.
+            self.answer_unrun(&uses, cancelled_text());
+            self.unanswered = false;
+            return Err(reason);
+        }
         if let Some(container) = server_blocks::container_id(&message.extra) {
             self.container = Some(container);
         }

@@ -870,3 +870,123 @@ async fn claude_functions_answer_with_images_in_the_tool_result() {
         json!(pixel().base64)
     );
 }
+
+fn claude_runner(sim: &SimServer, settings: AnthropicSettings, fs: Functions) -> Runner {
+    Runner::anthropic(
+        anthropic_client(sim),
+        settings,
+        None,
+        Toolbox {
+            functions: fs,
+            ..Toolbox::default()
+        },
+        RunConfig::default(),
+    )
+}
+
+fn claude_eager(policy: Option<EarlyExecution>) -> AnthropicSettings {
+    let mut settings = AnthropicSettings::new("claude-opus-5");
+    settings.stream = true;
+    settings.eager = true;
+    settings.early_execution = policy;
+    settings
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_runs_each_complete_tool_use_while_the_message_streams() {
+    for (eager, policy, expect) in [
+        (false, None, vec![false, false, false]),
+        (true, None, vec![true, true, true]),
+        (
+            true,
+            Some(EarlyExecution {
+                functions: vec!["f".into()],
+                computer: false,
+            }),
+            vec![true, false, false],
+        ),
+        (
+            true,
+            Some(EarlyExecution::default()),
+            vec![false, false, false],
+        ),
+    ] {
+        let sim = SimServer::start(SimConfig::scripted(vec![
+            Turn::Blocks(vec![
+                text("Working."),
+                tool_use("f", json!({})),
+                tool_use("g", json!({})),
+                tool_use("f", json!({})),
+            ]),
+            Turn::text("Done."),
+        ]))
+        .unwrap();
+        let counts = Counts::default();
+        let mut settings = claude_eager(policy.clone());
+        settings.eager = eager;
+        let runner = claude_runner(
+            &sim,
+            settings,
+            functions(vec![counted("f", &counts), counted("g", &counts)]),
+        );
+        let cancel = CancellationToken::new();
+        let mut turns = runner.iterate("Go.", &cancel);
+        let turn = turns.next_turn().await.unwrap();
+        assert_eq!(tried(&turn.calls), expect, "eager {eager} {policy:?}");
+        let n_early = expect.iter().filter(|t| **t).count();
+        assert_eq!(counts.0.lock().unwrap().len(), n_early);
+        let outcome = turns.finish().await.unwrap();
+        assert_eq!(outcome.status, RunStatus::Finished);
+        // In order, each once.
+        assert_eq!(*counts.0.lock().unwrap(), vec!["f", "g", "f"]);
+        assert_eq!(outcome.executed_call_ids, ids(&turn.calls));
+        let messages = sim.requests()[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let results = messages.last().unwrap()["content"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let texts: Vec<&str> = results
+            .iter()
+            .map(|r| r["content"][0]["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["f done", "g done", "f done"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_call_run_early_is_answered_with_its_result_when_the_turn_stops_otherwise() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::stopped(Turn::Blocks(vec![tool_use("f", json!({}))]), "max_tokens"),
+        Turn::text("Noted."),
+    ]))
+    .unwrap();
+    let counts = Counts::default();
+    let runner = claude_runner(
+        &sim,
+        claude_eager(None),
+        functions(vec![counted("f", &counts)]),
+    );
+    let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert!(matches!(
+        outcome.status,
+        RunStatus::Stopped(StopReason::ModelStopped(_))
+    ));
+    // It ran before the message said how it ended: reported, and answered with its result.
+    assert_eq!(counts.of("f"), 1);
+    assert_eq!(outcome.completed_call_ids, outcome.executed_call_ids);
+    let later = runner
+        .run("Go on.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(later.status, RunStatus::Finished);
+    let messages = sim.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let answer = &messages[2]["content"][0];
+    assert_eq!(answer["type"], "tool_result");
+    assert_eq!(answer["content"][0]["text"], "f done");
+}
