@@ -200,18 +200,24 @@ impl StepContext<'_> {
         };
         let (resume, resumed) = tokio::sync::oneshot::channel();
         let flow = if gate.send(Paused { turn, resume }).is_err() {
-            Flow::Close
+            Some(Flow::Close)
         } else {
             tokio::select! {
-                flow = resumed => flow.unwrap_or(Flow::Close),
-                () = self.cancel.cancelled() => return Err(StopReason::Cancelled),
+                flow = resumed => Some(flow.unwrap_or(Flow::Close)),
+                () = self.cancel.cancelled() => None,
             }
         };
+        // The turn takes no change from now on, however the pause ended.
         let mut choices = choices.lock().unwrap_or_else(|e| e.into_inner());
         choices.paused = false;
+        // A final turn ends the run as it ended, even cancelled or closed while paused:
+        // nothing was left to run.
         if final_turn {
             return Ok(TurnChoices::default());
         }
+        let Some(flow) = flow else {
+            return Err(StopReason::Cancelled);
+        };
         match flow {
             Flow::Proceed => {
                 // Appended text joins the queue, added after this turn's outputs.

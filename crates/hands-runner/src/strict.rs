@@ -85,7 +85,20 @@ fn rewrite(schema: &mut Value, path: &str) -> Result<(), StrictSchemaError> {
         Value::Object(map) => map,
         _ => return Ok(()),
     };
-    if map.is_empty() || (map.len() == 1 && map.contains_key("description")) {
+    // A schema that constrains nothing (`{}`, or only a title or description: schemars'
+    // `serde_json::Value`) accepts any value.
+    const CONSTRAINING: &[&str] = &[
+        "type",
+        "properties",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "enum",
+        "const",
+        "items",
+    ];
+    if !CONSTRAINING.iter().any(|key| map.contains_key(*key)) {
         return Err(refuse(path, ANY_VALUE));
     }
     if let Some(Value::String(format)) = map.get("format")
@@ -275,6 +288,7 @@ mod tests {
         check(strict_of::<WithMap>(), "/properties/tags", OPEN_OBJECT);
         check(strict_of::<WithAny>(), "/properties/anything", ANY_VALUE);
         check(strict_schema(&json!(true)), "/", ANY_VALUE);
+        check(strict_of::<Value>(), "/", ANY_VALUE);
         check(
             strict_schema(&json!({"allOf": [{"type": "string"}, {"type": "number"}]})),
             "/",

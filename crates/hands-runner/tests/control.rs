@@ -615,6 +615,11 @@ struct Overlap {
 
 /// An independent function that stays running a while, counting the calls running with it.
 fn overlapping(name: &str, overlap: &Arc<Overlap>) -> Function {
+    slow(name, overlap).independent()
+}
+
+/// A function that stays running a while, counting the calls running with it.
+fn slow(name: &str, overlap: &Arc<Overlap>) -> Function {
     let overlap = Arc::clone(overlap);
     Function::typed(name, "Takes a while.", move |_: Value| {
         let overlap = Arc::clone(&overlap);
@@ -626,7 +631,6 @@ fn overlapping(name: &str, overlap: &Arc<Overlap>) -> Function {
             Ok::<_, String>("done".to_owned())
         }
     })
-    .independent()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -989,4 +993,91 @@ async fn a_claude_call_run_early_is_answered_with_its_result_when_the_turn_stops
     let answer = &messages[2]["content"][0];
     assert_eq!(answer["type"], "tool_result");
     assert_eq!(answer["content"][0]["text"], "f done");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_fails_after_eager_calls_reports_them_attempted_and_completed() {
+    // Cut the stream after every possible event: whatever ran before the cut is reported,
+    // and an independent call already started is waited for, never dropped half-way.
+    for independent in [false, true] {
+        let mut cut_after_a_call = false;
+        for after_events in 1..24 {
+            let sim = SimServer::start(SimConfig::scripted(vec![Turn::Items(vec![
+                function_call("a", json!({})),
+                function_call("b", json!({})),
+                message("Both."),
+            ])]))
+            .unwrap();
+            sim.inject(hands_sim::Fault::StreamError { after_events });
+            let overlap = Arc::new(Overlap::default());
+            let make = |name: &str| {
+                if independent {
+                    overlapping(name, &overlap)
+                } else {
+                    slow(name, &overlap)
+                }
+            };
+            let runner = openai_runner(
+                &sim,
+                eager_settings(None),
+                functions(vec![make("a"), make("b")]),
+                20,
+            );
+            let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+            let RunStatus::Stopped(StopReason::Api(_)) = &outcome.status else {
+                continue;
+            };
+            assert_eq!(
+                outcome.completed_call_ids, outcome.executed_call_ids,
+                "independent {independent}, cut after {after_events}"
+            );
+            cut_after_a_call |= !outcome.executed_call_ids.is_empty();
+        }
+        assert!(cut_after_a_call, "independent {independent}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_paused_turn_stops_the_run_before_its_calls() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Items(vec![function_call("f", json!({}))]),
+        Turn::text("Never reached."),
+    ]))
+    .unwrap();
+    let counts = Counts::default();
+    let runner = openai_runner(
+        &sim,
+        OpenAiSettings::new("gpt-5.5"),
+        functions(vec![counted("f", &counts)]),
+        20,
+    );
+    let cancel = CancellationToken::new();
+    let mut turns = runner.iterate("Go.", &cancel);
+    let turn = turns.next_turn().await.unwrap();
+    cancel.cancel();
+    assert!(turns.next_turn().await.is_none());
+    let outcome = turns.finish().await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Stopped(StopReason::Cancelled));
+    assert_eq!(counts.of("f"), 0);
+    assert_eq!(
+        turn.supply_outputs(Vec::<(String, ToolOutput)>::new()),
+        Err(TurnError::NotPaused)
+    );
+    // A second iteration while the first is paused is refused as busy.
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Items(vec![function_call("f", json!({}))]),
+        Turn::text("Done."),
+    ]))
+    .unwrap();
+    let runner = openai_runner(
+        &sim,
+        OpenAiSettings::new("gpt-5.5"),
+        functions(vec![counted("f", &counts)]),
+        20,
+    );
+    let cancel = CancellationToken::new();
+    let mut turns = runner.iterate("Go.", &cancel);
+    let _paused = turns.next_turn().await.unwrap();
+    assert_eq!(runner.run("Other.", &cancel).await, Err(RunError::Busy));
+    assert_eq!(turns.finish().await.unwrap().status, RunStatus::Finished);
 }
