@@ -11,7 +11,10 @@
 //! ([`approval`]), diagnostics records and usage totals ([`diagnostics`]),
 //! cancellation between actions and into driver calls, screenshot history and cache breakpoints
 //! ([`context`]), typed functions ([`functions`]), a journal for run directories ([`journal`]),
-//! and a checkpoint ledger that resumes a run after its process dies ([`ledger`]).
+//! a checkpoint ledger that resumes a run after its process dies ([`ledger`]), and per-turn
+//! and streaming control ([`control`]: [`Runner::iterate`] pauses each completed turn before its
+//! deferred calls, for supplied outputs and appended text; events to an `on_event` callback;
+//! which streamed calls run early, and independent functions run concurrently).
 //! What it does not know: how a driver acts, or the wire JSON beyond what the model clients and
 //! toolsets hand it.
 //!
