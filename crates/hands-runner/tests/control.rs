@@ -1081,3 +1081,47 @@ async fn cancelling_a_paused_turn_stops_the_run_before_its_calls() {
     assert_eq!(runner.run("Other.", &cancel).await, Err(RunError::Busy));
     assert_eq!(turns.finish().await.unwrap().status, RunStatus::Finished);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_calls_not_yet_tried_take_supplied_outputs() {
+    // (eager, policy, ledger): a call run while streaming is tried, so it cannot be supplied;
+    // one the policy deferred can, with a ledger kept or not.
+    for (eager, policy, ledger, suppliable) in [
+        (true, None, false, false),
+        (true, Some(EarlyExecution::default()), false, true),
+        (true, Some(EarlyExecution::default()), true, true),
+        (false, None, true, true),
+    ] {
+        let sim = SimServer::start(SimConfig::scripted(vec![
+            Turn::Items(vec![function_call("lookup", json!({}))]),
+            Turn::text("Done."),
+        ]))
+        .unwrap();
+        let counts = Counts::default();
+        let mut settings = eager_settings(policy.clone());
+        settings.eager = eager;
+        settings.stream = eager;
+        let mut runner = openai_runner(
+            &sim,
+            settings,
+            functions(vec![counted("lookup", &counts).suppliable()]),
+            20,
+        );
+        if ledger {
+            runner.set_ledger(Box::new(hands_runner::ledger::MemoryLedger::new("run-1")));
+        }
+        let cancel = CancellationToken::new();
+        let mut turns = runner.iterate("Look it up.", &cancel);
+        let turn = turns.next_turn().await.unwrap();
+        let call_id = turn.calls[0].call_id.clone();
+        let case = format!("eager {eager} policy {policy:?} ledger {ledger}");
+        assert_eq!(turn.calls[0].suppliable, suppliable, "{case}");
+        let supplied = turn.supply_outputs([(call_id.clone(), ToolOutput::from("R1"))]);
+        assert_eq!(supplied.is_ok(), suppliable, "{case}");
+        let outcome = turns.finish().await.unwrap();
+        assert_eq!(outcome.status, RunStatus::Finished, "{case}");
+        assert_eq!(counts.of("lookup"), usize::from(!suppliable), "{case}");
+        let expect = if suppliable { "R1" } else { "lookup done" };
+        assert_eq!(output_in(&sim, 1, &call_id), json!(expect), "{case}");
+    }
+}
