@@ -829,28 +829,14 @@ impl AnthropicSession {
     fn turn_calls(&self, ctx: &StepContext<'_>, uses: &[ToolUse]) -> Vec<TurnCall> {
         uses.iter()
             .map(|tool_use| {
-                let toolset = tool_use.toolset_name.is_some()
-                    || self.computer.as_ref().is_some_and(|c| c.owns(tool_use))
-                    || ctx
-                        .toolbox
-                        .claude_browser
-                        .as_ref()
-                        .is_some_and(|b| b.owns(tool_use))
-                    || ctx
-                        .toolbox
-                        .browser
-                        .as_ref()
-                        .is_some_and(|b| b.owns(&tool_use.name))
-                    || (tool_use.name == BASH_TOOL_NAME && ctx.toolbox.bash.is_some())
-                    || (tool_use.name == EDITOR_TOOL_NAME && ctx.toolbox.editor.is_some());
                 let tried = ctx.executed.contains(&tool_use.id);
                 TurnCall {
                     call_id: tool_use.id.clone(),
                     name: tool_use.name.clone(),
                     arguments: tool_use.input.clone(),
                     tried,
-                    suppliable: !toolset
-                        && !tried
+                    suppliable: !tried
+                        && self.is_ordinary(ctx, tool_use)
                         && ctx
                             .toolbox
                             .functions
