@@ -969,10 +969,7 @@ impl Session for AnthropicSession {
             let mut named = std::collections::HashSet::new();
             for name in &policy.functions {
                 if toolbox.functions.get(name).is_none() || !named.insert(name.as_str()) {
-                    return Err(RunError::Config(format!(
-                        "early_execution names `{}`, which is not a declared function or is named twice",
-                        hands_toolset::errtext::name(name)
-                    )));
+                    return Err(RunError::Config(crate::control::early_name_refused(name)));
                 }
             }
         }

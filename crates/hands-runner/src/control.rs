@@ -30,6 +30,15 @@ pub const SUPPLIED_SUMMARY: &str = "answered with an output the caller supplied"
 /// Why a concurrency limit of zero is refused.
 pub const ZERO_CONCURRENT_CALLS: &str = "max_concurrent_calls must be at least 1";
 
+/// Why an early-execution policy naming `name` is refused: not a declared function, or named
+/// twice.
+pub fn early_name_refused(name: &str) -> String {
+    format!(
+        "early_execution names `{}`, which is not a declared function or is named twice",
+        hands_toolset::errtext::name(name)
+    )
+}
+
 /// Why an early computer without the computer tool is refused.
 pub const EARLY_COMPUTER_WITHOUT_COMPUTER: &str =
     "early_execution lets computer calls run early, but this run has no computer tool";

@@ -218,6 +218,9 @@ impl Function {
     /// `Option`). Refused, naming where, for a schema strict mode cannot express: a map with
     /// free keys, an object with no declared properties, a value of any type.
     ///
+    /// The Claude declaration carries the same closed schema (its `input_schema`); only the
+    /// OpenAI declaration says `strict: true`.
+    ///
     /// Spec: openai-browser-desktop-drivers, "Combinar acciones del navegador con otras
     /// herramientas" (typed function tools); the SDK's `pydantic_function_tool` sends
     /// `strict: true` with every field required.

@@ -1119,10 +1119,7 @@ fn check_early_execution(
     let mut named = HashSet::new();
     for name in &policy.functions {
         if !declared.contains(name.as_str()) || !named.insert(name.as_str()) {
-            return Err(RunError::Config(format!(
-                "early_execution names `{}`, which is not a declared function or is named twice",
-                hands_toolset::errtext::name(name)
-            )));
+            return Err(RunError::Config(crate::control::early_name_refused(name)));
         }
     }
     if policy.computer && !has_computer {
