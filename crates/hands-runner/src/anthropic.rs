@@ -5,13 +5,14 @@
 //! Spec: claude-computer-use-tool, "Comprende el ciclo del agente", "Acciones por lotes",
 //! "Gestionar el historial de capturas de pantalla"; api-contracts A.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use async_trait::async_trait;
 use hands_core::{Desktop, DesktopError};
 use hands_models::anthropic::{
     AnthropicClient, Block, ContentBlock, Message, MessageContent, MessageParam, MessagesRequest,
-    Role, StopReason as ApiStopReason, System, ThinkingConfig, ToolChoice,
+    Role, StopReason as ApiStopReason, StreamEvent, System, ThinkingConfig, ToolChoice,
 };
 use hands_sandbox::strings::{BASH_TOOL_NAME, EDITOR_TOOL_NAME};
 use hands_sandbox::{BashInput, EditorCommand};
@@ -33,7 +34,9 @@ use crate::context::{
     CONTEXT_MANAGEMENT_BETA, ContextConfig, ContextManagement, LastScreenshot, ProjectionState,
     place_breakpoints, project_messages,
 };
+use crate::control::{EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall};
 use crate::diagnostics::{Api, Reason, Usage};
+use crate::functions::{OutputPart, ToolOutput};
 use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::server_blocks::{self, ClaudeToolset};
@@ -58,8 +61,23 @@ pub struct AnthropicSettings {
     pub thinking: Option<ThinkingConfig>,
     /// `tool_choice` (default auto). One that forces a local tool is refused before the run.
     pub tool_choice: Option<ToolChoice>,
-    /// Use SSE streaming (the runner still waits for the complete message before acting).
+    /// Use SSE streaming (the runner still waits for the complete message before acting,
+    /// unless `eager`).
     pub stream: bool,
+    /// With `stream`: run each complete `tool_use` block of an ordinary function as it
+    /// arrives, in order, before the message ends (and so before its `stop_reason` is known).
+    /// Toolset calls keep their batch: a computer, browser, bash or editor call is never run
+    /// early, and it defers every call after it. Off when the run declares server tools or MCP
+    /// servers (their results are examined first) and on the last allowed request. A call run
+    /// early is answered with its result whatever the message's end.
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`eager`); the Anthropic SDK's
+    /// `run_tools_eagerly`.
+    pub eager: bool,
+    /// With `eager`: which functions may run early (`None`: every ordinary function; an empty
+    /// policy defers them all). Only `functions` applies on Claude; `computer: true` is
+    /// refused (toolset calls keep their batch).
+    pub early_execution: Option<EarlyExecution>,
     /// The context of each request: who shrinks it (hands, in cache-friendly batches and an
     /// optional budget; or the API's tool-result clearing), cache breakpoints, unchanged
     /// screenshots.
@@ -86,12 +104,17 @@ impl AnthropicSettings {
             thinking: None,
             tool_choice: None,
             stream: false,
+            eager: false,
+            early_execution: None,
             context: ContextConfig::default(),
             extra_tools: Vec::new(),
             mcp_servers: Vec::new(),
         }
     }
 }
+
+/// Why an early computer is refused on Claude.
+pub const EARLY_COMPUTER_ON_CLAUDE: &str = "early_execution.computer is not supported on Claude: the computer toolset's calls run in their batch, after the message completes";
 
 /// A request's system prompt, tools and messages, projected from the history.
 type Projected = (Option<System>, Vec<Value>, Vec<MessageParam>);
@@ -119,6 +142,10 @@ pub(crate) struct AnthropicSession {
     container: Option<String>,
     /// Whether the MCP servers were approved (once per runner).
     mcp_approved: bool,
+    /// Eager mode: the results of calls run while the message streamed, by `tool_use` id.
+    early_results: HashMap<String, WireResult>,
+    /// Eager mode: a call run early that stopped the run.
+    early_stop: Option<StopReason>,
 }
 
 impl AnthropicSession {
@@ -138,6 +165,8 @@ impl AnthropicSession {
             projection: ProjectionState::default(),
             last_screenshot: LastScreenshot::default(),
             toolsets: Vec::new(),
+            early_results: HashMap::new(),
+            early_stop: None,
             container: None,
             mcp_approved: false,
         }
@@ -276,8 +305,17 @@ impl AnthropicSession {
             self.client
                 .with_retry_policy(hands_models::RetryPolicy::disabled())
         };
+        self.early_results.clear();
+        self.early_stop = None;
+        let eager = self.settings.stream
+            && self.settings.eager
+            && !last_allowed
+            && self.settings.mcp_servers.is_empty()
+            && !self.settings.extra_tools.iter().any(is_server_tool);
         let sent = if self.settings.stream {
             match client.stream_message(&request, ctx.cancel).await {
+                Ok(stream) if eager => self.consume_eagerly(ctx, stream).await,
+                Ok(stream) if ctx.on_event.is_some() => consume_told(ctx, stream).await,
                 Ok(stream) => stream.finish().await,
                 Err(e) => Err(e),
             }
@@ -304,12 +342,136 @@ impl AnthropicSession {
         }
     }
 
+    /// Whether `tool_use` calls an ordinary function (not a toolset member, the browser, bash or
+    /// the editor).
+    fn is_ordinary(&self, ctx: &StepContext<'_>, tool_use: &ToolUse) -> bool {
+        let toolset = tool_use.toolset_name.is_some()
+            || self.computer.as_ref().is_some_and(|c| c.owns(tool_use))
+            || ctx
+                .toolbox
+                .claude_browser
+                .as_ref()
+                .is_some_and(|b| b.owns(tool_use))
+            || ctx
+                .toolbox
+                .browser
+                .as_ref()
+                .is_some_and(|b| b.owns(&tool_use.name))
+            || (tool_use.name == BASH_TOOL_NAME && ctx.toolbox.bash.is_some())
+            || (tool_use.name == EDITOR_TOOL_NAME && ctx.toolbox.editor.is_some());
+        !toolset && ctx.toolbox.functions.get(&tool_use.name).is_some()
+    }
+
+    /// Whether a complete streamed `tool_use` may run now: an ordinary function the policy
+    /// names (every one without a policy) that `before_early_call` does not defer.
+    fn may_run_early(&self, ctx: &mut StepContext<'_>, tool_use: &ToolUse, block: &Value) -> bool {
+        if !self.is_ordinary(ctx, tool_use) {
+            return false;
+        }
+        if let Some(policy) = &self.settings.early_execution
+            && !policy.functions.contains(&tool_use.name)
+        {
+            return false;
+        }
+        match ctx.before_early_call.as_mut() {
+            Some(hook) => {
+                hook(&EarlyCall {
+                    call_id: tool_use.id.clone(),
+                    name: tool_use.name.clone(),
+                    item: block.clone(),
+                }) == EarlyDecision::Execute
+            }
+            None => true,
+        }
+    }
+
+    /// Reads a stream, running each complete `tool_use` block that may run early as it
+    /// arrives, in order; the first one that may not defers every later one. A call that
+    /// stops the run is kept for after the stream; a stream that fails stops the run with the
+    /// executions recorded.
+    async fn consume_eagerly(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        mut stream: hands_models::anthropic::MessageStream,
+    ) -> Result<hands_models::Completed<Message>, hands_models::Error> {
+        let mut deferred = false;
+        while let Some(event) = stream.next().await {
+            let event = event?;
+            ctx.event(|| RunEvent::ClaudeStream(event.clone()));
+            let StreamEvent::ContentBlockStop { index } = event else {
+                continue;
+            };
+            if deferred || self.early_stop.is_some() || ctx.cancel.is_cancelled() {
+                continue;
+            }
+            let Some(block) = stream.accumulator().completed_block(index) else {
+                continue;
+            };
+            let Block::ToolUse(t) = block.view() else {
+                continue;
+            };
+            let tool_use = ToolUse {
+                id: t.id.clone(),
+                name: t.name.clone(),
+                toolset_name: t.toolset_name.clone(),
+                input: t.input.clone(),
+            };
+            let block = block.to_value();
+            if !self.may_run_early(ctx, &tool_use, &block) {
+                deferred = true;
+                continue;
+            }
+            let start = Instant::now();
+            if let Err(reason) = ctx.call_attempted(resume::proposed(&tool_use), || self.snapshot())
+            {
+                ctx.call_stopped(&tool_use.id, &reason);
+                self.early_stop = Some(reason);
+                continue;
+            }
+            ctx.call_started(&tool_use.id, &tool_use.name);
+            let mut batch = Batch::default();
+            let mut browser_failed = false;
+            match self
+                .run_one(ctx, &mut batch, &mut browser_failed, &tool_use, 0)
+                .await
+            {
+                Ok((result, reason)) => {
+                    ctx.action_done(
+                        Api::Messages,
+                        &tool_use.id,
+                        &tool_use.name,
+                        reason,
+                        start.elapsed(),
+                        reason != Reason::Completed,
+                        result.text().unwrap_or(""),
+                    );
+                    let answer = result.to_json();
+                    if let Err(reason) = ctx.call_answered(&tool_use.id, || answer.clone(), None) {
+                        self.early_stop = Some(reason);
+                    }
+                    ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
+                    self.early_results.insert(tool_use.id.clone(), result);
+                }
+                Err(reason) => {
+                    ctx.call_stopped(&tool_use.id, &reason);
+                    self.early_results.insert(
+                        tool_use.id.clone(),
+                        WireResult::error(&tool_use, format!("Error: {reason}")),
+                    );
+                    self.early_stop = Some(reason);
+                }
+            }
+        }
+        stream.finish().await
+    }
+
     /// Runs one turn's tool uses in order and answers them all in one `user` message: exactly
     /// one `tool_result` per `tool_use`, even when the run stops part-way.
     async fn execute(
         &mut self,
         ctx: &mut StepContext<'_>,
         uses: Vec<ToolUse>,
+        mut supplied: std::collections::BTreeMap<String, ToolOutput>,
     ) -> Result<(), StopReason> {
         let mut results: Vec<WireResult> = Vec::with_capacity(uses.len());
         // Results of Claude's browser toolset carry a `browser_state` block the wire type has no
@@ -322,13 +484,38 @@ impl AnthropicSession {
         for tool_use in &uses {
             let index = results.len();
             browser_json.push(None);
+            // Run while the message streamed: its result is ready.
+            if let Some(result) = self.early_results.remove(&tool_use.id) {
+                results.push(result);
+                continue;
+            }
             if stop.is_some() || ctx.cancel.is_cancelled() {
                 // Answered without running, so the conversation stays valid for a resume.
                 results.push(WireResult::error(tool_use, cancelled_text()));
                 continue;
             }
+            // Answered by the caller: nothing runs, and nobody is asked (nothing takes effect).
+            if let Some(out) = supplied.remove(&tool_use.id) {
+                let result = tool_output_result(tool_use, &out);
+                ctx.action_done(
+                    Api::Messages,
+                    &tool_use.id,
+                    &tool_use.name,
+                    Reason::Completed,
+                    std::time::Duration::ZERO,
+                    false,
+                    crate::control::SUPPLIED_SUMMARY,
+                );
+                let answer = result.to_json();
+                if let Err(reason) = ctx.call_answered(&tool_use.id, || answer.clone(), None) {
+                    stop = Some(reason);
+                }
+                ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
+                results.push(result);
+                continue;
+            }
             let start = Instant::now();
-            ctx.executed.push(tool_use.id.clone());
+            ctx.call_started(&tool_use.id, &tool_use.name);
             // The checkpoint before the effect says it may have happened.
             if let Err(reason) = ctx.call_attempted(resume::proposed(tool_use), || self.snapshot())
             {
@@ -364,6 +551,9 @@ impl AnthropicSession {
                 }
                 browser_json[index] = Some(result.to_json());
                 results.push(result.result().clone());
+                ctx.call_completed(&tool_use.id, &tool_use.name, || {
+                    browser_json[index].clone().unwrap_or_default()
+                });
                 let answer = browser_json[index].clone().unwrap_or_default();
                 if let Err(reason) = ctx.call_answered(&tool_use.id, || answer, interruption)
                     && stop.is_none()
@@ -401,6 +591,7 @@ impl AnthropicSession {
                 reason != Reason::Completed,
                 result.text().unwrap_or(""),
             );
+            ctx.call_completed(&tool_use.id, &tool_use.name, || result.to_json());
             results.push(result);
             let answered = results.last();
             if let Err(reason) = ctx.call_answered(
@@ -621,7 +812,7 @@ impl AnthropicSession {
             if let Some(function) = ctx.toolbox.functions.get(&tool_use.name) {
                 let start = Instant::now();
                 return match function_result(function, tool_use.input.clone()).await {
-                    Ok(text) => Ok((text_result(tool_use, false, &text), Reason::Completed)),
+                    Ok(out) => Ok((tool_output_result(tool_use, &out), Reason::Completed)),
                     Err(e) => Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
                 };
             }
@@ -632,15 +823,43 @@ impl AnthropicSession {
         ))
     }
 
+    /// The client calls of a turn, as a paused turn shows them: suppliable when they call an
+    /// ordinary function registered as suppliable (not a toolset's member, the browser, bash
+    /// or the editor).
+    fn turn_calls(&self, ctx: &StepContext<'_>, uses: &[ToolUse]) -> Vec<TurnCall> {
+        uses.iter()
+            .map(|tool_use| {
+                let tried = ctx.executed.contains(&tool_use.id);
+                TurnCall {
+                    call_id: tool_use.id.clone(),
+                    name: tool_use.name.clone(),
+                    arguments: tool_use.input.clone(),
+                    tried,
+                    suppliable: !tried
+                        && self.is_ordinary(ctx, tool_use)
+                        && ctx
+                            .toolbox
+                            .functions
+                            .get(&tool_use.name)
+                            .is_some_and(crate::functions::Function::is_suppliable),
+                }
+            })
+            .collect()
+    }
+
     /// Answers, in the conversation, the `tool_use` blocks of a turn that runs nothing, so a
     /// later task can continue it (the API refuses a `tool_use` left unanswered).
     fn answer_unrun(&mut self, uses: &[ToolUse], text: &str) {
         if uses.is_empty() {
             return;
         }
+        // A call run while the message streamed is answered with what it did.
         let results: Vec<Value> = uses
             .iter()
-            .map(|tool_use| WireResult::error(tool_use, text).to_json())
+            .map(|tool_use| match self.early_results.remove(&tool_use.id) {
+                Some(result) => result.to_json(),
+                None => WireResult::error(tool_use, text).to_json(),
+            })
             .collect();
         self.push_results(&results, Vec::new());
     }
@@ -666,6 +885,35 @@ fn refused(tool_use: &ToolUse, name: &str) -> (WireResult, Reason) {
 }
 
 /// A text result; an empty text still says something (an empty content is not useful).
+/// A function's output as a `tool_result`: text, or text and `image` blocks in order.
+fn tool_output_result(tool_use: &ToolUse, out: &ToolOutput) -> WireResult {
+    match out {
+        ToolOutput::Text(text) => text_result(tool_use, false, text),
+        ToolOutput::Parts(parts) => WireResult::ok(
+            tool_use,
+            parts
+                .iter()
+                .map(|part| match part {
+                    OutputPart::Text(text) => ResultBlock::Text(text.clone()),
+                    OutputPart::Image(image) => ResultBlock::Image(image.clone()),
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// Reads a stream whole, telling `on_event` each event (its own copy).
+async fn consume_told(
+    ctx: &mut StepContext<'_>,
+    mut stream: hands_models::anthropic::MessageStream,
+) -> Result<hands_models::Completed<Message>, hands_models::Error> {
+    while let Some(event) = stream.next().await {
+        let event = event?;
+        ctx.event(|| RunEvent::ClaudeStream(event.clone()));
+    }
+    stream.finish().await
+}
+
 fn text_result(tool_use: &ToolUse, is_error: bool, text: &str) -> WireResult {
     let text = if text.is_empty() { "(no output)" } else { text };
     if is_error {
@@ -714,6 +962,17 @@ fn check_mcp(servers: &[Value], toolsets: &[ClaudeToolset]) -> Result<(), RunErr
 impl Session for AnthropicSession {
     fn prepare(&mut self, toolbox: &crate::tools::Toolbox) -> Result<(), RunError> {
         self.settings.context.validate().map_err(RunError::Config)?;
+        if let Some(policy) = &self.settings.early_execution {
+            if policy.computer {
+                return Err(RunError::Config(EARLY_COMPUTER_ON_CLAUDE.to_owned()));
+            }
+            let mut named = std::collections::HashSet::new();
+            for name in &policy.functions {
+                if toolbox.functions.get(name).is_none() || !named.insert(name.as_str()) {
+                    return Err(RunError::Config(crate::control::early_name_refused(name)));
+                }
+            }
+        }
         let mut tools = Vec::new();
         if let Some(computer) = &self.computer {
             tools.push(computer.declaration());
@@ -835,7 +1094,16 @@ impl Session for AnthropicSession {
             .collect();
         let stop = ApiStop::messages(message.stop_reason.as_ref().map(ApiStopReason::as_str));
         *ctx.api_stop = Some(stop.clone());
+        let message_json = serde_json::to_value(&message).unwrap_or(Value::Null);
+        let message_value = || message_json.clone();
         self.messages.push(message.to_param());
+        if let Some(reason) = self.early_stop.take() {
+            // A call run early stopped the run: every call is answered (the ones run with
+            // their results), so the conversation stays valid.
+            self.answer_unrun(&uses, cancelled_text());
+            self.unanswered = false;
+            return Err(reason);
+        }
         if let Some(container) = server_blocks::container_id(&message.extra) {
             self.container = Some(container);
         }
@@ -862,6 +1130,8 @@ impl Session for AnthropicSession {
             Some(ApiStopReason::ToolUse | ApiStopReason::EndTurn | ApiStopReason::StopSequence) => {
                 self.answer_unrun(&uses, &not_executed_turn_ended(&stop));
                 self.unanswered = false;
+                ctx.inspect(true, message_value, self.turn_calls(ctx, &uses))
+                    .await?;
                 return Ok(StepResult::Finished(text));
             }
             // `max_tokens`, `refusal`, `model_context_window_exceeded`, and a reason this
@@ -883,12 +1153,17 @@ impl Session for AnthropicSession {
         if last_allowed {
             // Sent with tool choice `none`: its calls never run.
             self.answer_unrun(&uses, NOT_EXECUTED_STEP_LIMIT);
+            ctx.inspect(true, message_value, self.turn_calls(ctx, &uses))
+                .await?;
             return Ok(StepResult::StepLimit(text));
         }
+        let choices = ctx
+            .inspect(false, message_value, self.turn_calls(ctx, &uses))
+            .await?;
         ctx.begin_turn(uses.iter().map(resume::proposed).collect(), || {
             self.snapshot()
         })?;
-        self.execute(ctx, uses).await?;
+        self.execute(ctx, uses, choices.supplied).await?;
         Ok(StepResult::Continue)
     }
 

@@ -11,13 +11,14 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 
+use hands_core::image::EncodedImage;
 use hands_toolset::errtext;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-type Pending = Pin<Box<dyn Future<Output = Result<String, FunctionError>> + Send>>;
+pub(crate) type Pending = Pin<Box<dyn Future<Output = Result<ToolOutput, FunctionError>> + Send>>;
 type Handler = Box<dyn Fn(Value) -> Result<Pending, FunctionError> + Send + Sync>;
 
 /// Why an ordinary function gave no output; each stops the run (the function is never run
@@ -35,12 +36,104 @@ pub enum FunctionError {
     InvalidOutput(String),
 }
 
+/// What an ordinary function answers: text, or parts that may hold images. On OpenAI an image is
+/// an `input_image` in the `function_call_output`'s output list; on Claude an `image` block in
+/// the `tool_result` content.
+///
+/// Spec: openai-browser-desktop-drivers, "Combinar acciones del navegador con otras
+/// herramientas" (typed functions); api-contracts B (`function_call_output` output list).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOutput {
+    /// Text (JSON text for structured outputs).
+    Text(String),
+    /// Text and images, in order.
+    Parts(Vec<OutputPart>),
+}
+
+/// One part of a [`ToolOutput::Parts`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputPart {
+    /// Text.
+    Text(String),
+    /// An image (PNG or JPEG, base64).
+    Image(EncodedImage),
+}
+
+impl ToolOutput {
+    /// The output's text parts, joined by newlines (for records and journals).
+    pub fn text(&self) -> String {
+        match self {
+            ToolOutput::Text(text) => text.clone(),
+            ToolOutput::Parts(parts) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    OutputPart::Text(t) => Some(t.as_str()),
+                    OutputPart::Image(_) => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    /// The output's images.
+    pub fn images(&self) -> Vec<&EncodedImage> {
+        match self {
+            ToolOutput::Text(_) => Vec::new(),
+            ToolOutput::Parts(parts) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    OutputPart::Image(i) => Some(i),
+                    OutputPart::Text(_) => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// An output the API would refuse: parts with nothing in them.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        match self {
+            ToolOutput::Parts(parts) if parts.is_empty() => Err(EMPTY_PARTS.to_owned()),
+            ToolOutput::Parts(parts) => {
+                for part in parts {
+                    if let OutputPart::Image(image) = part
+                        && image.base64.trim().is_empty()
+                    {
+                        return Err(EMPTY_IMAGE.to_owned());
+                    }
+                }
+                Ok(())
+            }
+            ToolOutput::Text(_) => Ok(()),
+        }
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> ToolOutput {
+        ToolOutput::Text(text)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> ToolOutput {
+        ToolOutput::Text(text.to_owned())
+    }
+}
+
+/// Why an output with no part is refused.
+pub const EMPTY_PARTS: &str = "an output made of parts needs at least one part";
+/// Why an image with no data is refused.
+pub const EMPTY_IMAGE: &str = "an image output needs image data";
+
 /// One ordinary function.
 pub struct Function {
     name: String,
     description: String,
     parameters: Value,
     handler: Handler,
+    strict: bool,
+    suppliable: bool,
+    independent: bool,
 }
 
 impl std::fmt::Debug for Function {
@@ -61,22 +154,51 @@ impl Function {
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, String>> + Send + 'static,
     {
+        Function::build(name, description, move |args: A| {
+            let fut = f(args);
+            async move {
+                let out = fut.await.map_err(FunctionError::Failed)?;
+                match serde_json::to_value(&out) {
+                    Ok(Value::String(s)) => Ok(ToolOutput::Text(s)),
+                    Ok(other) => Ok(ToolOutput::Text(other.to_string())),
+                    Err(e) => Err(FunctionError::InvalidOutput(format!(
+                        "the function's output cannot be serialised: {e}"
+                    ))),
+                }
+            }
+        })
+    }
+
+    /// A function taking arguments of type `A` and answering with a [`ToolOutput`]: text, or
+    /// parts that may hold images. An output with no part, or an image with no data, stops
+    /// the run as an invalid output.
+    pub fn typed_output<A, F, Fut>(name: &str, description: &str, f: F) -> Function
+    where
+        A: DeserializeOwned + JsonSchema,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, String>> + Send + 'static,
+    {
+        Function::build(name, description, move |args: A| {
+            let fut = f(args);
+            async move { fut.await.map_err(FunctionError::Failed) }
+        })
+    }
+
+    fn build<A, F, Fut>(name: &str, description: &str, f: F) -> Function
+    where
+        A: DeserializeOwned + JsonSchema,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, FunctionError>> + Send + 'static,
+    {
         let parameters = serde_json::to_value(schemars::schema_for!(A)).unwrap_or(json!({}));
         let handler: Handler = Box::new(move |arguments: Value| {
             let args: A = serde_json::from_value(arguments)
                 .map_err(|e| FunctionError::InvalidArguments(e.to_string()))?;
             let fut = f(args);
             Ok(Box::pin(async move {
-                let out = fut.await.map_err(FunctionError::Failed)?;
-                let value = serde_json::to_value(&out).map_err(|e| {
-                    FunctionError::InvalidOutput(format!(
-                        "the function's output cannot be serialised: {e}"
-                    ))
-                })?;
-                Ok(match value {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                })
+                let out = fut.await?;
+                out.check().map_err(FunctionError::InvalidOutput)?;
+                Ok(out)
             }) as Pending)
         });
         Function {
@@ -84,7 +206,67 @@ impl Function {
             description: description.to_owned(),
             parameters,
             handler,
+            strict: false,
+            suppliable: false,
+            independent: false,
         }
+    }
+
+    /// Declares the function with a strict schema (OpenAI `strict: true`): every property
+    /// required, `additionalProperties: false` on every object, and each field the type lets
+    /// the model leave out made nullable instead (serde reads `null` as absent for an
+    /// `Option`). Refused, naming where, for a schema strict mode cannot express: a map with
+    /// free keys, an object with no declared properties, a value of any type.
+    ///
+    /// The Claude declaration carries the same closed schema (its `input_schema`); only the
+    /// OpenAI declaration says `strict: true`.
+    ///
+    /// Spec: openai-browser-desktop-drivers, "Combinar acciones del navegador con otras
+    /// herramientas" (typed function tools); the SDK's `pydantic_function_tool` sends
+    /// `strict: true` with every field required.
+    pub fn strict(mut self) -> Result<Function, crate::strict::StrictSchemaError> {
+        self.parameters = crate::strict::strict_schema(&self.parameters)?;
+        self.strict = true;
+        Ok(self)
+    }
+
+    /// Lets a caller answer this function's not-yet-tried calls itself, from a paused turn
+    /// ([`crate::control::Turn::supply_outputs`]). Off by default: without it, a supplied
+    /// output for this function is refused.
+    ///
+    /// Spec: openai-browser-desktop-drivers, "Combinar acciones del navegador con otras
+    /// herramientas" ("si su registro permite sustituciones"); the SDK's
+    /// `allow_output_override`.
+    pub fn suppliable(mut self) -> Function {
+        self.suppliable = true;
+        self
+    }
+
+    /// Marks the function as independent of every other action: while a response streams
+    /// with eager execution and no ledger is kept, its calls may run concurrently (at most
+    /// `max_concurrent_calls` at a time). Mark it only when it may run in any order with the
+    /// run's other calls.
+    ///
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución"
+    /// (`independent: true`).
+    pub fn independent(mut self) -> Function {
+        self.independent = true;
+        self
+    }
+
+    /// Whether a caller may supply this function's outputs.
+    pub fn is_suppliable(&self) -> bool {
+        self.suppliable
+    }
+
+    /// Whether this function's calls may run concurrently.
+    pub fn is_independent(&self) -> bool {
+        self.independent
+    }
+
+    /// Whether this function is declared with a strict schema.
+    pub fn is_strict(&self) -> bool {
+        self.strict
     }
 
     /// The name the model calls.
@@ -95,7 +277,7 @@ impl Function {
     /// The OpenAI Responses declaration.
     pub fn openai_declaration(&self) -> Value {
         json!({"type": "function", "name": self.name, "description": self.description,
-               "parameters": self.parameters, "strict": false})
+               "parameters": self.parameters, "strict": self.strict})
     }
 
     /// The Anthropic custom-tool declaration.
@@ -193,7 +375,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            serde_json::from_str::<Value>(&out).unwrap(),
+            serde_json::from_str::<Value>(&out.text()).unwrap(),
             json!({"reference": "R1", "nights": 2})
         );
         assert!(f.start(json!({"reference": "R1"})).is_err());

@@ -11,7 +11,10 @@
 //! ([`approval`]), diagnostics records and usage totals ([`diagnostics`]),
 //! cancellation between actions and into driver calls, screenshot history and cache breakpoints
 //! ([`context`]), typed functions ([`functions`]), a journal for run directories ([`journal`]),
-//! and a checkpoint ledger that resumes a run after its process dies ([`ledger`]).
+//! a checkpoint ledger that resumes a run after its process dies ([`ledger`]), and per-turn
+//! and streaming control ([`control`]: [`Runner::iterate`] pauses each completed turn before its
+//! deferred calls, for supplied outputs and appended text; events to an `on_event` callback;
+//! which streamed calls run early, and independent functions run concurrently).
 //! What it does not know: how a driver acts, or the wire JSON beyond what the model clients and
 //! toolsets hand it.
 //!
@@ -34,6 +37,7 @@ pub mod anthropic;
 pub mod approval;
 mod checkpoint;
 pub mod context;
+pub mod control;
 pub mod diagnostics;
 pub mod functions;
 mod items;
@@ -46,9 +50,11 @@ mod runner;
 mod server_blocks;
 mod server_items;
 mod session;
+pub mod strict;
 pub mod tools;
 
 pub use anthropic::AnthropicSettings;
+pub use control::{EarlyDecision, EarlyExecution, RunEvent, Turn, TurnError, TurnStream};
 pub use openai::OpenAiSettings;
 pub use outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason, UncertainCall};
 pub use runner::{CloseStatus, DEFAULT_MAX_STEPS, RunConfig, Runner};

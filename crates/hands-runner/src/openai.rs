@@ -7,7 +7,7 @@
 //! acciones y administrar la sesión", "Combinar acciones del navegador con otras herramientas";
 //! api-contracts B.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use async_trait::async_trait;
@@ -27,8 +27,11 @@ use crate::approval::{
 use crate::context::{
     ContextBudget, ContextConfig, ContextManagement, ProjectionState, project_items,
 };
+use crate::control::{
+    DEFAULT_MAX_CONCURRENT_CALLS, EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall,
+};
 use crate::diagnostics::{Api, Reason, Usage};
-use crate::functions::FunctionError;
+use crate::functions::{FunctionError, OutputPart, ToolOutput};
 use crate::items::{
     Declared, ItemKind, answer_id, api_stop, check_item, check_response, note_call_id,
 };
@@ -72,6 +75,15 @@ pub struct OpenAiSettings {
     /// tools (their results must be examined first). If a later event changes or drops a call
     /// already executed, the run stops; its execution stays recorded.
     pub eager: bool,
+    /// With `eager`: which calls may run while the response streams (`None`: every local
+    /// call; an empty policy defers them all). See [`EarlyExecution`].
+    pub early_execution: Option<EarlyExecution>,
+    /// With `eager` and no ledger: how many calls of functions marked
+    /// [`crate::functions::Function::independent`] may run at once (at least 1). The runner
+    /// waits for the group under way before reading more calls from the stream.
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`max_concurrent_calls`, default 2).
+    pub max_concurrent_calls: usize,
     /// More tool entries sent as given: server tools (`web_search`, `file_search`,
     /// `code_interpreter`, `image_generation`) and remote MCP servers
     /// ([`crate::mcp::McpServer::openai_tool`]), beside the local tools. Declaring any turns
@@ -98,6 +110,8 @@ impl OpenAiSettings {
             truncation: None,
             stream: false,
             eager: false,
+            early_execution: None,
+            max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
             extra_tools: Vec::new(),
             context: ContextConfig::default(),
         }
@@ -122,7 +136,7 @@ pub(crate) struct OpenAiSession {
     /// Eager mode: how many items of the current response are already in `items`, and the
     /// outputs of calls already executed, by call id.
     appended_early: usize,
-    early_outputs: Vec<(String, Item)>,
+    early_outputs: HashMap<String, Item>,
     /// Eager mode: an executed call that stopped the run while the response streamed.
     early_stop: Option<StopReason>,
     /// What the budget has cut so far (it only grows).
@@ -150,7 +164,7 @@ impl OpenAiSession {
             previous_response_id: None,
             unanswered: false,
             appended_early: 0,
-            early_outputs: Vec::new(),
+            early_outputs: HashMap::new(),
             early_stop: None,
             projection: ProjectionState::default(),
             no_retry: false,
@@ -227,6 +241,7 @@ impl OpenAiSession {
             }
         } else if self.settings.stream {
             match client.stream_response(&request, ctx.cancel).await {
+                Ok(stream) if ctx.on_event.is_some() => consume_told(ctx, stream).await,
                 Ok(stream) => stream.finish().await,
                 Err(e) => Err(e),
             }
@@ -283,9 +298,65 @@ impl OpenAiSession {
             .collect()
     }
 
-    /// Reads a stream, executing each completed call as it arrives, in order; returns the whole
-    /// response. An action failure is kept for after the stream (the run stops then); a stream
-    /// that fails or changes an executed item stops the run with the executions recorded.
+    /// Which calls may run early: `None` lets every call run; otherwise the function names
+    /// and whether computer calls may. A `before_early_call` hook without a policy makes every
+    /// local call a candidate (the SDK's rule).
+    fn early_policy(&self, ctx: &StepContext<'_>) -> Option<(BTreeSet<String>, bool)> {
+        match &self.settings.early_execution {
+            Some(policy) => Some((policy.functions.iter().cloned().collect(), policy.computer)),
+            None if ctx.before_early_call.is_some() => Some((
+                self.tools
+                    .iter()
+                    .filter(|t| t.get("type").and_then(Value::as_str) == Some("function"))
+                    .filter_map(|t| t.get("name").and_then(Value::as_str))
+                    .map(str::to_owned)
+                    .collect(),
+                self.computer.is_some(),
+            )),
+            None => None,
+        }
+    }
+
+    /// Whether `item`, a completed streamed call, may run now: the policy allows it and the
+    /// hook does not defer it. Spec: "Transmitir y reanudar una ejecución" (`early_execution`,
+    /// `before_early_call`: "No puede adelantar una llamada que esté fuera de la lista
+    /// permitida").
+    fn may_run_early(
+        ctx: &mut StepContext<'_>,
+        policy: Option<&(BTreeSet<String>, bool)>,
+        item: &Item,
+    ) -> bool {
+        let name = match item.view() {
+            ItemView::ComputerCall(_) => None,
+            ItemView::FunctionCall(call) => Some(call.name.clone()),
+            _ => return false,
+        };
+        let allowed = match (policy, &name) {
+            (None, _) => true,
+            (Some((_, computer)), None) => *computer,
+            (Some((names, _)), Some(name)) => names.contains(name),
+        };
+        if !allowed {
+            return false;
+        }
+        let Some(hook) = ctx.before_early_call.as_mut() else {
+            return true;
+        };
+        let call = EarlyCall {
+            call_id: call_id_of(item).unwrap_or_default(),
+            name: name.unwrap_or_else(|| "computer".to_owned()),
+            item: item.to_value(),
+        };
+        hook(&call) == EarlyDecision::Execute
+    }
+
+    /// Reads a stream, executing each completed call as it arrives, in order, as the early
+    /// policy allows (the first deferred call defers every later one); returns the whole
+    /// response. Calls of independent functions run concurrently, at most
+    /// `max_concurrent_calls` at a time, when no ledger is kept. An action failure is kept for
+    /// after the stream (the run stops then); a stream that fails or changes an executed item
+    /// stops the run with the executions recorded — calls already started are waited for
+    /// first, so their records stay whole.
     async fn consume_eagerly(
         &mut self,
         ctx: &mut StepContext<'_>,
@@ -293,13 +364,24 @@ impl OpenAiSession {
     ) -> Result<hands_models::Completed<Response>, hands_models::Error> {
         let mut browser_failed = false;
         let mut failed = false;
+        let mut deferred = false;
         let mut seen = self.call_ids.clone();
+        let policy = self.early_policy(ctx);
+        let max_jobs = self.settings.max_concurrent_calls.max(1);
+        let mut jobs: Vec<Job> = Vec::new();
         while let Some(event) = stream.next().await {
-            event?;
+            let event = match event {
+                Ok(event) => event,
+                Err(e) => {
+                    self.settle(ctx, &mut jobs).await;
+                    return Err(e);
+                }
+            };
+            ctx.event(|| RunEvent::OpenAiStream(event.clone()));
             for (_, item) in stream.take_ready() {
                 self.items.push(item.clone());
                 self.appended_early += 1;
-                if failed || ctx.cancel.is_cancelled() {
+                if failed || deferred || ctx.cancel.is_cancelled() {
                     continue;
                 }
                 // Each item is checked as it completes, as the whole response is otherwise: a
@@ -317,10 +399,36 @@ impl OpenAiSession {
                         continue;
                     }
                 }
+                if !Self::may_run_early(ctx, policy.as_ref(), &item) {
+                    deferred = true;
+                    failed |= self.settle(ctx, &mut jobs).await;
+                    continue;
+                }
+                if self.is_independent(ctx, &item) {
+                    match self.start_independent(ctx, &item).await {
+                        Ok(Some(job)) => {
+                            jobs.push(job);
+                            if jobs.len() >= max_jobs {
+                                failed |= self.settle(ctx, &mut jobs).await;
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(reason) => {
+                            self.early_stop = Some(reason);
+                            failed = true;
+                            failed |= self.settle(ctx, &mut jobs).await;
+                        }
+                    }
+                    continue;
+                }
+                failed |= self.settle(ctx, &mut jobs).await;
+                if failed {
+                    continue;
+                }
                 match self.run_call(ctx, &item, &mut browser_failed).await {
                     Ok(Some(output)) => {
                         if let Some(id) = call_id_of(&item) {
-                            self.early_outputs.push((id, output));
+                            self.early_outputs.insert(id, output);
                         }
                     }
                     Ok(None) => {}
@@ -332,7 +440,158 @@ impl OpenAiSession {
                 }
             }
         }
+        self.settle(ctx, &mut jobs).await;
         stream.finish().await
+    }
+
+    /// Whether `item` calls an ordinary function marked independent, and may run concurrently:
+    /// only when no ledger is kept (a ledger's checkpoints must follow the calls' order).
+    /// Spec: "Las ejecuciones persistentes, las acciones del navegador y las acciones de la
+    /// computadora mantienen el orden."
+    fn is_independent(&self, ctx: &StepContext<'_>, item: &Item) -> bool {
+        if ctx.checkpoints.is_some() {
+            return false;
+        }
+        let ItemView::FunctionCall(call) = item.view() else {
+            return false;
+        };
+        if ctx
+            .toolbox
+            .browser
+            .as_ref()
+            .is_some_and(|b| b.owns(&call.name))
+        {
+            return false;
+        }
+        ctx.toolbox
+            .functions
+            .get(&call.name)
+            .is_some_and(crate::functions::Function::is_independent)
+    }
+
+    /// Approves and starts an independent function's call; its output is collected by
+    /// [`OpenAiSession::settle`]. A refused call is answered at once (`Ok(None)`).
+    async fn start_independent(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        item: &Item,
+    ) -> Result<Option<Job>, StopReason> {
+        let ItemView::FunctionCall(call) = item.view() else {
+            return Ok(None);
+        };
+        let (call_id, name, arguments) = (
+            call.call_id.clone(),
+            call.name.clone(),
+            call.arguments.clone(),
+        );
+        let start = Instant::now();
+        ctx.call_started(&call_id, &name);
+        let args = match crate::functions::parse_arguments(&arguments) {
+            Ok(args) => args,
+            Err(why) => {
+                return Err(ctx.function_stopped(
+                    &call_id,
+                    &name,
+                    FunctionError::InvalidArguments(why),
+                    start,
+                ));
+            }
+        };
+        let effect = Effect::Function(FunctionEffect {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            arguments: args.clone(),
+        });
+        if ctx.approve(effect).await? == Decision::Deny {
+            let text = refused_text(&name);
+            ctx.action_done(
+                Api::Responses,
+                &call_id,
+                &name,
+                Reason::Refused,
+                start.elapsed(),
+                true,
+                &text,
+            );
+            let output = Item::function_call_output(&FunctionCallOutput {
+                call_id: call_id.clone(),
+                output: FunctionOutput::Text(text),
+            });
+            ctx.call_completed(&call_id, &name, || output.to_value());
+            self.early_outputs.insert(call_id, output);
+            return Ok(None);
+        }
+        let Some(function) = ctx.toolbox.functions.get(&name) else {
+            return Ok(None);
+        };
+        let pending = match function.start(args) {
+            Ok(pending) => pending,
+            Err(e) => return Err(ctx.function_stopped(&call_id, &name, e, start)),
+        };
+        Ok(Some(Job {
+            call_id,
+            name,
+            start,
+            handle: AbortOnDrop(tokio::spawn(pending)),
+        }))
+    }
+
+    /// Waits for every started independent call, in the order they started, and keeps their
+    /// outputs. Returns whether one stopped the run (the first such stop is kept).
+    async fn settle(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<Job>) -> bool {
+        let mut failed = false;
+        for mut job in jobs.drain(..) {
+            let result = match (&mut job.handle.0).await {
+                Ok(result) => result,
+                Err(e) => Err(FunctionError::Failed(format!(
+                    "the function did not finish: {e}"
+                ))),
+            };
+            match result {
+                Ok(out) => {
+                    let output =
+                        self.function_output(ctx, &job.call_id, &job.name, &out, job.start);
+                    self.early_outputs.insert(job.call_id, output);
+                }
+                Err(e) => {
+                    let reason = ctx.function_stopped(&job.call_id, &job.name, e, job.start);
+                    if self.early_stop.is_none() {
+                        self.early_stop = Some(reason);
+                    }
+                    failed = true;
+                }
+            }
+        }
+        failed
+    }
+
+    /// A function's output, recorded and told, as the item answering its call.
+    fn function_output(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        call_id: &str,
+        name: &str,
+        out: &ToolOutput,
+        start: Instant,
+    ) -> Item {
+        for image in out.images() {
+            ctx.journal_image(call_id, image);
+        }
+        ctx.action_done(
+            Api::Responses,
+            call_id,
+            name,
+            Reason::Completed,
+            start.elapsed(),
+            false,
+            &out.text(),
+        );
+        let output = Item::function_call_output(&FunctionCallOutput {
+            call_id: call_id.to_owned(),
+            output: openai_output(out),
+        });
+        ctx.call_completed(call_id, name, || output.to_value());
+        output
     }
 
     /// Executes one output item if it is a call, with the checkpoints around its effect.
@@ -370,7 +629,92 @@ impl OpenAiSession {
             }
         };
         ctx.call_answered(&call_id, || output.to_value(), None)?;
+        let name = match item.view() {
+            ItemView::FunctionCall(call) => call.name.clone(),
+            _ => "computer_call".to_owned(),
+        };
+        ctx.call_completed(&call_id, &name, || output.to_value());
         Ok(Some(output))
+    }
+
+    /// The local calls of `response`, as a paused turn shows them: tried while streaming or
+    /// not, and whether a caller may supply their outputs (not-yet-tried calls of ordinary
+    /// functions registered as suppliable; never browser or computer calls).
+    fn turn_calls(&self, ctx: &StepContext<'_>, response: &Response) -> Vec<TurnCall> {
+        response
+            .output
+            .iter()
+            .filter_map(|item| {
+                let call_id = call_id_of(item)?;
+                let tried =
+                    self.early_outputs.contains_key(&call_id) || ctx.executed.contains(&call_id);
+                let (name, arguments, ordinary) = match item.view() {
+                    ItemView::FunctionCall(call) => (
+                        call.name.clone(),
+                        serde_json::from_str(&call.arguments)
+                            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                        !ctx.toolbox
+                            .browser
+                            .as_ref()
+                            .is_some_and(|b| b.owns(&call.name))
+                            && ctx
+                                .toolbox
+                                .functions
+                                .get(&call.name)
+                                .is_some_and(crate::functions::Function::is_suppliable),
+                    ),
+                    _ => (
+                        "computer".to_owned(),
+                        item.to_value()
+                            .get("actions")
+                            .cloned()
+                            .unwrap_or(Value::Null),
+                        false,
+                    ),
+                };
+                Some(TurnCall {
+                    call_id,
+                    name,
+                    arguments,
+                    tried,
+                    suppliable: ordinary && !tried,
+                })
+            })
+            .collect()
+    }
+
+    /// The answer a caller supplied for a call of a suppliable function: recorded as completed
+    /// (not attempted: nothing ran).
+    fn supplied_output(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        item: &Item,
+        call_id: &str,
+        out: &ToolOutput,
+    ) -> Result<Item, StopReason> {
+        let name = match item.view() {
+            ItemView::FunctionCall(call) => call.name.clone(),
+            _ => String::new(),
+        };
+        for image in out.images() {
+            ctx.journal_image(call_id, image);
+        }
+        ctx.action_done(
+            Api::Responses,
+            call_id,
+            &name,
+            Reason::Completed,
+            std::time::Duration::ZERO,
+            false,
+            crate::control::SUPPLIED_SUMMARY,
+        );
+        let output = Item::function_call_output(&FunctionCallOutput {
+            call_id: call_id.to_owned(),
+            output: openai_output(out),
+        });
+        ctx.call_answered(call_id, || output.to_value(), None)?;
+        ctx.call_completed(call_id, &name, || output.to_value());
+        Ok(output)
     }
 
     /// One `mcp_approval_request`: shown to the approver as an independent copy; answered by an
@@ -501,7 +845,7 @@ impl OpenAiSession {
             }
         }
         let start = Instant::now();
-        ctx.executed.push(call.call_id.clone());
+        ctx.call_started(&call.call_id, "computer_call");
         for (index, action) in call.actions.iter().enumerate() {
             if ctx.cancel.is_cancelled() {
                 return Err(StopReason::Cancelled);
@@ -605,7 +949,7 @@ impl OpenAiSession {
         browser_failed: &mut bool,
     ) -> Result<Item, StopReason> {
         let start = Instant::now();
-        ctx.executed.push(call_id.to_owned());
+        ctx.call_started(call_id, name);
         // Arguments arrive as JSON text; text that is not JSON is invalid arguments.
         let parsed = crate::functions::parse_arguments(arguments);
         let (output, reason) =
@@ -667,7 +1011,12 @@ impl OpenAiSession {
                     Decision::Deny => (FunctionOutput::Text(refused_text(name)), Reason::Refused),
                     Decision::Approve => match ctx.toolbox.functions.get(name) {
                         Some(function) => match function_result(function, args).await {
-                            Ok(text) => (FunctionOutput::Text(text), Reason::Completed),
+                            Ok(out) => {
+                                for image in out.images() {
+                                    ctx.journal_image(call_id, image);
+                                }
+                                (openai_output(&out), Reason::Completed)
+                            }
                             Err(e) => return Err(ctx.function_stopped(call_id, name, e, start)),
                         },
                         None => (FunctionOutput::Text(unknown(name)), Reason::Failed),
@@ -693,6 +1042,92 @@ impl OpenAiSession {
             output,
         }))
     }
+}
+
+/// An independent function's call under way; aborted if the run drops it.
+struct Job {
+    call_id: String,
+    name: String,
+    start: Instant,
+    handle: AbortOnDrop,
+}
+
+/// A spawned function that does not outlive the run that started it.
+struct AbortOnDrop(tokio::task::JoinHandle<Result<ToolOutput, FunctionError>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A function's output as a `function_call_output`'s `output`: text, or a list of
+/// `input_text` and `input_image` parts. Spec: api-contracts B (function call output list).
+fn openai_output(out: &ToolOutput) -> FunctionOutput {
+    match out {
+        ToolOutput::Text(text) => FunctionOutput::Text(text.clone()),
+        ToolOutput::Parts(parts) => FunctionOutput::Parts(
+            parts
+                .iter()
+                .map(|part| match part {
+                    OutputPart::Text(text) => FunctionOutputPart::InputText { text: text.clone() },
+                    OutputPart::Image(image) => FunctionOutputPart::InputImage {
+                        image_url: Some(image.data_url()),
+                        file_id: None,
+                        detail: None,
+                    },
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// Reads a stream whole, telling `on_event` each event (its own copy).
+async fn consume_told(
+    ctx: &mut StepContext<'_>,
+    mut stream: hands_models::openai::ResponseStream,
+) -> Result<hands_models::Completed<Response>, hands_models::Error> {
+    while let Some(event) = stream.next().await {
+        let event = event?;
+        ctx.event(|| RunEvent::OpenAiStream(event.clone()));
+    }
+    stream.finish().await
+}
+
+/// Refuses an early-execution policy that names a function the run does not declare (or one
+/// twice), lets the computer run early without the computer tool, and a concurrency limit of
+/// zero. Spec: "Transmitir y reanudar una ejecución"; the SDK's checks ("Early functions must be
+/// unique registered function names").
+fn check_early_execution(
+    settings: &OpenAiSettings,
+    tools: &[Value],
+    has_computer: bool,
+) -> Result<(), RunError> {
+    if settings.max_concurrent_calls == 0 {
+        return Err(RunError::Config(
+            crate::control::ZERO_CONCURRENT_CALLS.to_owned(),
+        ));
+    }
+    let Some(policy) = &settings.early_execution else {
+        return Ok(());
+    };
+    let declared: HashSet<&str> = tools
+        .iter()
+        .filter(|t| t.get("type").and_then(Value::as_str) == Some("function"))
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    let mut named = HashSet::new();
+    for name in &policy.functions {
+        if !declared.contains(name.as_str()) || !named.insert(name.as_str()) {
+            return Err(RunError::Config(crate::control::early_name_refused(name)));
+        }
+    }
+    if policy.computer && !has_computer {
+        return Err(RunError::Config(
+            crate::control::EARLY_COMPUTER_WITHOUT_COMPUTER.to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 /// The `call_id` of a computer or function call item.
@@ -778,6 +1213,7 @@ impl Session for OpenAiSession {
                 "this runner needs stored responses to continue after image generation: set store to true, or send a single request without the runner".into(),
             ));
         }
+        check_early_execution(&self.settings, &tools, self.computer.is_some())?;
         self.no_retry = !self.declared.mcp.is_empty();
         let has_server_tool = tools.iter().any(is_server_tool);
         let forced = match &self.settings.tool_choice {
@@ -979,10 +1415,13 @@ impl Session for OpenAiSession {
         )?;
         self.call_ids
             .extend(response.output.iter().filter_map(answer_id));
+        let calls = self.turn_calls(ctx, &response);
+        let response_value = || serde_json::to_value(&response).unwrap_or(Value::Null);
         if !kinds
             .iter()
             .any(|k| matches!(k, ItemKind::Call | ItemKind::ApprovalRequest))
         {
+            ctx.inspect(true, response_value, calls).await?;
             return Ok(StepResult::Finished(text));
         }
         // A server result that failed, is incomplete or still pending: nothing local runs
@@ -991,8 +1430,10 @@ impl Session for OpenAiSession {
             return Err(StopReason::ServerToolFailed(why));
         }
         if last_allowed {
+            ctx.inspect(true, response_value, calls).await?;
             return Ok(StepResult::StepLimit(text));
         }
+        let mut choices = ctx.inspect(false, response_value, calls).await?;
         ctx.begin_turn(
             response
                 .output
@@ -1002,7 +1443,7 @@ impl Session for OpenAiSession {
             || self.snapshot(),
         )?;
         let mut browser_failed = false;
-        let mut early = std::mem::take(&mut self.early_outputs).into_iter();
+        let mut early = std::mem::take(&mut self.early_outputs);
         for (item, kind) in response.output.iter().zip(&kinds) {
             if ctx.cancel.is_cancelled() {
                 return Err(StopReason::Cancelled);
@@ -1015,13 +1456,17 @@ impl Session for OpenAiSession {
             let Some(call_id) = call_id_of(item) else {
                 continue;
             };
-            // Executed while the response streamed: its output is ready.
-            let output = match early.next() {
-                Some((id, output)) if id == call_id => output,
-                _ => match self.run_call(ctx, item, &mut browser_failed).await? {
+            // Executed while the response streamed: its output is ready. Supplied by the
+            // caller: nothing runs, and nobody is asked (nothing takes effect).
+            let output = if let Some(output) = early.remove(&call_id) {
+                output
+            } else if let Some(out) = choices.supplied.remove(&call_id) {
+                self.supplied_output(ctx, item, &call_id, &out)?
+            } else {
+                match self.run_call(ctx, item, &mut browser_failed).await? {
                     Some(output) => output,
                     None => continue,
-                },
+                }
             };
             self.push_input(output);
         }

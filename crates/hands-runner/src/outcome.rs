@@ -80,6 +80,10 @@ pub enum StopReason {
     /// The caller cancelled the run.
     #[error("the run was cancelled")]
     Cancelled,
+    /// The caller closed the iteration at a paused turn: none of its deferred calls ran.
+    /// Spec: "Transmitir y reanudar una ejecución" ("Si cierras la iteración …").
+    #[error("the iteration was closed before this turn's deferred calls ran")]
+    IterationClosed,
     /// A model request failed after its retries.
     #[error("the model API request failed: {0}")]
     Api(String),
@@ -266,8 +270,17 @@ pub struct RunOutcome {
     pub final_text: String,
     /// Usage summed over completed requests.
     pub usage: UsageTotals,
-    /// Tool calls executed (attempted), in order.
+    /// Tool calls attempted, in order: their effects may have happened, fully or in part
+    /// (the SDK's `attempted_call_ids`). Ids only.
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`attempted_call_ids`).
     pub executed_call_ids: Vec<String>,
+    /// Calls whose answer was built, in the order they were answered (the SDK's
+    /// `completed_call_ids`): a call run to its end, or answered with a supplied output. A
+    /// supplied output is completed without being attempted — nothing ran. Ids only.
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`completed_call_ids`).
+    pub completed_call_ids: Vec<String>,
     /// How the API said its last answer ended (`None` when no answer came).
     pub api_stop: Option<ApiStop>,
 }
@@ -280,7 +293,7 @@ impl RunStatus {
             RunStatus::Finished => Reason::Completed,
             RunStatus::StepLimit => Reason::StepLimit,
             RunStatus::Stopped(why) => match why {
-                StopReason::Cancelled => Reason::Cancelled,
+                StopReason::Cancelled | StopReason::IterationClosed => Reason::Cancelled,
                 StopReason::Api(_) => Reason::ApiFailed,
                 StopReason::DriverFault(_)
                 | StopReason::ComputerCallFailed { .. }
@@ -297,6 +310,11 @@ impl RunStatus {
 }
 
 impl RunOutcome {
+    /// The calls attempted (the same as [`RunOutcome::executed_call_ids`]).
+    pub fn attempted_call_ids(&self) -> &[String] {
+        &self.executed_call_ids
+    }
+
     /// Whether the model finished.
     pub fn finished(&self) -> bool {
         self.status == RunStatus::Finished

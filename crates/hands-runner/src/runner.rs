@@ -19,6 +19,7 @@ use tokio::sync::Mutex;
 use crate::anthropic::{AnthropicSession, AnthropicSettings};
 use crate::approval::Approver;
 use crate::checkpoint::{Checkpoints, TurnLog};
+use crate::control::{BeforeEarlyCall, Gate, OnEvent, RunEvent, TurnStream};
 use crate::diagnostics::{Observer, Reason, Record, Stage, UsageTotals, emit};
 use crate::journal::Journal;
 use crate::ledger::{CheckpointStatus, Ledger, ResumePlan, RunEnd, RunIdentity, plan_resume};
@@ -54,6 +55,8 @@ struct State {
     checkpoints: Option<Checkpoints>,
     config: RunConfig,
     prepared: bool,
+    on_event: Option<OnEvent>,
+    before_early_call: Option<BeforeEarlyCall>,
 }
 
 /// What [`Runner::close`] found.
@@ -105,6 +108,8 @@ impl Runner {
                 checkpoints: None,
                 config,
                 prepared: false,
+                on_event: None,
+                before_early_call: None,
             }),
             queued: StdMutex::new(Vec::new()),
             closed: AtomicBool::new(false),
@@ -186,6 +191,23 @@ impl Runner {
         self.state.get_mut().checkpoints = Some(Checkpoints::new(ledger));
     }
 
+    /// Sets the `on_event` callback: it receives every [`RunEvent`] of the run as its own copy.
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`on_event`).
+    pub fn set_on_event(&mut self, on_event: OnEvent) {
+        self.state.get_mut().on_event = Some(on_event);
+    }
+
+    /// Sets the `before_early_call` hook: asked about each completed streamed call the
+    /// early-execution policy lets run early; it may defer it (and so every later call of the
+    /// response). With eager execution and no policy, the hook makes every local call a
+    /// candidate, as if the policy named them all.
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`before_early_call`).
+    pub fn set_before_early_call(&mut self, hook: BeforeEarlyCall) {
+        self.state.get_mut().before_early_call = Some(hook);
+    }
+
     /// Queues a person's text: it is added after the pending tool outputs of the current turn.
     /// It does not reset the step limit.
     pub fn append_user_text(&self, text: impl Into<String>) {
@@ -202,6 +224,48 @@ impl Runner {
         &self,
         task: &str,
         cancel: &CancellationToken,
+    ) -> Result<RunOutcome, RunError> {
+        self.run_with(task, cancel, None).await
+    }
+
+    /// Runs `task` turn by turn: each completed response is handed out as a
+    /// [`crate::control::Turn`] before its deferred calls run (calls already run eagerly while
+    /// it streamed are marked tried). The caller may supply outputs and append text, then
+    /// advances with [`TurnStream::next_turn`], or ends with [`TurnStream::close`] (no deferred
+    /// call runs). Refused as [`Runner::run`] is, when the stream is first advanced.
+    ///
+    /// ```no_run
+    /// # async fn demo(runner: hands_runner::Runner) -> Result<(), hands_runner::RunError> {
+    /// let cancel = Default::default();
+    /// let mut turns = runner.iterate("Book a room.", &cancel);
+    /// while let Some(turn) = turns.next_turn().await {
+    ///     if !turn.final_turn {
+    ///         let _ = turn.append_user_text("Prefer the 12th.");
+    ///     }
+    /// }
+    /// let outcome = turns.finish().await?;
+    /// # let _ = outcome; Ok(()) }
+    /// ```
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`iterate()`).
+    pub fn iterate<'r>(
+        &'r self,
+        task: impl Into<String>,
+        cancel: &'r CancellationToken,
+    ) -> TurnStream<'r> {
+        let task = task.into();
+        let (gate, turns) = tokio::sync::mpsc::unbounded_channel();
+        TurnStream::new(
+            Box::pin(async move { self.run_with(&task, cancel, Some(gate)).await }),
+            turns,
+        )
+    }
+
+    async fn run_with(
+        &self,
+        task: &str,
+        cancel: &CancellationToken,
+        gate: Option<Gate>,
     ) -> Result<RunOutcome, RunError> {
         let mut guard = self.admit()?;
         let state = &mut *guard;
@@ -225,7 +289,7 @@ impl Runner {
                 .map_err(|e| RunError::Ledger(e.to_string()))?;
         }
         state.session.add_task(task)?;
-        Ok(self.drive(state, 0, cancel).await)
+        Ok(self.drive(state, 0, cancel, gate.as_ref()).await)
     }
 
     /// Resumes the run its ledger holds ([`Runner::set_ledger`]), with the requests it had left,
@@ -308,7 +372,7 @@ impl Runner {
         if let Some(checkpoints) = state.checkpoints.as_mut() {
             checkpoints.start(identity).map_err(ledger_err)?;
         }
-        Ok(self.drive(state, steps, cancel).await)
+        Ok(self.drive(state, steps, cancel, None).await)
     }
 
     /// The loop, from `steps_used` requests already made.
@@ -317,9 +381,11 @@ impl Runner {
         state: &mut State,
         steps_used: u32,
         cancel: &CancellationToken,
+        gate: Option<&Gate>,
     ) -> RunOutcome {
         let mut usage = UsageTotals::default();
         let mut executed = Vec::new();
+        let mut completed = Vec::new();
         let mut steps = steps_used;
         let mut final_text = String::new();
         let mut api_stop: Option<ApiStop> = None;
@@ -349,6 +415,9 @@ impl Runner {
             }
             steps += 1;
             let last_allowed = steps == state.config.max_steps;
+            if let Some(on_event) = state.on_event.as_mut() {
+                on_event(RunEvent::RequestStarted { step: steps });
+            }
             let mut ctx = StepContext {
                 toolbox: &mut state.toolbox,
                 approver: &mut state.approver,
@@ -359,6 +428,10 @@ impl Runner {
                 step: steps,
                 usage: &mut usage,
                 executed: &mut executed,
+                completed: &mut completed,
+                gate,
+                on_event: &mut state.on_event,
+                before_early_call: &mut state.before_early_call,
                 checkpoints: &mut state.checkpoints,
                 api_stop: &mut api_stop,
                 turn: TurnLog::default(),
@@ -403,12 +476,18 @@ impl Runner {
                 RunStatus::Stopped(why) => RunEnd::Stopped(why.to_string()),
             });
         }
+        if let Some(on_event) = state.on_event.as_mut() {
+            on_event(RunEvent::Ended {
+                status: status.clone(),
+            });
+        }
         RunOutcome {
             status,
             steps,
             final_text,
             usage,
             executed_call_ids: executed,
+            completed_call_ids: completed,
             api_stop,
         }
     }

@@ -10,8 +10,11 @@ use serde_json::Value;
 
 use crate::approval::{Approver, Decision, Effect, EffectKind, SafetyChecksContext, decide};
 use crate::checkpoint::{Checkpoints, Resumable, TurnLog};
+use crate::control::{
+    BeforeEarlyCall, Choices, Flow, Gate, OnEvent, Paused, RunEvent, Turn, TurnCall,
+};
 use crate::diagnostics::{Api, Observer, Reason, Record, Stage, Usage, UsageTotals, emit};
-use crate::functions::{Function, FunctionError};
+use crate::functions::{Function, FunctionError, ToolOutput};
 use crate::journal::{Entry, Journal};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::tools::Toolbox;
@@ -97,6 +100,14 @@ pub(crate) struct StepContext<'a> {
     pub(crate) step: u32,
     pub(crate) usage: &'a mut UsageTotals,
     pub(crate) executed: &'a mut Vec<String>,
+    /// Calls answered so far (see [`crate::RunOutcome::completed_call_ids`]).
+    pub(crate) completed: &'a mut Vec<String>,
+    /// The caller's end of an iteration, when the run is driven turn by turn.
+    pub(crate) gate: Option<&'a Gate>,
+    /// The `on_event` callback.
+    pub(crate) on_event: &'a mut Option<OnEvent>,
+    /// The `before_early_call` hook.
+    pub(crate) before_early_call: &'a mut Option<BeforeEarlyCall>,
     /// The run's checkpoints, when it keeps a ledger (see `checkpoint`).
     pub(crate) checkpoints: &'a mut Option<Checkpoints>,
     /// How the API said its last answer ended.
@@ -107,7 +118,121 @@ pub(crate) struct StepContext<'a> {
     pub(crate) api: Api,
 }
 
+/// What the caller of an iteration chose for a paused turn.
+#[derive(Debug, Default)]
+pub(crate) struct TurnChoices {
+    /// Outputs for not-yet-tried suppliable calls, by call id.
+    pub(crate) supplied: std::collections::BTreeMap<String, ToolOutput>,
+}
+
 impl StepContext<'_> {
+    /// Delivers an event to the `on_event` callback; `make` builds the callback's own copy,
+    /// only when there is a callback.
+    pub(crate) fn event(&mut self, make: impl FnOnce() -> RunEvent) {
+        if let Some(on_event) = self.on_event.as_mut() {
+            on_event(make());
+        }
+    }
+
+    /// A call's execution begins: it is attempted from now on.
+    pub(crate) fn call_started(&mut self, call_id: &str, name: &str) {
+        self.executed.push(call_id.to_owned());
+        self.event(|| RunEvent::CallStarted {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+        });
+    }
+
+    /// A call's answer is built.
+    pub(crate) fn call_completed(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        output: impl FnOnce() -> Value,
+    ) {
+        self.completed.push(call_id.to_owned());
+        self.event(|| RunEvent::CallFinished {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            output: output(),
+        });
+    }
+
+    /// The response of this step completed and passed its checks: tells `on_event`, and when
+    /// the run is iterated, pauses until the caller moves on. Closing the iteration stops the
+    /// run here, before any deferred call runs; on a final turn the caller's choices are
+    /// ignored (nothing follows it).
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`iterate()`).
+    pub(crate) async fn inspect(
+        &mut self,
+        final_turn: bool,
+        response: impl Fn() -> Value,
+        calls: Vec<TurnCall>,
+    ) -> Result<TurnChoices, StopReason> {
+        let step = self.step;
+        self.event(|| RunEvent::TurnCompleted {
+            step,
+            response: response(),
+        });
+        let Some(gate) = self.gate else {
+            return Ok(TurnChoices::default());
+        };
+        let eligible = calls
+            .iter()
+            .filter(|c| c.suppliable)
+            .map(|c| c.call_id.clone())
+            .collect();
+        let choices = std::sync::Arc::new(std::sync::Mutex::new(Choices {
+            paused: true,
+            final_turn,
+            eligible,
+            ..Choices::default()
+        }));
+        let turn = Turn {
+            step,
+            final_turn,
+            response: response(),
+            calls,
+            attempted_call_ids: self.executed.clone(),
+            completed_call_ids: self.completed.clone(),
+            choices: std::sync::Arc::clone(&choices),
+        };
+        let (resume, resumed) = tokio::sync::oneshot::channel();
+        let flow = if gate.send(Paused { turn, resume }).is_err() {
+            Some(Flow::Close)
+        } else {
+            tokio::select! {
+                flow = resumed => Some(flow.unwrap_or(Flow::Close)),
+                () = self.cancel.cancelled() => None,
+            }
+        };
+        // The turn takes no change from now on, however the pause ended.
+        let mut choices = choices.lock().unwrap_or_else(|e| e.into_inner());
+        choices.paused = false;
+        // A final turn ends the run as it ended, even cancelled or closed while paused:
+        // nothing was left to run.
+        if final_turn {
+            return Ok(TurnChoices::default());
+        }
+        let Some(flow) = flow else {
+            return Err(StopReason::Cancelled);
+        };
+        match flow {
+            Flow::Proceed => {
+                // Appended text joins the queue, added after this turn's outputs.
+                self.queued
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .append(&mut choices.texts);
+                Ok(TurnChoices {
+                    supplied: std::mem::take(&mut choices.supplied),
+                })
+            }
+            Flow::Close => Err(StopReason::IterationClosed),
+        }
+    }
+
     /// Whether the approver reviews every effect of `kind`.
     pub(crate) fn reviews(&self, kind: EffectKind) -> bool {
         self.approver.as_ref().is_some_and(|a| a.reviews(kind))
@@ -229,9 +354,13 @@ impl StepContext<'_> {
         }
     }
 
-    /// Text a person queued, taken once.
+    /// Text a person queued, taken once; each is told to `on_event`.
     pub(crate) fn take_queued(&mut self) -> Vec<String> {
-        std::mem::take(&mut *self.queued.lock().unwrap_or_else(|e| e.into_inner()))
+        let texts = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|e| e.into_inner()));
+        for text in &texts {
+            self.event(|| RunEvent::UserText { text: text.clone() });
+        }
+        texts
     }
 
     pub(crate) fn request_done(
@@ -384,6 +513,6 @@ pub(crate) fn unknown_tool_text(name: &str) -> String {
 pub(crate) async fn function_result(
     function: &Function,
     arguments: Value,
-) -> Result<String, FunctionError> {
+) -> Result<ToolOutput, FunctionError> {
     function.start(arguments)?.await
 }

@@ -202,7 +202,8 @@ pub struct RunArgs {
     /// Stream responses (SSE).
     #[arg(long)]
     pub stream: bool,
-    /// With `--stream` on the OpenAI API: run each completed call as soon as it arrives.
+    /// With `--stream`: run each completed call as soon as it arrives (OpenAI: every local
+    /// call; Claude: ordinary functions, in order).
     #[arg(long, requires = "stream")]
     pub eager: bool,
     /// The run directory (default `runs/run-<time>`): a JSONL log, the screenshots, and the

@@ -314,6 +314,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             let mut settings = AnthropicSettings::new(model.clone());
             settings.system = Some(system);
             settings.stream = launch.stream;
+            settings.eager = launch.eager;
             remote.apply_anthropic(&mut settings)?;
             Runner::anthropic(client, settings, computer, toolbox, config)
         }
