@@ -2,7 +2,7 @@
 //! a scripted model writes a note and saves it through the real runner and computer toolset;
 //! the drill then reads the file on disk.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use hands_core::Desktop;
@@ -79,6 +79,12 @@ pub async fn run(provider: ProviderArg) -> anyhow::Result<bool> {
     eprintln!("  simulated model API on {}", sim.base_url());
     runner.set_approver(Box::new(ApproveAll));
     let (_, mut verdicts) = run_and_check(runner, provider, &task.prompt(), &sim).await?;
+    // The editor writes the file after the key that saves it: on a busy machine that can be
+    // after the model's last look. A person would glance again; the check waits up to 5 s.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !path.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     match std::fs::read_to_string(&path) {
         Ok(saved) => {
             // Editors may end the file with a newline; the note itself must be there exactly.

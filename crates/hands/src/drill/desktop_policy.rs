@@ -121,7 +121,9 @@ pub fn openai(task: NoteTask) -> impl FnMut(&Value) -> Turn + Send {
                 json!({"type": "type", "text": task.path}),
                 json!({"type": "wait"}),
             ])],
+            // As for Claude: the file chooser is let catch up before Return.
             3 => vec![computer_call(vec![
+                json!({"type": "wait"}),
                 json!({"type": "keypress", "keys": ["ENTER"]}),
                 json!({"type": "wait"}),
             ])],
