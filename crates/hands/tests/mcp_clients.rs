@@ -382,7 +382,7 @@ fn inspector_tool(server: &HttpServer, era: &str, name: &str, args: Value) -> Va
 
 #[test]
 fn inspector_cli_calls_every_desktop_tool() {
-    let server = http_server(&["--desktop", "--approve", "all"]);
+    let server = http_server(&["--desktop", "--spawn", "1920x1080", "--approve", "all"]);
     inspector_lists(&server, 15);
     let largest = inspector_calls(
         &server,
@@ -410,7 +410,28 @@ fn inspector_cli_calls_every_desktop_tool() {
             ("computer_hold_key", json!({"text": "shift", "duration": 0})),
         ],
     );
-    eprintln!("inspector, desktop: largest response {largest} tokens");
+    assert!(largest <= 25_000, "{largest} tokens");
+    eprintln!("inspector, 1920x1080 desktop: largest response {largest} tokens");
+}
+
+#[test]
+fn inspector_cli_reads_a_2000_control_page_within_the_budget() {
+    let base = serve_pages();
+    let url = format!("{base}/big.html");
+    let server = http_server(&["--browser", &url, "--approve", "all"]);
+    let largest = inspector_calls(
+        &server,
+        vec![
+            ("browser_read_page", json!({})),
+            ("browser_read_page", json!({"filter": "all"})),
+            ("browser_get_page_text", json!({})),
+            ("browser_find", json!({"query": "button"})),
+            ("browser_read_page_scoped", json!({"depth": 3})),
+            ("browser_screenshot", json!({})),
+        ],
+    );
+    assert!(largest <= 25_000, "{largest} tokens");
+    eprintln!("inspector, 2,000-control page: largest response {largest} tokens");
 }
 
 /// Calls `calls` in order, alternating the two revisions; returns the largest size seen.
