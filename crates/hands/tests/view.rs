@@ -98,6 +98,16 @@ async fn an_approve_click_on_the_page_reaches_the_runner_and_the_action_runs() {
         sim.requests().len() == 2,
         "the run must wait for the approval"
     );
+    // The question says what will run; no empty detail (`null`) under it.
+    let page_text = match browser.get_page_text(None, &cancel).await.unwrap() {
+        Some(ReadResult::Text(text)) => text,
+        Some(ReadResult::Structured(read)) => read.text().to_owned(),
+        None => String::new(),
+    };
+    assert!(
+        !page_text.lines().any(|l| l.trim() == "null"),
+        "{page_text}"
+    );
     let pending = browser.screenshot(None, &cancel).await.unwrap();
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("hands-view-pending.png");
     std::fs::write(&path, pending.bytes()).unwrap();
