@@ -322,6 +322,9 @@ impl Chromium {
                 .env("CHROME_WRAPPER", &config.program)
                 .env("CHROME_DESKTOP", "chromium.desktop");
         }
+        // Pages cannot read the environment, but a model that can run a command could read the
+        // browser's (`/proc/<pid>/environ`): no credential of this process reaches it.
+        hands_core::process::scrub_credentials(&mut command);
         command
             .args(&args)
             .current_dir("/")

@@ -24,6 +24,7 @@ pub mod desktop;
 pub mod geometry;
 pub mod image;
 pub mod input;
+pub mod process;
 
 pub use desktop::{Desktop, DesktopError, ScreenInfo, SettleBudget, SettleReport};
 pub use tokio_util::sync::CancellationToken;

@@ -63,6 +63,7 @@ impl Xvfb {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        hands_core::process::scrub_credentials(&mut command);
         die_with_parent(&mut command);
         let mut child = command.spawn().map_err(|source| X11Error::Spawn {
             program: config.program.display().to_string(),
@@ -157,6 +158,8 @@ impl XClient {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        // A model that can run a command could read the client's environment.
+        hands_core::process::scrub_credentials(&mut command);
         die_with_parent(&mut command);
         let child = command.spawn().map_err(|source| X11Error::Spawn {
             program: program.to_owned(),

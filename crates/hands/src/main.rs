@@ -28,6 +28,15 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 fn main() -> ExitCode {
+    // This process holds the API key in its environment. Not dumpable, its `/proc/<pid>/environ`
+    // (and memory) is closed to other processes of the same user — the shell a model drives
+    // included (root still reads it; run hands as an ordinary user). Children are exec'd, which
+    // makes them dumpable again: they never receive a credential (`hands_core::process`).
+    if let Err(e) =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    {
+        tracing::debug!("cannot mark the process not dumpable: {e}");
+    }
     let cli = cli::Cli::parse();
     init_tracing(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -459,6 +459,40 @@ fn the_model_reads_no_api_key_from_bash() {
 }
 
 #[test]
+fn no_program_hands_starts_holds_the_api_key() {
+    // An attacker's model reads every process's environment it can: the window manager, the X
+    // server and any client hands started would hand it the key if they inherited it.
+    let probe = "for f in /proc/[0-9]*/environ; do \
+                 if tr '\\0' '\\n' < \"$f\" 2>/dev/null | grep -q '^ANTHROPIC_API_KEY=sk-ant-held'; \
+                 then echo \"holder=$(cat ${f%/environ}/comm)\"; fi; done; echo probe-done";
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![tool_use("bash", json!({"command": probe}))]),
+        Turn::text("Looked."),
+    ]))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr) = run_on_desktop(
+        &sim,
+        &dir.path().join("run"),
+        &["--approve", "all"],
+        &[("ANTHROPIC_API_KEY", "sk-ant-held-0123456789")],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let result = results_of(&sim, 1)[0].to_string();
+    assert!(result.contains("probe-done"), "the probe ran: {result}");
+    // hands itself holds it (it was given it); nothing it started does.
+    let holders: Vec<&str> = result
+        .split("holder=")
+        .skip(1)
+        .map(|rest| rest.split(['\\', '\n']).next().unwrap_or(""))
+        .collect();
+    assert!(
+        holders.iter().all(|h| *h == "hands"),
+        "programs hands started hold the key: {holders:?} ({result})"
+    );
+}
+
+#[test]
 fn hands_run_stops_on_max_tokens_without_running_the_cut_turn() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");

@@ -38,29 +38,11 @@ pub const SAFE_VARIABLES: [&str; 24] = [
     "TMPDIR",
 ];
 
-/// Parts of a variable name (compared case-insensitively) that mark it as a credential or a
-/// handle to one: API keys, tokens, secrets, passwords and passphrases, credentials, auth
-/// sockets and cookie files (`SSH_AUTH_SOCK`, `XAUTHORITY`), session handles, private keys.
-pub const CREDENTIAL_MARKS: [&str; 9] = [
-    "KEY",
-    "TOKEN",
-    "SECRET",
-    "PASS",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-    "SESSION",
-    "PRIVATE",
-];
+/// The credential marks and test are shared with every program hands starts (hands-core).
+pub use hands_core::process::{CREDENTIAL_MARKS, looks_like_credential};
 
 /// Variables that make a non-interactive shell run a file at start: never inherited.
 const STARTUP_FILES: [&str; 2] = ["BASH_ENV", "ENV"];
-
-/// Whether a variable's name looks like it holds a credential ([`CREDENTIAL_MARKS`]).
-pub fn looks_like_credential(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    CREDENTIAL_MARKS.iter().any(|mark| upper.contains(mark))
-}
 
 /// Which of the caller's variables the shell starts with.
 #[derive(Debug, Clone, PartialEq, Eq)]
