@@ -64,6 +64,9 @@ pub struct CdpBrowser {
     pub(crate) download_dir: Option<PathBuf>,
     /// How long the last DOM walk took inside the page.
     pub(crate) last_walk: Duration,
+    /// The tab whose left button `mouse_button` pressed and has not released: pointer moves
+    /// there drag (one mouse, as a person's).
+    pub(crate) button_held: Option<TabId>,
     event_task: tokio::task::JoinHandle<()>,
     /// The proxy every connection of a launched browser goes through.
     proxy: Option<PolicyProxy>,
@@ -208,6 +211,7 @@ impl CdpBrowser {
             next_id: AtomicU64::new(1),
             download_dir,
             last_walk: Duration::ZERO,
+            button_held: None,
             event_task,
             proxy: None,
             chromium,

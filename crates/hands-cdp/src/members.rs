@@ -313,6 +313,18 @@ impl Browser for CdpBrowser {
         self.hover_at_impl(at, tab, cancel).await
     }
 
+    /// Claude's `left_mouse_down` / `left_mouse_up`: the button stays down between calls.
+    async fn mouse_button(
+        &mut self,
+        at: CssPoint,
+        press: bool,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        not_cancelled(cancel)?;
+        self.mouse_button_impl(at, press, tab, cancel).await
+    }
+
     /// Spec: "set_checked".
     async fn set_checked(
         &mut self,

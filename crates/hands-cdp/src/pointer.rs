@@ -397,10 +397,103 @@ impl CdpBrowser {
         let page = self.page_ready(tab).await?;
         let (x, y) = self.check_in_viewport(at)?;
         let started = Instant::now();
-        self.mouse(&page, "mouseMoved", x, y, None, 0, 0, ModifierSet::NONE)
-            .await?;
+        // With the button held (`mouse_button`), the move drags.
+        let (button, buttons) = if self.button_held.as_ref() == Some(&page.id) {
+            (Some(PointerButton::Left), button_bit(PointerButton::Left))
+        } else {
+            (None, 0)
+        };
+        self.mouse(
+            &page,
+            "mouseMoved",
+            x,
+            y,
+            button,
+            buttons,
+            0,
+            ModifierSet::NONE,
+        )
+        .await?;
         self.settle(&page, started, cancel).await?;
         Ok(Some("Moved the pointer.".to_owned()))
+    }
+
+    /// `mouse_button`: moves there (dragging, if the button is already down), then presses or
+    /// releases the left button. A press while it is down, or a release while it is up, is
+    /// refused: the model's idea of the button is wrong, and saying so beats a silent no-op.
+    pub(crate) async fn mouse_button_impl(
+        &mut self,
+        at: CssPoint,
+        press: bool,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        let page = self.page_ready(tab).await?;
+        let (x, y) = self.check_in_viewport(at)?;
+        let held = self.button_held.as_ref() == Some(&page.id);
+        match (press, held) {
+            (true, true) => {
+                return Err(DriverError::refused(
+                    "The left mouse button is already down: release it with left_mouse_up first.",
+                ));
+            }
+            (false, false) => {
+                return Err(DriverError::refused(
+                    "The left mouse button is not down in this tab: press it with left_mouse_down first.",
+                ));
+            }
+            _ => {}
+        }
+        let started = Instant::now();
+        let left = PointerButton::Left;
+        let bit = button_bit(left);
+        if press {
+            self.mouse(&page, "mouseMoved", x, y, None, 0, 0, ModifierSet::NONE)
+                .await?;
+            self.mouse(
+                &page,
+                "mousePressed",
+                x,
+                y,
+                Some(left),
+                bit,
+                1,
+                ModifierSet::NONE,
+            )
+            .await?;
+            self.button_held = Some(page.id.clone());
+        } else {
+            self.mouse(
+                &page,
+                "mouseMoved",
+                x,
+                y,
+                Some(left),
+                bit,
+                0,
+                ModifierSet::NONE,
+            )
+            .await?;
+            // Released whatever happens next: the browser's button is up once this is sent.
+            self.button_held = None;
+            self.mouse(
+                &page,
+                "mouseReleased",
+                x,
+                y,
+                Some(left),
+                0,
+                1,
+                ModifierSet::NONE,
+            )
+            .await?;
+        }
+        self.settle(&page, started, cancel).await?;
+        Ok(Some(if press {
+            "Pressed the left mouse button.".to_owned()
+        } else {
+            "Released the left mouse button.".to_owned()
+        }))
     }
 
     /// `drag_path`: press at the first point, move through the others, release at the last,

@@ -333,6 +333,34 @@ async fn input_reaches_the_page_exactly() {
             "pad-click 1 "
         ])
     );
+    // The same drag, as Claude's left_mouse_down, mouse_move, left_mouse_up: the button stays
+    // down between the calls, and the moves in between drag.
+    eval(&browser, "getSelection().removeAllRanges(); 1").await;
+    let point = |x, y| CssPoint::new(x, y).unwrap();
+    browser
+        .mouse_button(point(610, 110), true, None, &c)
+        .await
+        .unwrap();
+    let again = refused(browser.mouse_button(point(610, 110), true, None, &c).await);
+    assert!(again.contains("already down"), "{again}");
+    browser.hover_at(point(700, 200), None, &c).await.unwrap();
+    browser
+        .mouse_button(point(800, 300), false, None, &c)
+        .await
+        .unwrap();
+    assert_eq!(
+        take(&browser, "log").await,
+        json!([
+            "pad-move 10,10 0",
+            "pad-down 10,10 b0 ",
+            "pad-move 100,100 1",
+            "pad-move 200,200 1",
+            "pad-up 200,200 b0",
+            "pad-click 1 "
+        ])
+    );
+    let up = refused(browser.mouse_button(point(800, 300), false, None, &c).await);
+    assert!(up.contains("not down"), "{up}");
     // A press on a selection starts a native drag: the path continues as drag events and the
     // page gets its drop.
     eval(

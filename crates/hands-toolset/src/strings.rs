@@ -172,6 +172,10 @@ pub const BROWSER_HOVERED: &str = "Hovered.";
 pub const BROWSER_POINTER_MOVED: &str = "Moved the pointer.";
 /// `left_click_drag`'s acknowledgement.
 pub const BROWSER_DRAGGED: &str = "Dragged.";
+/// `left_mouse_down`'s acknowledgement.
+pub const BROWSER_BUTTON_PRESSED: &str = "Pressed the left mouse button.";
+/// `left_mouse_up`'s acknowledgement.
+pub const BROWSER_BUTTON_RELEASED: &str = "Released the left mouse button.";
 /// `scroll_to`'s acknowledgement.
 pub const BROWSER_SCROLLED_INTO_VIEW: &str = "Scrolled the element into view.";
 /// `type`'s acknowledgement.
@@ -308,6 +312,8 @@ mod tests {
             BROWSER_HOVERED,
             BROWSER_POINTER_MOVED,
             BROWSER_DRAGGED,
+            BROWSER_BUTTON_PRESSED,
+            BROWSER_BUTTON_RELEASED,
             BROWSER_SCROLLED_INTO_VIEW,
             BROWSER_TYPED,
             BROWSER_KEYS_PRESSED,

@@ -733,6 +733,17 @@ pub enum BrowserCall {
         /// Where.
         at: CssPoint,
     },
+    /// Press or release the left mouse button at viewport coordinates, the button staying down
+    /// between calls (Claude's browser toolset's `left_mouse_down` / `left_mouse_up`). Not a
+    /// driver-spec member: it needs what `drag_path` needs, and its consent.
+    MouseButton {
+        /// Which tab.
+        tab: Option<TabId>,
+        /// Where.
+        at: CssPoint,
+        /// Press (`true`) or release (`false`).
+        press: bool,
+    },
     /// Set a checkbox's state.
     SetChecked {
         /// Which tab.
@@ -1018,6 +1029,7 @@ impl BrowserCall {
             BrowserCall::DragPath { .. } => BrowserMember::DragPath,
             BrowserCall::HoldKeys { .. } => BrowserMember::HoldKeys,
             BrowserCall::HoverAt { .. } => BrowserMember::HoverAt,
+            BrowserCall::MouseButton { .. } => BrowserMember::DragPath,
             BrowserCall::SetChecked { .. } => BrowserMember::SetChecked,
             BrowserCall::ReadDiagnostics { .. } => BrowserMember::ReadDiagnostics,
             BrowserCall::RunScript { .. } => BrowserMember::RunScript,
@@ -1128,6 +1140,8 @@ impl BrowserCall {
             } => json!({"tab_id": tab(t), "keys": keys.iter().map(Key::name).collect::<Vec<_>>(),
                         "duration_ms": duration.as_millis() as u64}),
             BrowserCall::HoverAt { tab: t, at } => json!({"tab_id": tab(t), "x": at.x, "y": at.y}),
+            BrowserCall::MouseButton { tab: t, at, press } => json!({"tab_id": tab(t), "x": at.x,
+                "y": at.y, "button": "left", "action": if *press { "press" } else { "release" }}),
             BrowserCall::SetChecked {
                 tab: t,
                 target,

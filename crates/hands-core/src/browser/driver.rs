@@ -477,6 +477,20 @@ pub trait Browser: Send {
         unsupported(BrowserMember::HoverAt)
     }
 
+    /// Presses (`press`) or releases the left mouse button at viewport coordinates; a pressed
+    /// button stays down until released, and pointer moves in between drag. Not in the driver
+    /// spec (Claude's browser toolset's `left_mouse_down` / `left_mouse_up`): a driver without
+    /// it answers `Unsupported`.
+    async fn mouse_button(
+        &mut self,
+        at: CssPoint,
+        press: bool,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        unsupported(BrowserMember::DragPath)
+    }
+
     /// `set_checked`: idempotent, on the original target only.
     async fn set_checked(
         &mut self,
@@ -629,6 +643,11 @@ pub async fn dispatch<B: Browser + ?Sized>(
                 .await?,
         ),
         C::HoverAt { tab, at } => O::Text(browser.hover_at(*at, tab.as_ref(), cancel).await?),
+        C::MouseButton { tab, at, press } => O::Text(
+            browser
+                .mouse_button(*at, *press, tab.as_ref(), cancel)
+                .await?,
+        ),
         C::SetChecked {
             tab,
             target,

@@ -162,8 +162,7 @@ impl BrowserToolsetDeclaration {
         self.member(member, config)
     }
 
-    /// Disables a member (e.g. `left_mouse_down`, which this crate's driver contract cannot
-    /// honour).
+    /// Disables a member (e.g. `left_mouse_down`, for a driver that cannot keep a button down).
     pub fn disable(self, member: Member) -> BrowserToolsetDeclaration {
         let config = MemberConfig {
             enabled: false,

@@ -433,9 +433,12 @@ impl Action {
                 ))?
             }
             Member::LeftMouseDown | Member::LeftMouseUp => {
-                a.coordinate_target("target")?;
-                a.tab()?;
-                Action::Refuse(crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED)
+                let at = a.coordinate_target("target")?;
+                Action::Call(BrowserCall::MouseButton {
+                    tab: a.tab()?,
+                    at,
+                    press: member == Member::LeftMouseDown,
+                })
             }
             Member::MouseMove => {
                 let at = a.coordinate_target("target")?;

@@ -57,10 +57,11 @@ pub enum Member {
     Hover,
     /// `left_click_drag {from, target, tab_id?}` (coordinate targets).
     LeftClickDrag,
-    /// `left_mouse_down {target, tab_id?}`: always refused (see
-    /// [`crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED`]).
+    /// `left_mouse_down {target, tab_id?}` (a coordinate target): the button stays down until
+    /// `left_mouse_up`; a driver without [`hands_core::browser::Browser::mouse_button`] answers
+    /// [`crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED`].
     LeftMouseDown,
-    /// `left_mouse_up {target, tab_id?}`: always refused, as `left_mouse_down`.
+    /// `left_mouse_up {target, tab_id?}` (a coordinate target), as `left_mouse_down`.
     LeftMouseUp,
     /// `mouse_move {target, tab_id?}` (a coordinate target).
     MouseMove,
@@ -228,14 +229,14 @@ impl Member {
             | Member::DoubleClick
             | Member::TripleClick => &[B::ClickAt],
             Member::Hover => &[B::Hover, B::HoverAt],
-            Member::LeftClickDrag => &[B::DragPath],
+            Member::LeftClickDrag | Member::LeftMouseDown | Member::LeftMouseUp => &[B::DragPath],
             Member::MouseMove => &[B::HoverAt],
             Member::Scroll => &[B::Scroll],
             Member::Type => &[B::Type],
             Member::Key => &[B::Key],
             Member::HoldKey => &[B::HoldKeys],
             Member::JavascriptExec => &[B::RunScript],
-            Member::LeftMouseDown | Member::LeftMouseUp | Member::Wait => &[],
+            Member::Wait => &[],
         }
     }
 
@@ -326,7 +327,8 @@ mod tests {
             ("screenshot", C::None),
             ("zoom", C::None),
             ("wait", C::None),
-            ("left_mouse_down", C::None),
+            ("left_mouse_down", C::Confirm),
+            ("left_mouse_up", C::Confirm),
             ("read_console", C::Confirm),
             ("read_network", C::Confirm),
             ("form_input", C::Confirm),

@@ -8,7 +8,7 @@
 //! 1. a block after a failure in the same turn is answered [`BROWSER_NOT_EXECUTED`] and not run;
 //! 2. an unknown or disabled member, or an input that does not parse ([`input`]), is answered
 //!    with what was wrong; members this driver contract cannot honour (`navigate` back/forward,
-//!    `left_mouse_down`/`up`, a ref target with modifiers …) with a clear refusal;
+//!    a ref target with modifiers …) with a clear refusal;
 //! 3. the state is read (the "before" of `state_changes`, the `state` of `confirm`); what depends
 //!    on it is resolved: `navigate "reload"` (the tab's URL) and `form_input`'s driver call (the
 //!    field's role, see [`forms`]);
@@ -51,7 +51,7 @@
 //! | `hover` | coordinate: `hover_at`; ref: `hover` |
 //! | `mouse_move` | `hover_at` |
 //! | `left_click_drag` | `drag_path` (start, end, modifiers) |
-//! | `left_mouse_down`, `left_mouse_up` | none: refused |
+//! | `left_mouse_down`, `left_mouse_up` | `Browser::mouse_button` (press / release; the button stays down between calls, `mouse_move` drags meanwhile); needs `drag_path`, and its consent |
 //! | `scroll` | `scroll` with the wheel at the `target` point (`Browser::scroll_at`), notches × [`ClaudeBrowserConfig::scroll_step`] CSS pixels |
 //! | `type` | `type` into the focused element |
 //! | `key` | `key` (one press per chord), `repeat` times |
@@ -65,9 +65,11 @@
 //!   no history call and a key chord sent over CDP does not reach the browser's own shortcuts.
 //!   `"reload"` navigates to the tab's current URL (fragment dropped, so the page really loads),
 //!   through the URL policy and `confirm` like any navigation.
-//! - `left_mouse_down` / `left_mouse_up`: refused once their input parsed
-//!   ([`BROWSER_BUTTON_HOLD_UNSUPPORTED`](crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED)): the
-//!   contract has no press without release; `left_click_drag` drags.
+//! - `left_mouse_down` / `left_mouse_up`: the driver spec has no press without release, so the
+//!   driver trait goes beyond it (`Browser::mouse_button`, as `scroll_at`); a driver without it
+//!   answers [`BROWSER_BUTTON_HOLD_UNSUPPORTED`](crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED).
+//!   hands-cdp keeps one held button per browser (a person's one mouse) and refuses a press while
+//!   it is down or a release while it is up.
 //! - a ref target: clicked by `left_click` (driver `click`) and hovered by `hover`; the other click
 //!   members and modifiers need a coordinate target (driver `click_at`).
 //! - `scroll` turns the wheel at its `target` point (the driver's `scroll_at`, beyond the
@@ -288,7 +290,12 @@ fn driver_failure(member: Member, error: DriverError) -> Failure {
         DriverError::Refused(e) => Failure::text(e.text()),
         DriverError::Unsupported(m) => {
             tracing::warn!(target: "hands::browser", %member, driver_member = %m, "driver does not implement the call");
-            Failure::text(BROWSER_UNSUPPORTED)
+            if matches!(member, Member::LeftMouseDown | Member::LeftMouseUp) {
+                // A driver that drags but cannot keep the button down between actions.
+                Failure::text(crate::strings::BROWSER_BUTTON_HOLD_UNSUPPORTED)
+            } else {
+                Failure::text(BROWSER_UNSUPPORTED)
+            }
         }
         DriverError::Gone(detail) => {
             tracing::error!(target: "hands::browser", %member, %detail, "browser gone");

@@ -14,11 +14,12 @@ use super::members::Member;
 use crate::browser::state::reported_url;
 use crate::browser::{ReadValues, withhold_values};
 use crate::strings::{
-    BROWSER_CLICKED, BROWSER_DOUBLE_CLICKED, BROWSER_DRAGGED, BROWSER_FIELD_SET,
-    BROWSER_FILE_UPLOADED, BROWSER_HOVERED, BROWSER_KEYS_HELD, BROWSER_KEYS_PRESSED,
-    BROWSER_MIDDLE_CLICKED, BROWSER_POINTER_MOVED, BROWSER_READ_EMPTY, BROWSER_RIGHT_CLICKED,
-    BROWSER_SCRIPT_EMPTY, BROWSER_SCROLLED_INTO_VIEW, BROWSER_TAB_CLOSED, BROWSER_TRIPLE_CLICKED,
-    BROWSER_TYPED, BROWSER_WAITED, browser_navigated_text, browser_scrolled_text,
+    BROWSER_BUTTON_PRESSED, BROWSER_BUTTON_RELEASED, BROWSER_CLICKED, BROWSER_DOUBLE_CLICKED,
+    BROWSER_DRAGGED, BROWSER_FIELD_SET, BROWSER_FILE_UPLOADED, BROWSER_HOVERED, BROWSER_KEYS_HELD,
+    BROWSER_KEYS_PRESSED, BROWSER_MIDDLE_CLICKED, BROWSER_POINTER_MOVED, BROWSER_READ_EMPTY,
+    BROWSER_RIGHT_CLICKED, BROWSER_SCRIPT_EMPTY, BROWSER_SCROLLED_INTO_VIEW, BROWSER_TAB_CLOSED,
+    BROWSER_TRIPLE_CLICKED, BROWSER_TYPED, BROWSER_WAITED, browser_navigated_text,
+    browser_scrolled_text,
 };
 use crate::wire::ResultBlock;
 
@@ -151,6 +152,8 @@ pub(crate) fn content(
         (Member::Hover, _) => ack(BROWSER_HOVERED),
         (Member::MouseMove, _) => ack(BROWSER_POINTER_MOVED),
         (Member::LeftClickDrag, _) => ack(BROWSER_DRAGGED),
+        (Member::LeftMouseDown, _) => ack(BROWSER_BUTTON_PRESSED),
+        (Member::LeftMouseUp, _) => ack(BROWSER_BUTTON_RELEASED),
         (Member::Scroll, _) => Ok(vec![ResultBlock::Text(browser_scrolled_text(
             context.direction.map_or("", direction_name),
         ))]),

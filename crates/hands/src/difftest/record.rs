@@ -376,6 +376,20 @@ impl<B: Browser> Browser for RecordedBrowser<B> {
         self.log.push("hover_at");
         self.inner.hover_at(at, tab, cancel).await
     }
+    async fn mouse_button(
+        &mut self,
+        at: CssPoint,
+        press: bool,
+        tab: Option<&TabId>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, DriverError> {
+        self.log.push(if press {
+            "left_mouse_down"
+        } else {
+            "left_mouse_up"
+        });
+        self.inner.mouse_button(at, press, tab, cancel).await
+    }
     async fn set_checked(
         &mut self,
         target: &Ref,
