@@ -59,6 +59,8 @@ pub struct AnthropicSettings {
     pub system: Option<String>,
     /// Thinking, if any.
     pub thinking: Option<ThinkingConfig>,
+    /// `output_config.effort` (`low`, `medium`, `high`, `xhigh`, `max`), if set.
+    pub effort: Option<String>,
     /// `tool_choice` (default auto). One that forces a local tool is refused before the run.
     pub tool_choice: Option<ToolChoice>,
     /// Use SSE streaming (the runner still waits for the complete message before acting,
@@ -102,6 +104,7 @@ impl AnthropicSettings {
             max_tokens: 4096,
             system: None,
             thinking: None,
+            effort: None,
             tool_choice: None,
             stream: false,
             eager: false,
@@ -269,6 +272,12 @@ impl AnthropicSession {
         request.system = system;
         request.tools = tools;
         request.thinking = self.settings.thinking.clone();
+        if let Some(effort) = &self.settings.effort {
+            request.output_config = Some(hands_models::anthropic::OutputConfig {
+                effort: Some(effort.clone()),
+                format: None,
+            });
+        }
         request.betas = self.betas();
         // The last allowed request cannot start new effects: the model may only answer.
         request.tool_choice = if last_allowed {

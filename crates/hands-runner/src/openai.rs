@@ -84,6 +84,8 @@ pub struct OpenAiSettings {
     ///
     /// Spec: "Transmitir y reanudar una ejecución" (`max_concurrent_calls`, default 2).
     pub max_concurrent_calls: usize,
+    /// `parallel_tool_calls` (`Some(false)`: at most one function call per response).
+    pub parallel_tool_calls: Option<bool>,
     /// More tool entries sent as given: server tools (`web_search`, `file_search`,
     /// `code_interpreter`, `image_generation`) and remote MCP servers
     /// ([`crate::mcp::McpServer::openai_tool`]), beside the local tools. Declaring any turns
@@ -112,6 +114,7 @@ impl OpenAiSettings {
             eager: false,
             early_execution: None,
             max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
+            parallel_tool_calls: None,
             extra_tools: Vec::new(),
             context: ContextConfig::default(),
         }
@@ -210,6 +213,7 @@ impl OpenAiSession {
         request.reasoning = self.settings.reasoning.clone();
         request.max_output_tokens = self.settings.max_output_tokens;
         request.truncation = self.settings.truncation;
+        request.parallel_tool_calls = self.settings.parallel_tool_calls;
         if let ContextManagement::Native(native) = &self.settings.context.management {
             request.context_management = Some(native.openai_entries());
         }

@@ -163,6 +163,18 @@ pub struct RunArgs {
     /// Requests allowed; the last one cannot start new effects (default 20).
     #[arg(long)]
     pub max_steps: Option<u32>,
+    /// Claude's extended thinking: `adaptive` (the model decides), or a token budget of at least
+    /// 1024 (each request's output limit becomes the budget plus 4096).
+    #[arg(long, value_name = "adaptive|TOKENS")]
+    pub thinking: Option<String>,
+    /// How hard the model works: Claude `low|medium|high|xhigh|max` (`output_config.effort`),
+    /// OpenAI `none|minimal|low|medium|high|xhigh` (`reasoning.effort`).
+    #[arg(long, value_name = "LEVEL")]
+    pub effort: Option<String>,
+    /// At most one tool call per model turn (Claude `disable_parallel_tool_use`, OpenAI
+    /// `parallel_tool_calls: false`).
+    #[arg(long)]
+    pub no_parallel_tools: bool,
     /// Origins the browser may open (`https://example.com`, `https://*.example.com`); default:
     /// the origin of `--browser`.
     #[arg(long, value_name = "ORIGIN")]

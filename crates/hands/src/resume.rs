@@ -53,6 +53,15 @@ pub struct Launch {
     /// variables by name (the tokens are read from the environment again).
     #[serde(default)]
     pub remote: RemoteToolArgs,
+    /// `--thinking` as given.
+    #[serde(default)]
+    pub thinking: Option<String>,
+    /// `--effort` as given.
+    #[serde(default)]
+    pub effort: Option<String>,
+    /// `--no-parallel-tools`.
+    #[serde(default)]
+    pub no_parallel_tools: bool,
 }
 
 impl Launch {

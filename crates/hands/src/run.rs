@@ -136,7 +136,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         eager: args.eager || saved.is_some_and(|l| l.eager),
         task: task.clone(),
         remote: remote.saved_args(&remote_args),
+        thinking: args
+            .thinking
+            .clone()
+            .or_else(|| saved.and_then(|l| l.thinking.clone())),
+        effort: args
+            .effort
+            .clone()
+            .or_else(|| saved.and_then(|l| l.effort.clone())),
+        no_parallel_tools: args.no_parallel_tools || saved.is_some_and(|l| l.no_parallel_tools),
     };
+    let model_settings = ModelSettings::parse(provider, &launch)?;
     let (out, mut rundir, ledger) = match (resumed, &args.resume) {
         (Some((ledger, _)), Some(dir)) => (dir.clone(), RunDir::reopen(dir)?, ledger),
         _ => {
@@ -315,6 +325,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             settings.system = Some(system);
             settings.stream = launch.stream;
             settings.eager = launch.eager;
+            model_settings.apply_anthropic(&mut settings);
             remote.apply_anthropic(&mut settings)?;
             Runner::anthropic(client, settings, computer, toolbox, config)
         }
@@ -330,6 +341,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             settings.instructions = Some(system);
             settings.stream = launch.stream;
             settings.eager = launch.eager;
+            model_settings.apply_openai(&mut settings);
             remote.apply_openai(&mut settings);
             Runner::openai(client, settings, computer, toolbox, config)
         }
@@ -441,4 +453,90 @@ fn progress_bar() -> ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+/// Claude's effort levels (`output_config.effort`).
+const CLAUDE_EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+/// OpenAI's reasoning effort levels (`reasoning.effort`).
+const OPENAI_EFFORTS: [&str; 6] = ["none", "minimal", "low", "medium", "high", "xhigh"];
+/// The smallest thinking budget the Messages API takes.
+const MIN_THINKING_BUDGET: u32 = 1024;
+/// The output a request keeps beside a thinking budget.
+const OUTPUT_BESIDE_THINKING: u32 = 4096;
+
+/// `--thinking`, `--effort` and `--no-parallel-tools`, checked against the provider before
+/// anything starts (a wrong value is a clear error, not a 400 from the API).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct ModelSettings {
+    thinking: Option<anthropic::ThinkingConfig>,
+    effort: Option<String>,
+    one_tool_per_turn: bool,
+}
+
+impl ModelSettings {
+    fn parse(provider: ProviderArg, launch: &Launch) -> anyhow::Result<ModelSettings> {
+        let thinking = match (&launch.thinking, provider) {
+            (None, _) => None,
+            (Some(_), ProviderArg::Openai) => anyhow::bail!(
+                "--thinking is Claude's extended thinking; an OpenAI reasoning model takes --effort"
+            ),
+            (Some(t), ProviderArg::Anthropic) if t.eq_ignore_ascii_case("adaptive") => {
+                Some(anthropic::ThinkingConfig::Adaptive { display: None })
+            }
+            (Some(t), ProviderArg::Anthropic) => match t.parse::<u32>() {
+                Ok(budget) if budget >= MIN_THINKING_BUDGET => {
+                    Some(anthropic::ThinkingConfig::Enabled {
+                        budget_tokens: budget,
+                        display: None,
+                    })
+                }
+                _ => anyhow::bail!(
+                    "--thinking takes `adaptive` or a token budget of at least {MIN_THINKING_BUDGET}; got {t:?}"
+                ),
+            },
+        };
+        let levels: &[&str] = match provider {
+            ProviderArg::Anthropic => &CLAUDE_EFFORTS,
+            ProviderArg::Openai => &OPENAI_EFFORTS,
+        };
+        let effort = match &launch.effort {
+            Some(e) if !levels.contains(&e.as_str()) => anyhow::bail!(
+                "--effort {e:?} is not a level this API takes; use one of: {}",
+                levels.join(", ")
+            ),
+            other => other.clone(),
+        };
+        Ok(ModelSettings {
+            thinking,
+            effort,
+            one_tool_per_turn: launch.no_parallel_tools,
+        })
+    }
+
+    fn apply_anthropic(&self, settings: &mut AnthropicSettings) {
+        if let Some(thinking) = &self.thinking {
+            if let anthropic::ThinkingConfig::Enabled { budget_tokens, .. } = thinking {
+                settings.max_tokens = budget_tokens.saturating_add(OUTPUT_BESIDE_THINKING);
+            }
+            settings.thinking = Some(thinking.clone());
+        }
+        settings.effort = self.effort.clone();
+        if self.one_tool_per_turn {
+            settings.tool_choice = Some(anthropic::ToolChoice::Auto {
+                disable_parallel_tool_use: Some(true),
+            });
+        }
+    }
+
+    fn apply_openai(&self, settings: &mut OpenAiSettings) {
+        if let Some(effort) = &self.effort {
+            settings.reasoning = Some(openai::ReasoningConfig {
+                effort: Some(effort.clone()),
+                summary: None,
+            });
+        }
+        if self.one_tool_per_turn {
+            settings.parallel_tool_calls = Some(false);
+        }
+    }
 }

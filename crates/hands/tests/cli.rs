@@ -783,3 +783,90 @@ fn hands_read_attaches_to_a_running_browser() {
         String::from_utf8_lossy(&refused.stderr)
     );
 }
+
+/// `hands run` for `provider` against `sim` with `args`, one text answer expected.
+fn run_provider(sim: &SimServer, provider: &str, args: &[&str]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = hands();
+    command
+        .args([
+            "run",
+            "--desktop",
+            "--provider",
+            provider,
+            "--task",
+            "Do it.",
+        ])
+        .args(args)
+        .arg("--out")
+        .arg(dir.path().join("run"))
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", sim.openai_base_url())
+        .env_remove("DISPLAY")
+        .stdin(std::process::Stdio::null());
+    if provider == "openai" {
+        command.args(["--model", "gpt-5.5"]);
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn thinking_effort_and_one_tool_per_turn_reach_the_request() {
+    let sim = SimServer::start(SimConfig::scripted(vec![Turn::text("Done.")])).unwrap();
+    let (code, stderr) = run_provider(
+        &sim,
+        "anthropic",
+        &[
+            "--thinking",
+            "2048",
+            "--effort",
+            "high",
+            "--no-parallel-tools",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let body = &sim.requests()[0].body;
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    assert_eq!(body["max_tokens"], json!(2048 + 4096));
+    assert_eq!(body["output_config"]["effort"], json!("high"));
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "auto", "disable_parallel_tool_use": true})
+    );
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+
+    let sim = SimServer::start(SimConfig::scripted(vec![Turn::text("Done.")])).unwrap();
+    let (code, stderr) = run_provider(&sim, "openai", &["--effort", "low", "--no-parallel-tools"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let body = &sim.requests()[0].body;
+    assert_eq!(body["reasoning"]["effort"], json!("low"));
+    assert_eq!(body["parallel_tool_calls"], json!(false));
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+
+    // Wrong values are refused before anything is sent, saying what would do.
+    for (provider, args, says) in [
+        (
+            "anthropic",
+            &["--effort", "turbo"][..],
+            "low, medium, high, xhigh, max",
+        ),
+        ("openai", &["--effort", "max"][..], "none, minimal, low"),
+        ("anthropic", &["--thinking", "100"][..], "at least 1024"),
+        ("openai", &["--thinking", "adaptive"][..], "--effort"),
+    ] {
+        let sim = SimServer::start(SimConfig::scripted(vec![Turn::text("Done.")])).unwrap();
+        let (code, stderr) = run_provider(&sim, provider, args);
+        assert_ne!(code, Some(0), "{args:?}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(sim.requests().is_empty(), "{args:?}");
+    }
+}
