@@ -80,6 +80,11 @@ pub struct AnthropicSettings {
     /// policy defers them all). Only `functions` applies on Claude; `computer: true` is
     /// refused (toolset calls keep their batch).
     pub early_execution: Option<EarlyExecution>,
+    /// With `eager` and no ledger: how many calls of functions marked
+    /// [`crate::functions::Function::independent`] may run at once (at least 1), as on OpenAI.
+    ///
+    /// Spec: "Transmitir y reanudar una ejecución" (`max_concurrent_calls`, default 2).
+    pub max_concurrent_calls: usize,
     /// The context of each request: who shrinks it (hands, in cache-friendly batches and an
     /// optional budget; or the API's tool-result clearing), cache breakpoints, unchanged
     /// screenshots.
@@ -109,6 +114,7 @@ impl AnthropicSettings {
             stream: false,
             eager: false,
             early_execution: None,
+            max_concurrent_calls: crate::control::DEFAULT_MAX_CONCURRENT_CALLS,
             context: ContextConfig::default(),
             extra_tools: Vec::new(),
             mcp_servers: Vec::new(),
@@ -404,8 +410,17 @@ impl AnthropicSession {
         mut stream: hands_models::anthropic::MessageStream,
     ) -> Result<hands_models::Completed<Message>, hands_models::Error> {
         let mut deferred = false;
+        let max_jobs = self.settings.max_concurrent_calls.max(1);
+        let mut jobs: Vec<crate::openai::Job> = Vec::new();
         while let Some(event) = stream.next().await {
-            let event = event?;
+            let event = match event {
+                Ok(event) => event,
+                Err(e) => {
+                    // Calls already started are waited for, so their records stay whole.
+                    self.settle(ctx, &mut jobs).await;
+                    return Err(e);
+                }
+            };
             ctx.event(|| RunEvent::ClaudeStream(event.clone()));
             let StreamEvent::ContentBlockStop { index } = event else {
                 continue;
@@ -428,6 +443,32 @@ impl AnthropicSession {
             let block = block.to_value();
             if !self.may_run_early(ctx, &tool_use, &block) {
                 deferred = true;
+                self.settle(ctx, &mut jobs).await;
+                continue;
+            }
+            if self.is_independent(ctx, &tool_use) {
+                match self.start_independent(ctx, &tool_use).await {
+                    Ok(Some(job)) => {
+                        jobs.push(job);
+                        if jobs.len() >= max_jobs {
+                            self.settle(ctx, &mut jobs).await;
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(reason) => {
+                        ctx.call_stopped(&tool_use.id, &reason);
+                        self.early_results.insert(
+                            tool_use.id.clone(),
+                            WireResult::error(&tool_use, format!("Error: {reason}")),
+                        );
+                        self.early_stop = Some(reason);
+                        self.settle(ctx, &mut jobs).await;
+                    }
+                }
+                continue;
+            }
+            self.settle(ctx, &mut jobs).await;
+            if self.early_stop.is_some() {
                 continue;
             }
             let start = Instant::now();
@@ -471,7 +512,119 @@ impl AnthropicSession {
                 }
             }
         }
+        self.settle(ctx, &mut jobs).await;
         stream.finish().await
+    }
+
+    /// Whether `tool_use` calls an ordinary function marked independent and may run
+    /// concurrently: only when no ledger is kept (a ledger's checkpoints follow the calls'
+    /// order). Spec: "Las ejecuciones persistentes, las acciones del navegador y las acciones de
+    /// la computadora mantienen el orden."
+    fn is_independent(&self, ctx: &StepContext<'_>, tool_use: &ToolUse) -> bool {
+        ctx.checkpoints.is_none()
+            && self.is_ordinary(ctx, tool_use)
+            && ctx
+                .toolbox
+                .functions
+                .get(&tool_use.name)
+                .is_some_and(crate::functions::Function::is_independent)
+    }
+
+    /// Approves and starts an independent function's call; its result is collected by
+    /// [`AnthropicSession::settle`]. A refused call is answered at once (`Ok(None)`).
+    async fn start_independent(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        tool_use: &ToolUse,
+    ) -> Result<Option<crate::openai::Job>, StopReason> {
+        let start = Instant::now();
+        ctx.call_started(&tool_use.id, &tool_use.name);
+        let effect = Effect::Function(FunctionEffect {
+            call_id: tool_use.id.clone(),
+            name: tool_use.name.clone(),
+            arguments: tool_use.input.clone(),
+        });
+        if ctx.approve(effect).await? == Decision::Deny {
+            let (result, reason) = refused(tool_use, &tool_use.name);
+            let text = result.text().unwrap_or("").to_owned();
+            ctx.action_done(
+                Api::Messages,
+                &tool_use.id,
+                &tool_use.name,
+                reason,
+                start.elapsed(),
+                true,
+                &text,
+            );
+            let answer = result.to_json();
+            ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
+            self.early_results.insert(tool_use.id.clone(), result);
+            return Ok(None);
+        }
+        let Some(function) = ctx.toolbox.functions.get(&tool_use.name) else {
+            return Ok(None);
+        };
+        let pending = match function.start(tool_use.input.clone()) {
+            Ok(pending) => pending,
+            Err(e) => return Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
+        };
+        Ok(Some(crate::openai::Job {
+            call_id: tool_use.id.clone(),
+            name: tool_use.name.clone(),
+            start,
+            handle: crate::openai::AbortOnDrop(tokio::spawn(pending)),
+        }))
+    }
+
+    /// Waits for every started independent call, in the order they started, and keeps their
+    /// results; the first that stops the run is kept as the stop.
+    async fn settle(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<crate::openai::Job>) {
+        for mut job in jobs.drain(..) {
+            let tool_use = ToolUse {
+                id: job.call_id.clone(),
+                name: job.name.clone(),
+                toolset_name: None,
+                input: Value::Null,
+            };
+            let outcome = match (&mut job.handle.0).await {
+                Ok(outcome) => outcome,
+                Err(e) => Err(crate::functions::FunctionError::Failed(format!(
+                    "the function did not finish: {e}"
+                ))),
+            };
+            match outcome {
+                Ok(out) => {
+                    let result = tool_output_result(&tool_use, &out);
+                    ctx.action_done(
+                        Api::Messages,
+                        &job.call_id,
+                        &job.name,
+                        Reason::Completed,
+                        job.start.elapsed(),
+                        false,
+                        result.text().unwrap_or(""),
+                    );
+                    let answer = result.to_json();
+                    if let Err(reason) = ctx.call_answered(&job.call_id, || answer.clone(), None)
+                        && self.early_stop.is_none()
+                    {
+                        self.early_stop = Some(reason);
+                    }
+                    ctx.call_completed(&job.call_id, &job.name, || answer);
+                    self.early_results.insert(job.call_id.clone(), result);
+                }
+                Err(e) => {
+                    let reason = ctx.function_stopped(&job.call_id, &job.name, e, job.start);
+                    self.early_results.insert(
+                        job.call_id.clone(),
+                        WireResult::error(&tool_use, format!("Error: {reason}")),
+                    );
+                    if self.early_stop.is_none() {
+                        self.early_stop = Some(reason);
+                    }
+                }
+            }
+        }
     }
 
     /// Runs one turn's tool uses in order and answers them all in one `user` message: exactly
@@ -971,6 +1124,11 @@ fn check_mcp(servers: &[Value], toolsets: &[ClaudeToolset]) -> Result<(), RunErr
 impl Session for AnthropicSession {
     fn prepare(&mut self, toolbox: &crate::tools::Toolbox) -> Result<(), RunError> {
         self.settings.context.validate().map_err(RunError::Config)?;
+        if self.settings.max_concurrent_calls == 0 {
+            return Err(RunError::Config(
+                crate::control::ZERO_CONCURRENT_CALLS.to_owned(),
+            ));
+        }
         if let Some(policy) = &self.settings.early_execution {
             if policy.computer {
                 return Err(RunError::Config(EARLY_COMPUTER_ON_CLAUDE.to_owned()));

@@ -1049,15 +1049,17 @@ impl OpenAiSession {
 }
 
 /// An independent function's call under way; aborted if the run drops it.
-struct Job {
-    call_id: String,
-    name: String,
-    start: Instant,
-    handle: AbortOnDrop,
+pub(crate) struct Job {
+    pub(crate) call_id: String,
+    pub(crate) name: String,
+    pub(crate) start: Instant,
+    pub(crate) handle: AbortOnDrop,
 }
 
 /// A spawned function that does not outlive the run that started it.
-struct AbortOnDrop(tokio::task::JoinHandle<Result<ToolOutput, FunctionError>>);
+pub(crate) struct AbortOnDrop(
+    pub(crate) tokio::task::JoinHandle<Result<ToolOutput, FunctionError>>,
+);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {

@@ -1125,3 +1125,49 @@ async fn only_calls_not_yet_tried_take_supplied_outputs() {
         assert_eq!(output_in(&sim, 1, &call_id), json!(expect), "{case}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_independent_functions_run_concurrently_up_to_the_limit() {
+    for limit in [1, 2, 3] {
+        let sim = SimServer::start(SimConfig::scripted(vec![
+            Turn::Blocks(vec![
+                tool_use("a", json!({})),
+                tool_use("b", json!({})),
+                tool_use("c", json!({})),
+            ]),
+            Turn::text("Done."),
+        ]))
+        .unwrap();
+        let overlap = Arc::new(Overlap::default());
+        let mut settings = claude_eager(None);
+        settings.max_concurrent_calls = limit;
+        let runner = claude_runner(
+            &sim,
+            settings,
+            functions(["a", "b", "c"].map(|n| overlapping(n, &overlap)).into()),
+        );
+        let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+        assert_eq!(outcome.status, RunStatus::Finished, "limit {limit}");
+        assert_eq!(overlap.peak.load(Ordering::SeqCst), limit, "limit {limit}");
+        assert_eq!(outcome.completed_call_ids, outcome.executed_call_ids);
+        // One result per call, in the calls' order, each the function's own output.
+        let messages = sim.requests()[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let results: Vec<Value> = messages.last().unwrap()["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["type"] == "tool_result")
+            .cloned()
+            .collect();
+        assert_eq!(results.len(), 3, "limit {limit}");
+        for (result, id) in results.iter().zip(&outcome.executed_call_ids) {
+            assert_eq!(result["tool_use_id"], json!(id));
+            assert_ne!(result["is_error"], json!(true), "{result}");
+            assert!(result.to_string().contains("done"), "{result}");
+        }
+        assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    }
+}
