@@ -281,8 +281,15 @@ impl Function {
     }
 
     /// The Anthropic custom-tool declaration.
+    /// A strict function says so (`strict: true`: the API then guarantees inputs that match the
+    /// schema), as on OpenAI.
     pub fn anthropic_declaration(&self) -> Value {
-        json!({"name": self.name, "description": self.description, "input_schema": self.parameters})
+        let mut declaration = json!({"name": self.name, "description": self.description,
+            "input_schema": self.parameters});
+        if self.strict {
+            declaration["strict"] = json!(true);
+        }
+        declaration
     }
 
     /// Parses the arguments (refusing invalid ones without running anything), then runs.

@@ -840,13 +840,18 @@ async fn a_strict_function_is_declared_strict_and_its_image_output_is_sent_as_in
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_functions_answer_with_images_in_the_tool_result() {
     let sim = SimServer::start(SimConfig::scripted(vec![
-        Turn::Blocks(vec![text("Looking."), tool_use("snap", json!({}))]),
+        Turn::Blocks(vec![
+            text("Looking."),
+            tool_use("snap", json!({"reference": "R1", "nights": null})),
+        ]),
         Turn::text("Seen."),
     ]))
     .unwrap();
-    let snap = Function::typed_output("snap", "Shows.", |_: Value| async move {
+    let snap = Function::typed_output("snap", "Shows.", |_: Booking| async move {
         Ok(ToolOutput::Parts(vec![OutputPart::Image(pixel())]))
-    });
+    })
+    .strict()
+    .unwrap();
     let runner = Runner::anthropic(
         anthropic_client(&sim),
         AnthropicSettings::new("claude-opus-5"),
@@ -862,6 +867,10 @@ async fn claude_functions_answer_with_images_in_the_tool_result() {
         .await
         .unwrap();
     assert_eq!(outcome.status, RunStatus::Finished);
+    // Declared strict, with the closed schema.
+    let tool = &sim.requests()[0].body["tools"][0];
+    assert_eq!(tool["strict"], json!(true), "{tool}");
+    assert_eq!(tool["input_schema"]["additionalProperties"], json!(false));
     let messages = sim.requests()[1].body["messages"]
         .as_array()
         .unwrap()

@@ -348,6 +348,12 @@ fn tools(
                 if !obj.get("input_schema").is_some_and(Value::is_object) {
                     return Err(invalid(m::field_required(&format!("{path}.input_schema"))));
                 }
+                // `strict` (structured tool inputs) is a boolean when present.
+                if obj.get("strict").is_some_and(|v| !v.is_boolean()) {
+                    return Err(invalid(format!(
+                        "{path}.strict: Input should be a valid boolean"
+                    )));
+                }
                 if name == "computer" {
                     other_computers.push(tool_idx);
                 }
