@@ -303,6 +303,25 @@ impl Runner {
     ///
     /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución".
     pub async fn resume(&self, cancel: &CancellationToken) -> Result<RunOutcome, RunError> {
+        self.resume_with(cancel, None).await
+    }
+
+    /// [`Runner::resume`], turn by turn as [`Runner::iterate`]: each completed response of the
+    /// resumed run is handed out before its deferred calls run. Refused as `resume` is, when
+    /// the stream is first advanced.
+    pub fn iterate_resumed<'r>(&'r self, cancel: &'r CancellationToken) -> TurnStream<'r> {
+        let (gate, turns) = tokio::sync::mpsc::unbounded_channel();
+        TurnStream::new(
+            Box::pin(async move { self.resume_with(cancel, Some(gate)).await }),
+            turns,
+        )
+    }
+
+    async fn resume_with(
+        &self,
+        cancel: &CancellationToken,
+        gate: Option<Gate>,
+    ) -> Result<RunOutcome, RunError> {
         let mut guard = self.admit()?;
         let state = &mut *guard;
         prepare(state)?;
@@ -372,7 +391,7 @@ impl Runner {
         if let Some(checkpoints) = state.checkpoints.as_mut() {
             checkpoints.start(identity).map_err(ledger_err)?;
         }
-        Ok(self.drive(state, steps, cancel, None).await)
+        Ok(self.drive(state, steps, cancel, gate.as_ref()).await)
     }
 
     /// The loop, from `steps_used` requests already made.

@@ -795,3 +795,35 @@ async fn an_openai_turn_cut_short_is_closed_with_one_output_per_call() {
     assert_eq!(outputs, ["appended 1", NOT_STARTED_ANSWER]);
     assert!(input.to_string().contains(RESUMED_NOTE));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_run_can_be_iterated_turn_by_turn() {
+    let sim = SimServer::start(SimConfig::with_policy(two_turns_of_clicks)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let (desktop, recorder) = spawn_desktop();
+    let mut first = claude(&sim, Some(desktop.display()), Toolbox::default(), MODEL);
+    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
+    let cancel = cancel_after_first_action(&mut first);
+    let outcome = first.run("Click.", &cancel).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Stopped(StopReason::Cancelled));
+    drop(first);
+
+    let mut second = claude(&sim, Some(desktop.display()), Toolbox::default(), MODEL);
+    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let cancel = CancellationToken::new();
+    let mut turns = second.iterate_resumed(&cancel);
+    // The resumed run's next turn is shown before its click runs.
+    let turn = turns.next_turn().await.expect("a turn");
+    assert!(!turn.calls.is_empty());
+    assert!(turn.calls.iter().all(|c| !c.tried), "{:?}", turn.calls);
+    assert_eq!(
+        clicks(&recorder),
+        vec![(10, 10)],
+        "nothing ran before the turn was shown"
+    );
+    let outcome = turns.finish().await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(clicks(&recorder), vec![(10, 10), (30, 30)]);
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
