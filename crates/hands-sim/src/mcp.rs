@@ -9,7 +9,28 @@
 
 use serde_json::{Map, Value};
 
+use crate::error::{Api, ApiError};
 use crate::remote_mcp::{self, CallOutcome, Endpoint, ListedTool};
+use crate::server::Outcome;
+
+/// Why the MCP part of a request failed (either API).
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The API's own error answer (a server that cannot be listed).
+    Api(ApiError),
+    /// The turn asked for something the request does not allow (a bug of the script).
+    Policy(String),
+}
+
+impl Failure {
+    /// The answer the API gives for it.
+    pub(crate) fn outcome(self, api: Api, request_id: &str) -> Outcome {
+        match self {
+            Failure::Api(error) => Outcome::rejected(api, error, request_id),
+            Failure::Policy(message) => Outcome::policy_failed(api, message, request_id),
+        }
+    }
+}
 
 /// The `type` of a turn entry saying "the model calls this MCP tool": the simulator replaces it
 /// with what the API emits (a listing, an approval request, a call and its result).

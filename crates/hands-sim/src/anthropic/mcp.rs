@@ -376,14 +376,7 @@ pub(crate) fn plan(servers: &[Server], blocks: &[Value]) -> std::result::Result<
     })
 }
 
-/// Why the MCP part of a request failed.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// The API's error answer.
-    Api(ApiError),
-    /// A bug of the script.
-    Policy(String),
-}
+pub(crate) use crate::mcp::Failure;
 
 impl Plan {
     /// Whether no server is declared.

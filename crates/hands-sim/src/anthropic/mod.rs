@@ -226,12 +226,7 @@ fn answer(
     } = prepared;
     let done = match done {
         Ok(done) => done,
-        Err(mcp::Failure::Api(error)) => {
-            return Outcome::rejected(Api::Anthropic, error, &request_id);
-        }
-        Err(mcp::Failure::Policy(message)) => {
-            return Outcome::policy_failed(Api::Anthropic, message, &request_id);
-        }
+        Err(failure) => return failure.outcome(Api::Anthropic, &request_id),
     };
     if let Some(fault @ Fault::ServerErrorAfterTools) = &stream_fault {
         state.stash(body_hash, turn);

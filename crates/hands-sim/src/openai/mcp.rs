@@ -30,14 +30,7 @@ pub(crate) struct Plan {
     intents: Vec<Intent>,
 }
 
-/// Why the MCP part of a request failed.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// The API's own error answer (a server that cannot be listed).
-    Api(ApiError),
-    /// The turn asked for something the request does not allow (a bug of the script).
-    Policy(String),
-}
+pub(crate) use crate::mcp::Failure;
 
 /// What the servers' answers add to the output: listings and executed approvals first, then
 /// the turn with each intent replaced.

@@ -181,12 +181,7 @@ fn answer(
     } = prepared;
     let expansion = match expansion {
         Ok(expansion) => expansion,
-        Err(mcp::Failure::Api(error)) => {
-            return Outcome::rejected(Api::OpenAi, error, &request_id);
-        }
-        Err(mcp::Failure::Policy(message)) => {
-            return Outcome::policy_failed(Api::OpenAi, message, &request_id);
-        }
+        Err(failure) => return failure.outcome(Api::OpenAi, &request_id),
     };
     if let Some(fault @ Fault::ServerErrorAfterTools) = &stream_fault {
         // The server's work is done; the answer is lost. A retry of this body gets the turn
