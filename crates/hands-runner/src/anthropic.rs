@@ -36,7 +36,7 @@ use crate::context::{
 };
 use crate::control::{EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall};
 use crate::diagnostics::{Api, Reason, Usage};
-use crate::functions::{OutputPart, ToolOutput};
+use crate::functions::{Job, OutputPart, ToolOutput};
 use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::server_blocks::{self, ClaudeToolset};
@@ -411,7 +411,7 @@ impl AnthropicSession {
     ) -> Result<hands_models::Completed<Message>, hands_models::Error> {
         let mut deferred = false;
         let max_jobs = self.settings.max_concurrent_calls.max(1);
-        let mut jobs: Vec<crate::openai::Job> = Vec::new();
+        let mut jobs: Vec<Job> = Vec::new();
         while let Some(event) = stream.next().await {
             let event = match event {
                 Ok(event) => event,
@@ -536,7 +536,7 @@ impl AnthropicSession {
         &mut self,
         ctx: &mut StepContext<'_>,
         tool_use: &ToolUse,
-    ) -> Result<Option<crate::openai::Job>, StopReason> {
+    ) -> Result<Option<Job>, StopReason> {
         let start = Instant::now();
         ctx.call_started(&tool_use.id, &tool_use.name);
         let effect = Effect::Function(FunctionEffect {
@@ -564,21 +564,15 @@ impl AnthropicSession {
         let Some(function) = ctx.toolbox.functions.get(&tool_use.name) else {
             return Ok(None);
         };
-        let pending = match function.start(tool_use.input.clone()) {
-            Ok(pending) => pending,
-            Err(e) => return Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
-        };
-        Ok(Some(crate::openai::Job {
-            call_id: tool_use.id.clone(),
-            name: tool_use.name.clone(),
-            start,
-            handle: crate::openai::AbortOnDrop(tokio::spawn(pending)),
-        }))
+        match Job::spawn(function, &tool_use.id, tool_use.input.clone(), start) {
+            Ok(job) => Ok(Some(job)),
+            Err(e) => Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
+        }
     }
 
     /// Waits for every started independent call, in the order they started, and keeps their
     /// results; the first that stops the run is kept as the stop.
-    async fn settle(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<crate::openai::Job>) {
+    async fn settle(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<Job>) {
         for mut job in jobs.drain(..) {
             let tool_use = ToolUse {
                 id: job.call_id.clone(),
@@ -586,12 +580,7 @@ impl AnthropicSession {
                 toolset_name: None,
                 input: Value::Null,
             };
-            let outcome = match (&mut job.handle.0).await {
-                Ok(outcome) => outcome,
-                Err(e) => Err(crate::functions::FunctionError::Failed(format!(
-                    "the function did not finish: {e}"
-                ))),
-            };
+            let outcome = job.join().await;
             match outcome {
                 Ok(out) => {
                     let result = tool_output_result(&tool_use, &out);

@@ -350,6 +350,52 @@ impl Functions {
     }
 }
 
+/// A function's call running as a task of its own (an independent function while a response
+/// streams): aborted when dropped, so it never outlives the run that started it.
+pub(crate) struct Job {
+    /// The call it answers.
+    pub(crate) call_id: String,
+    /// The function's name.
+    pub(crate) name: String,
+    /// When the call started (its record's duration).
+    pub(crate) start: std::time::Instant,
+    handle: tokio::task::JoinHandle<Result<ToolOutput, FunctionError>>,
+}
+
+impl Job {
+    /// Starts `function` on `arguments` as a task; invalid arguments start nothing.
+    pub(crate) fn spawn(
+        function: &Function,
+        call_id: &str,
+        arguments: Value,
+        start: std::time::Instant,
+    ) -> Result<Job, FunctionError> {
+        let pending = function.start(arguments)?;
+        Ok(Job {
+            call_id: call_id.to_owned(),
+            name: function.name().to_owned(),
+            start,
+            handle: tokio::spawn(pending),
+        })
+    }
+
+    /// Waits for the call's output (a task that panicked or was aborted is a failure).
+    pub(crate) async fn join(&mut self) -> Result<ToolOutput, FunctionError> {
+        match (&mut self.handle).await {
+            Ok(result) => result,
+            Err(e) => Err(FunctionError::Failed(format!(
+                "the function did not finish: {e}"
+            ))),
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

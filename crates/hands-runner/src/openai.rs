@@ -31,7 +31,7 @@ use crate::control::{
     DEFAULT_MAX_CONCURRENT_CALLS, EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall,
 };
 use crate::diagnostics::{Api, Reason, Usage};
-use crate::functions::{FunctionError, OutputPart, ToolOutput};
+use crate::functions::{FunctionError, Job, OutputPart, ToolOutput};
 use crate::items::{
     Declared, ItemKind, answer_id, api_stop, check_item, check_response, note_call_id,
 };
@@ -528,16 +528,10 @@ impl OpenAiSession {
         let Some(function) = ctx.toolbox.functions.get(&name) else {
             return Ok(None);
         };
-        let pending = match function.start(args) {
-            Ok(pending) => pending,
-            Err(e) => return Err(ctx.function_stopped(&call_id, &name, e, start)),
-        };
-        Ok(Some(Job {
-            call_id,
-            name,
-            start,
-            handle: AbortOnDrop(tokio::spawn(pending)),
-        }))
+        match Job::spawn(function, &call_id, args, start) {
+            Ok(job) => Ok(Some(job)),
+            Err(e) => Err(ctx.function_stopped(&call_id, &name, e, start)),
+        }
     }
 
     /// Waits for every started independent call, in the order they started, and keeps their
@@ -545,17 +539,12 @@ impl OpenAiSession {
     async fn settle(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<Job>) -> bool {
         let mut failed = false;
         for mut job in jobs.drain(..) {
-            let result = match (&mut job.handle.0).await {
-                Ok(result) => result,
-                Err(e) => Err(FunctionError::Failed(format!(
-                    "the function did not finish: {e}"
-                ))),
-            };
+            let result = job.join().await;
             match result {
                 Ok(out) => {
                     let output =
                         self.function_output(ctx, &job.call_id, &job.name, &out, job.start);
-                    self.early_outputs.insert(job.call_id, output);
+                    self.early_outputs.insert(job.call_id.clone(), output);
                 }
                 Err(e) => {
                     let reason = ctx.function_stopped(&job.call_id, &job.name, e, job.start);
@@ -1045,25 +1034,6 @@ impl OpenAiSession {
             call_id: call_id.to_owned(),
             output,
         }))
-    }
-}
-
-/// An independent function's call under way; aborted if the run drops it.
-pub(crate) struct Job {
-    pub(crate) call_id: String,
-    pub(crate) name: String,
-    pub(crate) start: Instant,
-    pub(crate) handle: AbortOnDrop,
-}
-
-/// A spawned function that does not outlive the run that started it.
-pub(crate) struct AbortOnDrop(
-    pub(crate) tokio::task::JoinHandle<Result<ToolOutput, FunctionError>>,
-);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
