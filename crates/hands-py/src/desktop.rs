@@ -201,10 +201,10 @@ impl Core {
         cancel: CancellationToken,
     ) -> Result<Out, Error> {
         let mut executor = self.openai.lock().await;
-        // One action the SDK has already approved (its safety checks are the SDK runner's):
-        // wrapped as a preview-style call, which must say its checks, here none.
-        let item = json!({"type": "computer_call", "call_id": "call_hands_py_local",
-            "action": action, "pending_safety_checks": []});
+        // One action the SDK has already approved (its safety checks are the SDK runner's),
+        // validated as the one action of a GA-shaped call.
+        let item =
+            json!({"type": "computer_call", "call_id": "call_hands_py_local", "actions": [action]});
         let call =
             parse_call(&item, executor.frame()).map_err(|e| Error::Argument(e.to_string()))?;
         for action in &call.actions {
