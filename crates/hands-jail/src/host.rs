@@ -5,6 +5,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::unix::fs::DirBuilderExt as _;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -12,8 +13,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::spawn::{
-    ChildIo, Isolation, Launcher, Process, ProcessControl, ProcessSpec, Signal, SpawnError,
-    Spawned, UnixAddress,
+    ChildIo, Isolation, Launcher, Process, ProcessControl, ProcessSpec, SharedDir, Signal,
+    SpawnError, Spawned, UnixAddress,
 };
 
 /// Programs on the host, as the caller. Not a boundary: `--sandbox none` only.
@@ -48,6 +49,32 @@ impl Launcher for HostLauncher {
 
     fn isolation(&self) -> Isolation {
         Isolation::Host
+    }
+
+    fn listen_tcp(&self, port: u16) -> io::Result<std::net::TcpListener> {
+        std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
+    }
+
+    fn private_dir(&self, name: &str) -> io::Result<SharedDir> {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let dir = std::env::temp_dir().join(format!("hands-{safe}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(SharedDir {
+            host: dir.clone(),
+            inside: dir,
+        })
     }
 }
 

@@ -22,6 +22,6 @@ mod spawn;
 
 pub use host::HostLauncher;
 pub use spawn::{
-    ChildIo, Isolation, Launcher, Process, ProcessControl, ProcessSpec, Signal, SpawnError,
-    Spawned, UnixAddress,
+    ChildIo, Isolation, Launcher, Process, ProcessControl, ProcessSpec, SharedDir, Signal,
+    SpawnError, Spawned, UnixAddress,
 };

@@ -242,6 +242,15 @@ pub enum UnixAddress {
     Abstract(Vec<u8>),
 }
 
+/// A directory seen by this process and by a launcher's programs, at two paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedDir {
+    /// Where this process reaches it.
+    pub host: PathBuf,
+    /// Where the launcher's programs reach it.
+    pub inside: PathBuf,
+}
+
 /// How isolated the programs a launcher starts are; recorded in a run's metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -314,9 +323,13 @@ pub trait Launcher: Send + Sync + fmt::Debug {
     /// How isolated this launcher's programs are.
     fn isolation(&self) -> Isolation;
 
-    /// The host directory where the environment's `/tmp` lives, if it has one of its own
-    /// (for files a driver leaves for a program, such as a browser profile).
-    fn private_tmp(&self) -> Option<PathBuf> {
-        None
-    }
+    /// A TCP listener on the environment's loopback (`127.0.0.1:port`, `0` for any port), served
+    /// by this process: how hands' policy proxy becomes the only way out of a jail's empty
+    /// network namespace. On the host, a listener on host loopback.
+    fn listen_tcp(&self, port: u16) -> io::Result<std::net::TcpListener>;
+
+    /// A new empty directory private to this launcher, writable by its programs: at `host` for
+    /// this process, at `inside` for the programs (the same path on the host). The caller removes
+    /// it when done (a jail's are removed with the jail).
+    fn private_dir(&self, name: &str) -> io::Result<SharedDir>;
 }
