@@ -18,9 +18,19 @@
 //! ```
 
 mod host;
+pub mod init;
+mod jail;
+pub mod janitor;
+pub mod layout;
+pub mod limits;
+pub mod proto;
+pub mod seccomp;
 mod spawn;
+mod uid;
 
 pub use host::HostLauncher;
+pub use jail::{InitProgram, Jail, JailConfig, JailError, JailKind, PROXY_PORT, Workspace};
+pub use limits::Limits;
 pub use spawn::{
     ChildIo, Isolation, Launcher, Process, ProcessControl, ProcessSpec, SharedDir, Signal,
     SpawnError, Spawned, UnixAddress,
