@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hands needs at run time and in tests, once: a package already
 # present is not fetched again, and nothing runs when all are there.
-#   runtime:   Xvfb (the desktop), openbox (a window manager), fonts, chromium (the browser)
+#   runtime:   Xvfb (the desktop), openbox (a window manager), fonts, chromium (the browser),
+#              bubblewrap (the jail every episode runs in)
 #   reference: xdotool, scrot, imagemagick, used only by the benchmark's reference pipeline
 #   tests:     gcc and libx11-dev build the Xlib test client (the GTK one needs only mousepad's
 #              GTK runtime)
 set -euo pipefail
 
-packages=(xvfb xauth x11-utils x11-xkb-utils openbox fonts-dejavu-core chromium
+packages=(xvfb xauth x11-utils x11-xkb-utils openbox fonts-dejavu-core chromium bubblewrap
           xdotool scrot imagemagick mousepad gcc libx11-dev)
 
 missing=()
