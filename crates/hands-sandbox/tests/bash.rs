@@ -499,12 +499,14 @@ impl hands_jail::Launcher for Recording {
         let (program, env, cwd) = (spec.program.clone(), spec.env.clone(), spec.cwd.clone());
         let spawned = hands_jail::HostLauncher.spawn(spec)?;
         let pid = spawned.process.id();
-        self.starts.lock().unwrap().push(Start {
-            program,
-            env,
-            cwd,
-            pid,
-        });
+        if let Ok(mut starts) = self.starts.lock() {
+            starts.push(Start {
+                program,
+                env,
+                cwd,
+                pid,
+            });
+        }
         Ok(spawned)
     }
 
