@@ -56,6 +56,8 @@ pub mod strings;
 pub use bash::{
     BashConfig, BashError, BashInput, BashReply, BashTool, CommandOutput, Inherit, StreamText,
 };
-pub use editor::{EditorCommand, EditorConfig, EditorConfigError, EditorError, EditorTool};
+pub use editor::{
+    EditorCommand, EditorConfig, EditorConfigError, EditorError, EditorRoot, EditorTool,
+};
 pub use input::InputError;
 pub use outcome::ToolOutcome;
