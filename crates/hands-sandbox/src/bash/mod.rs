@@ -274,10 +274,11 @@ enum Shell {
 ///
 /// The shell starts from an environment with every credential removed ([`BashConfig::inherit`]):
 /// a model that runs `env`, `echo $ANTHROPIC_API_KEY` or `cat /proc/self/environ` finds no API
-/// key, token, secret or password of the caller's. The shell still runs as the calling user:
-/// it can read what that user can read, the environment of the user's other processes under
-/// `/proc` included, unless they are non-dumpable (`hands run` makes itself so) or the user is
-/// root. Run it as another user, or in a container, to keep it from the caller's files.
+/// key, token, secret or password of the caller's. Where the shell runs is the launcher's
+/// ([`BashConfig::launcher`]): with the host launcher it runs as the calling user and can read
+/// what that user can read, the environment of the user's other processes under `/proc`
+/// included, unless they are non-dumpable (`hands run` makes itself so) or the user is root;
+/// an episode's jail keeps it from the caller's files, network and processes (issue 17).
 #[derive(Debug)]
 pub struct BashTool {
     config: BashConfig,
