@@ -635,7 +635,9 @@ fn a_write_is_atomic() {
     const N_BYTES: usize = 4 << 20;
     let path = fx.write("big.txt", "a".repeat(N_BYTES));
     let real = fx.root.join("big.txt");
-    let inode_before = std::fs::metadata(&real).unwrap().ino();
+    // Held open so its inode cannot be freed and its number handed to a later version.
+    let original = std::fs::File::open(&real).unwrap();
+    let inode_before = original.metadata().unwrap().ino();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let reader = {
         let (stop, real) = (stop.clone(), real.clone());
