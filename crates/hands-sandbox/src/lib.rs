@@ -14,13 +14,25 @@
 //! too: [`BashInput`] / [`EditorCommand`] parsed from the input, and `run` / `execute` with
 //! typed errors.
 //!
-//! This crate is not a security boundary: the shell runs as the calling user, and the
-//! editor's root only keeps the editor's own paths in place. One thing it does guard: the shell
-//! starts from an allow-list of the caller's environment variables, and never with one whose
-//! name looks like a credential (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, any `…KEY`, `…TOKEN`,
-//! `…SECRET`, `…PASSWORD`; see [`bash::env`]), so a model reading the shell's environment finds
-//! no key of the caller's. It knows nothing of the Messages
-//! API beyond the two declarations and the tools' input objects, and nothing of other toolsets.
+//! Where the tools act (issue 17, items 1 and 3; spec: Claude computer use, "Precauciones" 1,
+//! and its bash and text editor tools): the shell is started through a
+//! [`hands_jail::Launcher`] ([`BashConfig::launcher`]): the host by default (`--sandbox none`),
+//! the episode's jail when the caller gives one. The editor's file operations happen in this
+//! process; under configured roots ([`EditorConfig::roots`], e.g. `/home/user` →
+//! `<episode>/home`, `/workspace` → `<episode>/workspace`) "everything hands itself touches in
+//! the workspace … is opened beneath a directory fd without following symlinks": each
+//! operation is an `openat2` beneath the root's fd with `RESOLVE_BENEATH |
+//! RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`, and each write a temporary file renamed over
+//! its target, so a symlink a jailed program swaps in never leads a write out of the root.
+//! With no root and the host launcher (the defaults) nothing is confined: the shell runs as
+//! the calling user and the editor uses paths as given.
+//!
+//! One thing this crate guards in every mode: the shell starts from an allow-list of the
+//! caller's environment variables, and never with one whose name looks like a credential
+//! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, any `…KEY`, `…TOKEN`, `…SECRET`, `…PASSWORD`; see
+//! [`bash::env`]), so a model reading the shell's environment finds no key of the caller's. It
+//! knows nothing of the Messages API beyond the two declarations and the tools' input objects,
+//! and nothing of other toolsets.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -43,8 +55,10 @@
 //! ```
 //!
 //! Layout: `bash/` (the tool, the shell process in `session.rs`, marker detection and the
-//! output cap in `capture.rs`, the inherited environment in `env.rs`), `editor/` (the tool, input parsing in `command.rs`, path checks
-//! in `paths.rs`, directory listing in `listing.rs`, the pure text edits in `text.rs`),
+//! output cap in `capture.rs`, the inherited environment in `env.rs`), `editor/` (the tool,
+//! input parsing in `command.rs`, mapping a path to a root in `paths.rs`, the operations
+//! beneath a root's fd in `beneath.rs`, directory listing in `listing.rs`, the pure text edits
+//! in `text.rs`),
 //! `strings.rs` (every exact text), `input.rs` (field readers and [`InputError`]).
 
 pub mod bash;
@@ -56,6 +70,8 @@ pub mod strings;
 pub use bash::{
     BashConfig, BashError, BashInput, BashReply, BashTool, CommandOutput, Inherit, StreamText,
 };
-pub use editor::{EditorCommand, EditorConfig, EditorConfigError, EditorError, EditorTool};
+pub use editor::{
+    EditorCommand, EditorConfig, EditorConfigError, EditorError, EditorRoot, EditorTool,
+};
 pub use input::InputError;
 pub use outcome::ToolOutcome;

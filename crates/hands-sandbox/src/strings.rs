@@ -6,7 +6,7 @@
 //! the reference has none or is known to be wrong.
 
 use std::fmt::Display;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The `type` of the bash tool's declaration.
@@ -136,14 +136,47 @@ pub fn is_directory(path: &Path) -> String {
     )
 }
 
-/// Refusal of a path outside the editor's root (symlinks resolved). Ours.
-pub fn outside_root(path: &Path, root: &Path) -> String {
-    format!(
-        "The path {} is outside the directory this editor may touch ({}). Use a path under {}.",
-        path.display(),
-        root.display(),
-        root.display()
-    )
+/// Refusal of a path outside every directory the editor may touch. Ours. With one root:
+/// "… is outside the directory this editor may touch (ROOT). Use a path under ROOT."; with
+/// several: "… is outside the directories this editor may touch: /home/user, /workspace. Use a
+/// path under one of them."
+pub fn outside_root(path: &Path, roots: &[PathBuf]) -> String {
+    match roots {
+        [root] => format!(
+            "The path {} is outside the directory this editor may touch ({}). Use a path under {}.",
+            path.display(),
+            root.display(),
+            root.display()
+        ),
+        roots => {
+            let names: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            format!(
+                "The path {} is outside the directories this editor may touch: {}. Use a path \
+                 under one of them.",
+                path.display(),
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// Refusal of a path that is, or goes through, a symbolic link under a root: the editor never
+/// follows one (issue 17 item 3). Ours.
+pub fn through_symlink(path: &Path, link: &Path) -> String {
+    if path == link {
+        format!(
+            "The path {} is a symbolic link, which this editor does not follow. Name the file \
+             by a path without symbolic links.",
+            path.display()
+        )
+    } else {
+        format!(
+            "The path {} goes through the symbolic link {}, which this editor does not follow. \
+             Name the file by a path without symbolic links.",
+            path.display(),
+            link.display()
+        )
+    }
 }
 
 /// Refusal of a file that is not UTF-8 text. Ours: the reference answers with Python's

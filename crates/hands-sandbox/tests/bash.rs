@@ -474,3 +474,107 @@ async fn an_allow_list_admits_exactly_its_names() {
     let out = ok(&mut bash, "echo \"$CARGO_PKG_NAME\"").await;
     assert_eq!(out.stdout.text, "hands-sandbox");
 }
+
+/// What the recording launcher saw of one start: the spec's program, environment and working
+/// directory, and the pid the host launcher gave the process.
+#[derive(Debug, Clone)]
+struct Start {
+    program: std::path::PathBuf,
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    cwd: Option<std::path::PathBuf>,
+    pid: u32,
+}
+
+/// A launcher that records each spec it is handed, then starts it with the host launcher.
+#[derive(Debug, Default)]
+struct Recording {
+    starts: std::sync::Mutex<Vec<Start>>,
+}
+
+impl hands_jail::Launcher for Recording {
+    fn spawn(
+        &self,
+        spec: hands_jail::ProcessSpec,
+    ) -> Result<hands_jail::Spawned, hands_jail::SpawnError> {
+        let (program, env, cwd) = (spec.program.clone(), spec.env.clone(), spec.cwd.clone());
+        let spawned = hands_jail::HostLauncher.spawn(spec)?;
+        let pid = spawned.process.id();
+        if let Ok(mut starts) = self.starts.lock() {
+            starts.push(Start {
+                program,
+                env,
+                cwd,
+                pid,
+            });
+        }
+        Ok(spawned)
+    }
+
+    fn connect_unix(
+        &self,
+        address: &hands_jail::UnixAddress,
+    ) -> std::io::Result<std::os::fd::OwnedFd> {
+        hands_jail::HostLauncher.connect_unix(address)
+    }
+
+    fn host_pid(&self, pid: u32) -> Option<u32> {
+        hands_jail::HostLauncher.host_pid(pid)
+    }
+
+    fn isolation(&self) -> hands_jail::Isolation {
+        hands_jail::HostLauncher.isolation()
+    }
+
+    fn listen_tcp(&self, port: u16) -> std::io::Result<std::net::TcpListener> {
+        hands_jail::HostLauncher.listen_tcp(port)
+    }
+
+    fn private_dir(&self, name: &str) -> std::io::Result<hands_jail::SharedDir> {
+        hands_jail::HostLauncher.private_dir(name)
+    }
+}
+
+#[tokio::test]
+async fn the_shell_starts_through_the_launcher() {
+    use hands_jail::Launcher as _;
+    // Cargo sets CARGO_PKG_AUTHORS for every test it runs: a name with `AUTH` in it, so a
+    // credential by the shell's rule, even when the allow-list names it.
+    assert!(
+        std::env::var_os("CARGO_PKG_AUTHORS").is_some(),
+        "the test process must hold a credential-like variable for this test to mean anything"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let inside = dir.path().canonicalize().unwrap();
+    let recording = std::sync::Arc::new(Recording::default());
+    let mut bash = BashTool::new(BashConfig {
+        launcher: recording.clone(),
+        working_dir: Some(inside.clone()),
+        inherit: Inherit::AllowList(vec!["PATH".into(), "CARGO_PKG_AUTHORS".into()]),
+        env: vec![("GREETING".into(), "hi".into())],
+        timeout: Duration::from_secs(20),
+        ..BashConfig::default()
+    });
+    let out = ok(&mut bash, "echo $$; pwd; echo \"$GREETING\"").await;
+    let starts = recording.starts.lock().unwrap().clone();
+    assert_eq!(starts.len(), 1, "{starts:?}");
+    let start = &starts[0];
+    assert_eq!(start.program, Path::new("/bin/bash"));
+    assert_eq!(start.cwd.as_deref(), Some(inside.as_path()));
+    let names: Vec<String> = start
+        .env
+        .iter()
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["PATH", "GREETING"], "{start:?}");
+    // The shell that answered is the process the launcher started, in the directory it named.
+    assert_eq!(
+        out.stdout.text,
+        format!("{}\n{}\nhi", start.pid, inside.display())
+    );
+    // A restart goes through the launcher again.
+    bash.run(BashInput::Restart, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(recording.starts.lock().unwrap().len(), 2);
+    assert_eq!(recording.isolation(), hands_jail::Isolation::Host);
+}

@@ -6,7 +6,7 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use hands_sandbox::strings;
-use hands_sandbox::{EditorConfig, EditorTool, ToolOutcome};
+use hands_sandbox::{EditorConfig, EditorRoot, EditorTool, ToolOutcome};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -39,7 +39,7 @@ impl Fixture {
         let root = base.join("root");
         std::fs::create_dir(&root).unwrap();
         let editor = EditorTool::new(EditorConfig {
-            root: Some(root.clone()),
+            roots: vec![EditorRoot::same(root.clone())],
             ..EditorConfig::default()
         })
         .unwrap();
@@ -379,14 +379,21 @@ async fn a_relative_path_is_suggested_under_the_root() {
     );
 }
 
-#[tokio::test]
-async fn root_confinement_resolves_symlinks() {
-    let mut fx = Fixture::confined();
+/// A confined fixture with `outside/secret.txt` beside its root, `root/link` a symlink to
+/// `outside` and `root/alias.txt` a symlink to the secret.
+fn with_links_out() -> (Fixture, PathBuf) {
+    let fx = Fixture::confined();
     let outside = fx.root.parent().unwrap().join("outside");
     std::fs::create_dir(&outside).unwrap();
     std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
     std::os::unix::fs::symlink(&outside, fx.root.join("link")).unwrap();
     std::os::unix::fs::symlink(outside.join("secret.txt"), fx.root.join("alias.txt")).unwrap();
+    (fx, outside)
+}
+
+#[tokio::test]
+async fn root_confinement_refuses_every_way_out() {
+    let (mut fx, outside) = with_links_out();
     let root = fx.root.display().to_string();
     let refused = |path: &str| {
         format!(
@@ -399,12 +406,10 @@ async fn root_confinement_resolves_symlinks() {
     fx.ok(json!({"command": "create", "path": inside, "file_text": "fine\n"}))
         .await;
 
-    // Plainly outside, through a symlinked directory, through a symlinked file, with `..`.
+    // Plainly outside, and with `..`.
     let secret = outside.join("secret.txt").display().to_string();
-    let via_dir = fx.path("link/secret.txt");
-    let via_file = fx.path("alias.txt");
     let dotdot = format!("{root}/../outside/secret.txt");
-    for path in [&secret, &via_dir, &via_file, &dotdot] {
+    for path in [&secret, &dotdot] {
         let shown = Path::new(path).components().collect::<PathBuf>();
         assert_eq!(
             fx.err(json!({"command": "view", "path": path})).await,
@@ -423,20 +428,14 @@ async fn root_confinement_resolves_symlinks() {
         "secret\n"
     );
 
-    // Creating through the symlinked directory, or climbing out of a directory that does not
-    // exist yet, is refused too; nothing appears outside.
-    let via_dir_new = fx.path("link/new.txt");
+    // Climbing out of a directory that does not exist yet is refused too; nothing appears.
     let climb = format!("{root}/fresh/../../outside/new2.txt");
-    for path in [&via_dir_new, &climb] {
-        let shown = Path::new(path).components().collect::<PathBuf>();
-        assert_eq!(
-            fx.err(json!({"command": "create", "path": path, "file_text": "x"}))
-                .await,
-            refused(&shown.display().to_string()),
-            "create {path}"
-        );
-    }
-    assert!(!outside.join("new.txt").exists());
+    let shown = Path::new(&climb).components().collect::<PathBuf>();
+    assert_eq!(
+        fx.err(json!({"command": "create", "path": climb, "file_text": "x"}))
+            .await,
+        refused(&shown.display().to_string()),
+    );
     assert!(!outside.join("new2.txt").exists());
     assert!(!fx.root.join("fresh").exists());
 
@@ -444,6 +443,250 @@ async fn root_confinement_resolves_symlinks() {
     let listing = fx.ok(json!({"command": "view", "path": root})).await;
     assert!(listing.contains(&format!("{root}/link\n")), "{listing}");
     assert!(!listing.contains("secret.txt"), "{listing}");
+}
+
+#[tokio::test]
+async fn a_path_through_a_symlink_is_refused_naming_it() {
+    let (mut fx, outside) = with_links_out();
+    let link = fx.path("link");
+    let through = |path: &str| {
+        format!(
+            "The path {path} goes through the symbolic link {link}, which this editor does not follow. Name the file by a path without symbolic links."
+        )
+    };
+    let is_link = |path: &str| {
+        format!(
+            "The path {path} is a symbolic link, which this editor does not follow. Name the file by a path without symbolic links."
+        )
+    };
+    let via_dir = fx.path("link/secret.txt");
+    let via_file = fx.path("alias.txt");
+    for input in [
+        json!({"command": "view", "path": via_dir}),
+        json!({"command": "str_replace", "path": via_dir, "old_str": "secret", "new_str": "leaked"}),
+        json!({"command": "insert", "path": via_dir, "insert_line": 0, "insert_text": "leaked"}),
+        json!({"command": "create", "path": fx.path("link/new.txt"), "file_text": "x"}),
+        json!({"command": "create", "path": fx.path("link/deeper/new.txt"), "file_text": "x"}),
+    ] {
+        let path = input["path"].as_str().unwrap().to_owned();
+        assert_eq!(fx.err(input.clone()).await, through(&path), "{input}");
+    }
+    for input in [
+        json!({"command": "view", "path": via_file}),
+        json!({"command": "str_replace", "path": via_file, "old_str": "secret", "new_str": "leaked"}),
+        json!({"command": "create", "path": via_file, "file_text": "x"}),
+        json!({"command": "view", "path": link}),
+    ] {
+        let path = input["path"].as_str().unwrap().to_owned();
+        assert_eq!(fx.err(input.clone()).await, is_link(&path), "{input}");
+    }
+    // A dangling link under a root is refused the same way, never written through.
+    let target = fx.root.join("target.txt");
+    std::os::unix::fs::symlink(&target, fx.root.join("dangling")).unwrap();
+    let dangling = fx.path("dangling");
+    assert_eq!(
+        fx.err(json!({"command": "create", "path": dangling, "file_text": "x"}))
+            .await,
+        is_link(&dangling)
+    );
+    assert!(!target.exists());
+    let entries: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+    assert_eq!(entries.len(), 1, "only the secret is outside: {entries:?}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "secret\n"
+    );
+}
+
+#[tokio::test]
+async fn paths_outside_every_root_are_refused() {
+    // The model's paths (`/home/user`, `/workspace`) exist only as the editor maps them.
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(base.join("home")).unwrap();
+    std::fs::create_dir(base.join("workspace")).unwrap();
+    let mut editor = EditorTool::new(EditorConfig {
+        roots: vec![
+            EditorRoot {
+                inside: "/home/user".into(),
+                host: base.join("home"),
+            },
+            EditorRoot {
+                inside: "/workspace".into(),
+                host: base.join("workspace"),
+            },
+        ],
+        ..EditorConfig::default()
+    })
+    .unwrap();
+    let cancel = CancellationToken::new();
+    let mut call = async |input: Value| editor.call(&input, &cancel).await;
+
+    let created =
+        call(json!({"command": "create", "path": "/workspace/src/a.txt", "file_text": "hi\n"}))
+            .await;
+    assert!(!created.is_error, "{}", created.text);
+    assert_eq!(
+        created.text,
+        "File created successfully at: /workspace/src/a.txt"
+    );
+    assert_eq!(
+        std::fs::read_to_string(base.join("workspace/src/a.txt")).unwrap(),
+        "hi\n"
+    );
+    let listing = call(json!({"command": "view", "path": "/workspace"})).await;
+    assert_eq!(
+        listing.text,
+        "Here's the files and directories up to 2 levels deep in /workspace, excluding hidden items:\n/workspace\n/workspace/src\n/workspace/src/a.txt\n"
+    );
+    let viewed = call(json!({"command": "view", "path": "/home/user"})).await;
+    assert!(!viewed.is_error, "{}", viewed.text);
+
+    for path in [
+        "/etc/passwd",
+        "/home/other/x.txt",
+        "/workspacex/a.txt",
+        "/workspace/../home/user/x.txt",
+        "/home/user/../../etc/passwd",
+        base.join("workspace/src/a.txt").to_str().unwrap(),
+    ] {
+        for input in [
+            json!({"command": "view", "path": path}),
+            json!({"command": "create", "path": path, "file_text": "x"}),
+        ] {
+            let outcome = call(input.clone()).await;
+            assert!(outcome.is_error, "{input}");
+            assert_eq!(
+                outcome.text,
+                format!(
+                    "The path {path} is outside the directories this editor may touch: /home/user, /workspace. Use a path under one of them."
+                ),
+                "{input}"
+            );
+        }
+    }
+    let relative = call(json!({"command": "view", "path": "notes.txt"})).await;
+    assert!(
+        relative
+            .text
+            .ends_with("Maybe you meant /home/user/notes.txt?"),
+        "{}",
+        relative.text
+    );
+    assert!(!base.join("home/x.txt").exists());
+    assert!(!Path::new("/workspacex").exists());
+}
+
+#[test]
+fn a_symlink_swapped_in_during_a_write_never_lands_outside_the_root() {
+    let fx = Fixture::confined();
+    let outside = fx.root.parent().unwrap().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    // `root/sub` and `root/other` trade places atomically, again and again: one is a real
+    // directory, the other a symlink to `outside`.
+    std::fs::create_dir(fx.root.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&outside, fx.root.join("other")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let n_swaps = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let swapper = {
+        let (stop, n_swaps, root) = (stop.clone(), n_swaps.clone(), fx.root.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    root.join("sub"),
+                    rustix::fs::CWD,
+                    root.join("other"),
+                    rustix::fs::RenameFlags::EXCHANGE,
+                )
+                .unwrap();
+                n_swaps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+    };
+    while n_swaps.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        std::thread::yield_now();
+    }
+    let mut n_met_a_link = 0;
+    for i in 0..200 {
+        let path = fx.path(&format!("sub/f{i}.txt"));
+        let create = json!({"command": "create", "path": path, "file_text": "x\n"});
+        let command = hands_sandbox::EditorCommand::parse(&create).unwrap();
+        match fx.editor.execute_blocking(command) {
+            Ok(_) => {}
+            Err(err) if err.to_string().contains("symbolic link") => n_met_a_link += 1,
+            // Other refusals (a directory missing for a moment) are fine: nothing was written.
+            Err(_) => {}
+        }
+        let landed: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+        assert!(landed.is_empty(), "write {i} landed outside: {landed:?}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(n_met_a_link > 0, "the writes met the swapped-in symlink");
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+}
+
+#[test]
+fn a_write_is_atomic() {
+    use std::os::unix::fs::MetadataExt as _;
+    let fx = Fixture::confined();
+    // Each version is one letter repeated, so a reader can tell a whole one from a part.
+    const N_BYTES: usize = 4 << 20;
+    let path = fx.write("big.txt", "a".repeat(N_BYTES));
+    let real = fx.root.join("big.txt");
+    // Held open so its inode cannot be freed and its number handed to a later version.
+    let original = std::fs::File::open(&real).unwrap();
+    let inode_before = original.metadata().unwrap().ino();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (stop, real) = (stop.clone(), real.clone());
+        std::thread::spawn(move || {
+            let mut n_reads = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let bytes = std::fs::read(&real).unwrap();
+                let whole = bytes.len() == N_BYTES && bytes.iter().all(|b| *b == bytes[0]);
+                assert!(
+                    whole,
+                    "a reader saw a partial file of {} bytes",
+                    bytes.len()
+                );
+                n_reads += 1;
+            }
+            n_reads
+        })
+    };
+    let letters = ["b", "c", "d", "e", "f", "g", "h", "i"];
+    let mut previous = "a".to_owned();
+    for letter in letters {
+        // The whole run of one letter becomes a run of the next: the file is rewritten whole.
+        let command = hands_sandbox::EditorCommand::parse(&json!({
+            "command": "str_replace", "path": path,
+            "old_str": previous.repeat(N_BYTES), "new_str": letter.repeat(N_BYTES)
+        }))
+        .unwrap();
+        fx.editor.execute_blocking(command).unwrap();
+        previous = letter.to_owned();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let n_reads = reader.join().unwrap();
+    assert!(n_reads > 0);
+    let after = std::fs::metadata(&real).unwrap();
+    assert_ne!(
+        after.ino(),
+        inode_before,
+        "the file was renamed over, not rewritten"
+    );
+    assert_eq!(
+        std::fs::read(&real).unwrap(),
+        "i".repeat(N_BYTES).as_bytes()
+    );
+    // No temporary file is left behind.
+    let names: Vec<String> = std::fs::read_dir(&fx.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["big.txt"]);
 }
 
 #[tokio::test]

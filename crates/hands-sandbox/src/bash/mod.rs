@@ -6,7 +6,10 @@ pub mod env;
 mod session;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use hands_jail::{HostLauncher, Launcher};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -20,11 +23,18 @@ pub use env::Inherit;
 use session::{RunEnd, Session};
 
 /// How the bash tool starts its shell and bounds each command.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct BashConfig {
+    /// Where the shell runs: every start (and restart) goes through this launcher. Default
+    /// [`HostLauncher`] (`--sandbox none`: on the host, as the caller); an episode's jail
+    /// otherwise (issue 17 item 1). Paths below ([`BashConfig::shell`],
+    /// [`BashConfig::working_dir`]) are as the launcher's programs see them.
+    pub launcher: Arc<dyn Launcher>,
     /// The shell, started as `SHELL --noprofile --norc`. Default `/bin/bash`.
     pub shell: PathBuf,
-    /// The shell's working directory at start; `None` keeps the caller's.
+    /// The shell's working directory at start, as the launcher's programs see it (an inside
+    /// path). `None`: with the host launcher the caller's, with any other the launcher's
+    /// default (`/`).
     pub working_dir: Option<PathBuf>,
     /// Which of the caller's variables the shell starts with. The default is an allow-list
     /// ([`env::SAFE_VARIABLES`]: `PATH`, `HOME`, the locale, `TERM`, `DISPLAY`…); a variable
@@ -54,6 +64,7 @@ impl BashConfig {
 impl Default for BashConfig {
     fn default() -> Self {
         Self {
+            launcher: Arc::new(HostLauncher),
             shell: PathBuf::from("/bin/bash"),
             working_dir: None,
             inherit: Inherit::default(),
@@ -263,10 +274,11 @@ enum Shell {
 ///
 /// The shell starts from an environment with every credential removed ([`BashConfig::inherit`]):
 /// a model that runs `env`, `echo $ANTHROPIC_API_KEY` or `cat /proc/self/environ` finds no API
-/// key, token, secret or password of the caller's. The shell still runs as the calling user:
-/// it can read what that user can read, the environment of the user's other processes under
-/// `/proc` included, unless they are non-dumpable (`hands run` makes itself so) or the user is
-/// root. Run it as another user, or in a container, to keep it from the caller's files.
+/// key, token, secret or password of the caller's. Where the shell runs is the launcher's
+/// ([`BashConfig::launcher`]): with the host launcher it runs as the calling user and can read
+/// what that user can read, the environment of the user's other processes under `/proc`
+/// included, unless they are non-dumpable (`hands run` makes itself so) or the user is root;
+/// an episode's jail keeps it from the caller's files, network and processes (issue 17).
 #[derive(Debug)]
 pub struct BashTool {
     config: BashConfig,

@@ -1,14 +1,21 @@
-//! The shell process: one `/bin/bash` in its own process group, fed commands on stdin, read
-//! until a per-command marker on stdout and stderr, killed with its whole group on drop.
+//! The shell process: one `/bin/bash` started through the configured
+//! [`hands_jail::Launcher`] in its own process group, fed commands on stdin, read until a
+//! per-command marker on stdout and stderr, killed with its whole group on drop.
+//!
+//! The launcher decides where the shell runs (the host for `--sandbox none`, the episode's jail
+//! otherwise: issue 17 item 1); this file only names what it starts (the program, the
+//! environment the allow-list admits, the working directory as the shell sees it) and talks to
+//! it through the three pipes the launcher hands back. Spec: Claude computer use, the bash
+//! tool (`bash_20250124`).
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher as _, Hasher as _};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal};
+use hands_jail::{ChildIo, Isolation, Process, ProcessSpec, Signal};
 use tokio::io::AsyncWriteExt as _;
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
 use super::BashConfig;
@@ -26,6 +33,11 @@ const STDERR_GRACE: Duration = Duration::from_secs(1);
 
 /// How long to read what is left in the pipes once the group is killed.
 const DRAIN_BOUND: Duration = Duration::from_secs(2);
+
+/// How often a running command checks whether the shell itself has exited. The launcher's
+/// `try_wait` does not block; a shell that exits usually closes stdout first, so this only
+/// bounds the case where a background job still holds the pipes.
+const EXIT_POLL: Duration = Duration::from_millis(25);
 
 /// How one command ended.
 #[derive(Debug)]
@@ -58,53 +70,62 @@ pub(crate) enum RunEnd {
 /// process group (the shell, the command it runs, background jobs).
 #[derive(Debug)]
 pub(crate) struct Session {
-    child: Child,
-    /// The process group, whose id is the shell's pid.
-    pgid: Pid,
-    stdin: ChildStdin,
-    stdout: MarkedStream<ChildStdout>,
-    stderr: MarkedStream<ChildStderr>,
+    /// The shell as its launcher started it; `Some` until the session is dropped, when it is
+    /// handed to a blocking thread so its reaping never holds up the runtime.
+    process: Option<Process>,
+    stdin: pipe::Sender,
+    stdout: MarkedStream<pipe::Receiver>,
+    stderr: MarkedStream<pipe::Receiver>,
     /// A random token unique to this session; with `n_commands` it makes each marker.
     token: String,
     n_commands: u64,
     cap_chars: usize,
 }
 
-impl Session {
-    /// Starts the shell: no profile, no rc file, stdin a pipe, in a new process group.
-    pub(crate) fn start(config: &BashConfig) -> std::io::Result<Self> {
-        let mut command = Command::new(&config.shell);
-        command
-            .args(["--noprofile", "--norc"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        // Nothing of the caller's environment but what the allow-list admits: no credential,
-        // and no `BASH_ENV` / `ENV` (which a non-interactive bash would source) unless the
-        // configuration sets one explicitly.
-        command.env_clear();
-        command.envs(config.inherit.select(std::env::vars_os()));
-        command.envs(config.env.iter().map(|(k, v)| (k, v)));
-        if let Some(dir) = &config.working_dir {
-            command.current_dir(dir);
+/// What the shell is started with: `SHELL --noprofile --norc`, three pipes, the environment
+/// the allow-list admits plus the configured variables, and the configured working directory.
+pub(crate) fn shell_spec(config: &BashConfig) -> ProcessSpec {
+    // Nothing of the caller's environment but what the allow-list admits: no credential, and
+    // no `BASH_ENV` / `ENV` (which a non-interactive bash would source) unless the
+    // configuration sets one explicitly.
+    let mut spec = ProcessSpec::new(&config.shell)
+        .args(["--noprofile", "--norc"])
+        .stdio(ChildIo::Pipe, ChildIo::Pipe, ChildIo::Pipe)
+        .envs(config.inherit.select(std::env::vars_os()))
+        .envs(config.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    match &config.working_dir {
+        Some(dir) => spec = spec.cwd(dir),
+        // Unset: on the host the caller's directory, as before launchers; anywhere else the
+        // launcher's default (`/`), since the caller's path means nothing there.
+        None if config.launcher.isolation() == Isolation::Host => {
+            if let Ok(dir) = std::env::current_dir() {
+                spec = spec.cwd(dir);
+            }
         }
-        let mut child = command.spawn()?;
-        let pgid = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .and_then(Pid::from_raw)
-            .ok_or_else(|| std::io::Error::other("the shell exited before it could be used"))?;
+        None => {}
+    }
+    spec
+}
+
+impl Session {
+    /// Starts the shell through the configured launcher: no profile, no rc file, stdin a pipe,
+    /// in a new process group.
+    pub(crate) fn start(config: &BashConfig) -> std::io::Result<Self> {
+        let spawned = config.launcher.spawn(shell_spec(config))?;
+        let process = spawned.process;
         let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+            (spawned.stdin, spawned.stdout, spawned.stderr)
         else {
             return Err(std::io::Error::other("the shell's pipes were not set up"));
         };
+        // `from_owned_fd` checks each is a pipe and makes our end non-blocking (the child's
+        // ends are separate open files and stay as they are).
+        let stdin = pipe::Sender::from_owned_fd(stdin)?;
+        let stdout = pipe::Receiver::from_owned_fd(stdout)?;
+        let stderr = pipe::Receiver::from_owned_fd(stderr)?;
         let cap_chars = config.max_output_chars;
         Ok(Self {
-            child,
-            pgid,
+            process: Some(process),
             stdin,
             stdout: MarkedStream::new(stdout, cap_chars),
             stderr: MarkedStream::new(stderr, cap_chars),
@@ -130,8 +151,8 @@ impl Session {
         let stdout_marker = format!("{marker}_out ");
         let stderr_marker = format!("{marker}_err");
 
+        let process = self.process.clone();
         let Self {
-            child,
             stdin,
             stdout,
             stderr,
@@ -150,7 +171,7 @@ impl Session {
                 // End of stdout or a broken stdin: the shell is gone.
                 Ok(None) | Err(_) => Ending::ShellGone,
             },
-            _ = child.wait() => Ending::ShellGone,
+            () = exited(process.as_ref()) => Ending::ShellGone,
             () = tokio::time::sleep(timeout) => Ending::TimedOut,
         };
 
@@ -173,10 +194,17 @@ impl Session {
             }
             Ending::ShellGone => {
                 let (stdout, stderr) = self.kill_and_drain().await;
-                let status = tokio::time::timeout(DRAIN_BOUND, self.child.wait())
-                    .await
-                    .ok()
-                    .and_then(Result::ok);
+                let status = match process {
+                    // `wait_timeout` blocks: on a blocking thread, never the runtime's.
+                    Some(process) => {
+                        tokio::task::spawn_blocking(move || process.wait_timeout(DRAIN_BOUND))
+                            .await
+                            .ok()
+                            .and_then(Result::ok)
+                            .flatten()
+                    }
+                    None => None,
+                };
                 RunEnd::ShellExited {
                     stdout,
                     stderr,
@@ -209,17 +237,45 @@ impl Session {
         capture::finish(out, err, self.cap_chars)
     }
 
-    /// Kills the whole process group: the shell, its command and background jobs.
+    /// Kills the whole process group through the launcher: the shell, its command and
+    /// background jobs. Does not wait.
     pub(crate) fn kill(&mut self) {
-        // ESRCH (the group is already gone) is the only expected failure and needs nothing.
-        let _ = rustix::process::kill_process_group(self.pgid, Signal::KILL);
+        if let Some(process) = &self.process {
+            // ESRCH (the group is already gone) is the only expected failure and needs nothing.
+            let _ = process.signal_group(Signal::KILL);
+        }
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
         self.kill();
-        // `kill_on_drop` lets tokio reap the shell in the background.
+        let Some(process) = self.process.take() else {
+            return;
+        };
+        // The last handle's drop reaps the shell, which may wait a moment for the kill to land:
+        // on a blocking thread when there is a runtime, so a dropped call never stalls it.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(move || drop(process));
+            }
+            Err(_) => drop(process),
+        }
+    }
+}
+
+/// Resolves once the shell has exited, checking every [`EXIT_POLL`] (`try_wait` does not
+/// block). Never resolves when the status cannot be read, so stdout's end decides instead.
+async fn exited(process: Option<&Process>) {
+    let Some(process) = process else {
+        return std::future::pending().await;
+    };
+    loop {
+        match process.try_wait() {
+            Ok(Some(_)) => return,
+            Ok(None) => tokio::time::sleep(EXIT_POLL).await,
+            Err(_) => return std::future::pending().await,
+        }
     }
 }
 
@@ -233,8 +289,8 @@ enum Ending {
 /// Reads stdout up to its marker and stderr up to its own; returns the command's exit status,
 /// or `None` when stdout ended (the shell died).
 async fn read_markers(
-    stdout: &mut MarkedStream<ChildStdout>,
-    stderr: &mut MarkedStream<ChildStderr>,
+    stdout: &mut MarkedStream<pipe::Receiver>,
+    stderr: &mut MarkedStream<pipe::Receiver>,
     stdout_marker: &str,
     stderr_marker: &str,
 ) -> std::io::Result<Option<i32>> {

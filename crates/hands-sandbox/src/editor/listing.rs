@@ -4,19 +4,32 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::beneath;
+use super::paths::Place;
+
 /// The listing's lines: the directory itself, then each entry, each directory's entries right
 /// after it. Hidden names (a leading `.`) are skipped at both levels; symlinks to directories
 /// are listed but not entered (as `find` does not follow them). The listed directory itself
 /// may be hidden (the reference's filter drops everything then).
-pub(crate) fn list(real: &Path, shown: &Path) -> std::io::Result<Vec<String>> {
+///
+/// Under a root, each directory is opened beneath the root's fd without following symlinks.
+pub(crate) fn list(place: &Place, shown: &Path) -> std::io::Result<Vec<String>> {
+    let entries_of = |name: Option<&std::ffi::OsStr>| match (place, name) {
+        (Place::Host(real), None) => visible_entries(real),
+        (Place::Host(real), Some(name)) => visible_entries(&real.join(name)),
+        (Place::Beneath { root, rest }, None) => beneath::visible_entries(root, rest),
+        (Place::Beneath { root, rest }, Some(name)) => {
+            beneath::visible_entries(root, &rest.join(name))
+        }
+    };
     let mut lines = vec![shown.display().to_string()];
-    for (name, is_dir) in visible_entries(real)? {
+    for (name, is_dir) in entries_of(None)? {
         let shown_entry = shown.join(&name);
         lines.push(shown_entry.display().to_string());
         if !is_dir {
             continue;
         }
-        match visible_entries(&real.join(&name)) {
+        match entries_of(Some(&name)) {
             Ok(children) => lines.extend(
                 children
                     .into_iter()

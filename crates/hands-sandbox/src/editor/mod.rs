@@ -1,14 +1,30 @@
 //! The text editor tool `text_editor_20250728` (`str_replace_based_edit_tool`): `view`,
 //! `create`, `str_replace` and `insert` on UTF-8 text files, answered with the reference
 //! implementation's texts.
+//!
+//! Spec: Claude computer use, the text editor tool. Under configured roots (an episode's HOME
+//! and workspace), issue 17 item 3 holds: "Everything hands itself touches in the workspace …
+//! is opened beneath a directory fd without following symlinks." Each root's directory is
+//! opened once; every look, read, listing, `mkdir` and write afterwards is an `openat2`
+//! beneath it with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`
+//! (`beneath.rs`), so a symlink a program in the workspace swaps in is refused by the kernel at
+//! the moment of the call, not checked before and followed after. Writes there are atomic (a
+//! temporary file made with `O_EXCL`, synced, renamed over the target). Answers always name
+//! the model's path (the inside one).
+//!
+//! With no root (the default, `--sandbox none`) the editor behaves as before: paths are used as
+//! given, symlinks followed, writes in place (same inode), as the reference does. That mode is
+//! unsandboxed and guards nothing.
 
+mod beneath;
 mod command;
 mod listing;
 mod paths;
 mod text;
 
+use std::io::Write as _;
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -19,15 +35,37 @@ use crate::outcome::ToolOutcome;
 use crate::strings;
 
 pub use command::EditorCommand;
-use paths::{PathState, Target};
+use paths::{OpenRoot, PathState, Place, Target};
+
+/// One directory the editor may touch: the path the model names it by and where it is for
+/// hands, e.g. `/workspace` → `<episode>/workspace`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditorRoot {
+    /// The absolute path prefix the model uses (as the programs in its environment see it).
+    pub inside: PathBuf,
+    /// The directory on this side.
+    pub host: PathBuf,
+}
+
+impl EditorRoot {
+    /// A root the model names by its host path (no jail between them).
+    pub fn same(dir: impl Into<PathBuf>) -> EditorRoot {
+        let dir = dir.into();
+        EditorRoot {
+            inside: dir.clone(),
+            host: dir,
+        }
+    }
+}
 
 /// What the editor may touch and how much it shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditorConfig {
-    /// When set, every path must lie inside this directory once symlinks are resolved; others
-    /// are refused. This guards against a model's mistakes, not against an adversary: the bash
-    /// tool beside the editor can reach any file the process can.
-    pub root: Option<PathBuf>,
+    /// The directories the editor may touch. A model path is mapped to the root with the
+    /// longest matching `inside` prefix; a path under none is refused, and so is one that is
+    /// or goes through a symlink. Every operation happens beneath the root's directory fd
+    /// (issue 17 item 3). Empty (the default, `--sandbox none`): any path, used as given.
+    pub roots: Vec<EditorRoot>,
     /// The `max_characters` of the declaration: `view` shows at most this many characters of
     /// a file and tells the model it was cut. `None` leaves it out of the declaration.
     pub max_characters: Option<NonZeroUsize>,
@@ -51,7 +89,7 @@ impl EditorConfig {
 impl Default for EditorConfig {
     fn default() -> Self {
         Self {
-            root: None,
+            roots: Vec::new(),
             max_characters: None,
             view_chars: Self::DEFAULT_VIEW_CHARS,
             create_parent_dirs: true,
@@ -64,7 +102,14 @@ impl Default for EditorConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EditorConfigError {
-    /// The root cannot be resolved (it does not exist, or is not reachable).
+    /// A root's inside path is not absolute.
+    #[error("the editor root's inside path {} must be absolute", .inside.display())]
+    InsideNotAbsolute {
+        /// The configured inside path.
+        inside: PathBuf,
+    },
+    /// The root cannot be opened (it does not exist, is not reachable, or this kernel has no
+    /// `openat2`, Linux 5.6 and later).
     #[error("the editor root {} cannot be used: {source}", .root.display())]
     Root {
         /// The configured root.
@@ -95,13 +140,21 @@ pub enum EditorError {
         /// The absolute path it probably meant.
         suggestion: PathBuf,
     },
-    /// The path lies outside the root.
-    #[error("{}", strings::outside_root(.path, .root))]
+    /// The path lies outside every root.
+    #[error("{}", strings::outside_root(.path, .roots))]
     OutsideRoot {
         /// The path.
         path: PathBuf,
-        /// The root.
-        root: PathBuf,
+        /// The roots' inside paths.
+        roots: Vec<PathBuf>,
+    },
+    /// Under a root, the path is or goes through a symlink, which the editor never follows.
+    #[error("{}", strings::through_symlink(.path, .link))]
+    ThroughSymlink {
+        /// The path.
+        path: PathBuf,
+        /// The symlink on the way (the path itself when it is the link), as the model names it.
+        link: PathBuf,
     },
     /// Nothing is at the path.
     #[error("{}", strings::path_missing(.path))]
@@ -224,31 +277,41 @@ pub enum EditorError {
 #[derive(Debug, Clone)]
 pub struct EditorTool {
     config: Arc<EditorConfig>,
-    /// The canonical root, resolved once at construction.
-    root: Option<PathBuf>,
+    /// The roots' directories, opened once at construction and shared by every clone, in the
+    /// configured order.
+    roots: Arc<Vec<OpenRoot>>,
 }
 
 impl EditorTool {
-    /// An editor; resolves the root, which must be an existing directory.
+    /// An editor; opens each root, which must be an existing directory.
     pub fn new(config: EditorConfig) -> Result<Self, EditorConfigError> {
-        let root = match &config.root {
-            None => None,
-            Some(root) => {
-                let canonical = root
-                    .canonicalize()
-                    .map_err(|source| EditorConfigError::Root {
-                        root: root.clone(),
-                        source,
-                    })?;
-                if !canonical.is_dir() {
-                    return Err(EditorConfigError::RootNotADirectory { root: root.clone() });
-                }
-                Some(canonical)
+        let mut roots = Vec::with_capacity(config.roots.len());
+        for root in &config.roots {
+            if !root.inside.is_absolute() {
+                return Err(EditorConfigError::InsideNotAbsolute {
+                    inside: root.inside.clone(),
+                });
             }
-        };
+            let fd = beneath::open_root(&root.host).map_err(|source| {
+                if source.raw_os_error() == Some(libc::ENOTDIR) {
+                    EditorConfigError::RootNotADirectory {
+                        root: root.host.clone(),
+                    }
+                } else {
+                    EditorConfigError::Root {
+                        root: root.host.clone(),
+                        source,
+                    }
+                }
+            })?;
+            roots.push(OpenRoot {
+                inside: root.inside.components().collect(),
+                fd: Arc::new(fd),
+            });
+        }
         Ok(Self {
             config: Arc::new(config),
-            root,
+            roots: Arc::new(roots),
         })
     }
 
@@ -304,7 +367,7 @@ impl EditorTool {
 
     /// Runs one validated command on this thread.
     pub fn execute_blocking(&self, command: EditorCommand) -> Result<String, EditorError> {
-        let target = paths::resolve(command.path(), self.root.as_deref())?;
+        let target = paths::resolve(command.path(), &self.roots)?;
         let is_create = matches!(command, EditorCommand::Create { .. });
         match target.state {
             PathState::Missing | PathState::DanglingLink if !is_create => {
@@ -347,11 +410,12 @@ impl EditorTool {
             if view_range.is_some() {
                 return Err(EditorError::ViewRangeOnDirectory);
             }
-            let lines =
-                listing::list(&target.real, &target.shown).map_err(|source| EditorError::Read {
+            let lines = listing::list(&target.place, &target.shown).map_err(|source| {
+                EditorError::Read {
                     path: target.shown.clone(),
                     source,
-                })?;
+                }
+            })?;
             let listing = lines.join("\n");
             let (listing, cut) = text::truncate_chars(&listing, limit);
             let mut out = strings::directory_listing_header(&target.shown);
@@ -401,17 +465,37 @@ impl EditorTool {
         Ok(out)
     }
 
-    /// `create`: writes the file, making parent directories when configured.
+    /// `create`: writes the file, making parent directories when configured. Under a root the
+    /// rename never replaces a file that appeared meanwhile.
     fn create(&self, target: &Target, file_text: &str) -> Result<String, EditorError> {
-        if self.config.create_parent_dirs
-            && let Some(parent) = target.real.parent()
-        {
-            std::fs::create_dir_all(parent).map_err(|source| EditorError::Write {
-                path: target.shown.clone(),
-                source,
-            })?;
+        let write_err = |source| EditorError::Write {
+            path: target.shown.clone(),
+            source,
+        };
+        if self.config.create_parent_dirs {
+            match &target.place {
+                Place::Host(real) => {
+                    if let Some(parent) = real.parent() {
+                        std::fs::create_dir_all(parent).map_err(write_err)?;
+                    }
+                }
+                Place::Beneath { root, rest } => {
+                    if let Some(parent) = rest.parent() {
+                        beneath::create_dirs(root, parent).map_err(write_err)?;
+                    }
+                }
+            }
         }
-        self.write(target, file_text)?;
+        match self.write(target, file_text, beneath::Replace::Never) {
+            Err(EditorError::Write { source, .. })
+                if source.kind() == std::io::ErrorKind::AlreadyExists =>
+            {
+                return Err(EditorError::AlreadyExists {
+                    path: target.shown.clone(),
+                });
+            }
+            other => other?,
+        }
         Ok(strings::file_created(&target.shown))
     }
 
@@ -435,7 +519,7 @@ impl EditorTool {
                     EditorError::SeveralMatches { old_str, lines }
                 }
             })?;
-        self.write(target, &edit.text)?;
+        self.write(target, &edit.text, beneath::Replace::Existing)?;
         Ok(edited_answer(
             target,
             &edit,
@@ -461,7 +545,7 @@ impl EditorTool {
                 n_lines,
             })?;
         let edit = text::insert_after(&content, after, insert_text);
-        self.write(target, &edit.text)?;
+        self.write(target, &edit.text, beneath::Replace::Existing)?;
         Ok(edited_answer(
             target,
             &edit,
@@ -475,32 +559,74 @@ impl EditorTool {
             path: target.shown.clone(),
             source,
         };
-        let n_bytes = std::fs::metadata(&target.real).map_err(read_err)?.len();
-        if n_bytes > self.config.max_file_bytes {
-            return Err(EditorError::TooLarge {
-                path: target.shown.clone(),
-                n_bytes,
-                max_bytes: self.config.max_file_bytes,
-            });
-        }
-        let bytes = std::fs::read(&target.real).map_err(read_err)?;
+        let max_bytes = self.config.max_file_bytes;
+        let too_large = |n_bytes| EditorError::TooLarge {
+            path: target.shown.clone(),
+            n_bytes,
+            max_bytes,
+        };
+        let bytes = match &target.place {
+            Place::Host(real) => {
+                let n_bytes = std::fs::metadata(real).map_err(read_err)?.len();
+                if n_bytes > max_bytes {
+                    return Err(too_large(n_bytes));
+                }
+                std::fs::read(real).map_err(read_err)?
+            }
+            Place::Beneath { root, rest } => {
+                let (file, n_bytes) = beneath::open_file(root, rest).map_err(read_err)?;
+                if n_bytes > max_bytes {
+                    return Err(too_large(n_bytes));
+                }
+                let bytes = beneath::read(file, max_bytes).map_err(read_err)?;
+                // It grew between the size and the read.
+                if bytes.len() as u64 > max_bytes {
+                    return Err(too_large(bytes.len() as u64));
+                }
+                bytes
+            }
+        };
         String::from_utf8(bytes).map_err(|err| EditorError::NotUtf8 {
             path: target.shown.clone(),
             byte_offset: err.utf8_error().valid_up_to(),
         })
     }
 
-    /// Writes in place (same inode, mode and owner), as the reference does.
-    fn write(&self, target: &Target, content: &str) -> Result<(), EditorError> {
-        std::fs::write(&target.real, content).map_err(|source| EditorError::Write {
+    /// Writes `content`. No root: in place (same inode, mode and owner), as the reference
+    /// does. Under a root: atomically beneath the root's fd (a temporary file renamed over the
+    /// target, mode and owner carried over), see [`beneath::write_atomic`].
+    fn write(
+        &self,
+        target: &Target,
+        content: &str,
+        replace: beneath::Replace,
+    ) -> Result<(), EditorError> {
+        let write_err = |source| EditorError::Write {
             path: target.shown.clone(),
             source,
-        })
+        };
+        match &target.place {
+            Place::Host(real) => match replace {
+                // `create_new` so a file that appeared since the check is not replaced.
+                beneath::Replace::Never if target.state == PathState::Missing => {
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(real)
+                        .and_then(|mut file| file.write_all(content.as_bytes()))
+                        .map_err(write_err)
+                }
+                _ => std::fs::write(real, content).map_err(write_err),
+            },
+            Place::Beneath { root, rest } => {
+                beneath::write_atomic(root, rest, content.as_bytes(), replace).map_err(write_err)
+            }
+        }
     }
 
-    /// The configured root, canonical, if any.
-    pub fn root(&self) -> Option<&Path> {
-        self.root.as_deref()
+    /// The configured roots, as given.
+    pub fn roots(&self) -> &[EditorRoot] {
+        &self.config.roots
     }
 }
 
@@ -544,7 +670,10 @@ mod tests {
     #[test]
     fn missing_root_is_refused() {
         let err = EditorTool::new(EditorConfig {
-            root: Some(PathBuf::from("/nonexistent/hands-sandbox-root")),
+            roots: vec![EditorRoot {
+                inside: PathBuf::from("/workspace"),
+                host: PathBuf::from("/nonexistent/hands-sandbox-root"),
+            }],
             ..EditorConfig::default()
         })
         .unwrap_err();

@@ -1,10 +1,22 @@
-//! Turning the model's path into the file to touch: absolute, inside the root with symlinks
-//! resolved, and whether it exists.
+//! Turning the model's path into the file to touch: absolute, inside one of the editor's roots,
+//! and what is there.
+//!
+//! Under roots (each an inside path prefix, the path the model uses, and the host directory it
+//! names), the path is mapped to a root and a relative rest, and every look and operation
+//! happens beneath that root's directory fd without following any symlink ([`super::beneath`];
+//! issue 17 item 3). A path through a symlink is refused, naming the link.
+//!
+//! With no root (`--sandbox none`, the unsandboxed mode) the path is used as it is, as before:
+//! symlinks are followed, a dangling one counts as existing for `create`, and writes go in
+//! place. That mode is not a boundary of any kind and claims none.
 
 use std::io::ErrorKind;
+use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use super::EditorError;
+use super::beneath::{self, Found};
 
 /// What is at a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,9 +24,23 @@ pub(crate) enum PathState {
     Missing,
     File,
     Dir,
-    /// A symlink whose target does not exist: treated as an existing file by `create` (which
-    /// would write through it) and as missing by the other commands.
+    /// A symlink whose target does not exist (no-root mode only): treated as an existing file
+    /// by `create` (which would write through it) and as missing by the other commands.
     DanglingLink,
+}
+
+/// Where the file system calls for a path go.
+#[derive(Debug, Clone)]
+pub(crate) enum Place {
+    /// No root: this path, used as it is.
+    Host(PathBuf),
+    /// Beneath a root's directory fd: `rest` is relative and has only plain names.
+    Beneath {
+        /// The root directory, opened once when the editor was made.
+        root: Arc<OwnedFd>,
+        /// The path below it.
+        rest: PathBuf,
+    },
 }
 
 /// A path checked for the editor.
@@ -23,72 +49,99 @@ pub(crate) struct Target {
     /// The path as the answers show it: the model's, with `//`, `/./` and a trailing `/`
     /// folded as Python's `Path` folds them.
     pub(crate) shown: PathBuf,
-    /// The path the file system calls use: under a root, the canonical one (symlinks
-    /// resolved, so what was checked is what is touched); otherwise the model's.
-    pub(crate) real: PathBuf,
+    /// Where the file system calls go.
+    pub(crate) place: Place,
     pub(crate) state: PathState,
 }
 
-/// Checks `raw`: absolute, then inside `root` (already canonical) when there is one.
-pub(crate) fn resolve(raw: &str, root: Option<&Path>) -> Result<Target, EditorError> {
+/// One configured root, opened: the prefix the model names it by and its directory fd.
+#[derive(Debug, Clone)]
+pub(crate) struct OpenRoot {
+    pub(crate) inside: PathBuf,
+    pub(crate) fd: Arc<OwnedFd>,
+}
+
+/// Checks `raw`: absolute (a relative path is suggested under the first root), then inside
+/// one of `roots` when there are any (the longest matching prefix wins: `/home/user/work`
+/// before `/home/user`).
+pub(crate) fn resolve(raw: &str, roots: &[OpenRoot]) -> Result<Target, EditorError> {
     let path = Path::new(raw);
     if !path.is_absolute() {
-        let base = root.unwrap_or(Path::new("/"));
+        let base = roots.first().map_or(Path::new("/"), |r| r.inside.as_path());
         return Err(EditorError::NotAbsolute {
             path: raw.to_owned(),
             suggestion: base.join(path).components().collect(),
         });
     }
     let shown: PathBuf = path.components().collect();
-    let state = state_of(path, &shown)?;
-    let Some(root) = root else {
-        return Ok(Target {
-            real: path.to_path_buf(),
-            shown,
-            state,
-        });
-    };
+    if roots.is_empty() {
+        return resolve_on_host(path, shown);
+    }
     let outside = || EditorError::OutsideRoot {
         path: shown.clone(),
-        root: root.to_path_buf(),
+        roots: roots.iter().map(|r| r.inside.clone()).collect(),
     };
-    let real = match state {
-        PathState::File | PathState::Dir => {
-            let real = path.canonicalize().map_err(|source| EditorError::Read {
-                path: shown.clone(),
+    let Some((root, rest)) = roots
+        .iter()
+        .filter_map(|r| shown.strip_prefix(&r.inside).ok().map(|rest| (r, rest)))
+        .max_by_key(|(r, _)| r.inside.components().count())
+    else {
+        return Err(outside());
+    };
+    let rest = normalize(rest).ok_or_else(outside)?;
+    let state = match beneath::look(&root.fd, &rest) {
+        Ok(Found::Missing) => PathState::Missing,
+        Ok(Found::File) => PathState::File,
+        Ok(Found::Dir) => PathState::Dir,
+        Ok(Found::Symlink) => {
+            let link = beneath::first_symlink(&root.fd, &rest)
+                .map_or_else(|| shown.clone(), |link| root.inside.join(link));
+            return Err(EditorError::ThroughSymlink { path: shown, link });
+        }
+        Err(err) if err.raw_os_error() == Some(libc::EXDEV) => return Err(outside()),
+        Err(source) => {
+            return Err(EditorError::Read {
+                path: shown,
                 source,
-            })?;
-            if !real.starts_with(root) {
-                return Err(outside());
-            }
-            real
-        }
-        // Never read or written: `create` refuses it, the other commands call it missing.
-        PathState::DanglingLink => path.to_path_buf(),
-        PathState::Missing => {
-            // The nearest ancestor that exists decides; what lies below it does not exist yet
-            // and so cannot be a symlink, but must not climb out with `..` either.
-            let Some(ancestor) = path.ancestors().skip(1).find(|a| a.exists()) else {
-                return Err(outside());
-            };
-            let real_ancestor = ancestor
-                .canonicalize()
-                .map_err(|source| EditorError::Read {
-                    path: shown.clone(),
-                    source,
-                })?;
-            let rest = path.strip_prefix(ancestor).map_err(|_| outside())?;
-            if !real_ancestor.starts_with(root)
-                || rest
-                    .components()
-                    .any(|c| !matches!(c, Component::Normal(_)))
-            {
-                return Err(outside());
-            }
-            real_ancestor.join(rest)
+            });
         }
     };
-    Ok(Target { shown, real, state })
+    Ok(Target {
+        shown,
+        place: Place::Beneath {
+            root: root.fd.clone(),
+            rest,
+        },
+        state,
+    })
+}
+
+/// `rest` with `..` folded into the name before it; `None` when it climbs above its start.
+/// Folding by name is what the kernel does when no component is a symlink, and under a root
+/// none may be.
+fn normalize(rest: &Path) -> Option<PathBuf> {
+    let mut names: Vec<&std::ffi::OsStr> = Vec::new();
+    for component in rest.components() {
+        match component {
+            Component::Normal(name) => names.push(name),
+            Component::ParentDir => {
+                names.pop()?;
+            }
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(names.iter().collect())
+}
+
+/// The no-root mode: the path as it is, symlinks followed.
+fn resolve_on_host(path: &Path, shown: PathBuf) -> Result<Target, EditorError> {
+    let state = state_of(path, &shown)?;
+    Ok(Target {
+        place: Place::Host(path.to_path_buf()),
+        shown,
+        state,
+    })
 }
 
 fn state_of(path: &Path, shown: &Path) -> Result<PathState, EditorError> {
