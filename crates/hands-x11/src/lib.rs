@@ -6,6 +6,16 @@
 //! Unicode character under any layout, and DAMAGE events that tell when the screen has settled.
 //! It knows nothing of models or their JSON.
 //!
+//! Across a sandbox boundary (issue 17, "X across the boundary"; spec: Claude computer use,
+//! "Precauciones" 1): a spawned Xvfb and every client started on it ([`X11Desktop::spawn_client`])
+//! run through the [`hands_jail::Launcher`] of [`XvfbConfig::launcher`], with an explicit
+//! environment and no credential; hands' connection is a stream that launcher connects from
+//! inside the server's environment, so the server's socket need not be visible on the host; the
+//! capture memory is a `memfd` passed to the server, not a System V segment another process of
+//! the same uid could attach; and the client pids the server reports (its pid namespace) are
+//! mapped to host pids by the launcher before `/proc` is read. An attached display is reached
+//! by name and its clients start on the host.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use hands_core::{Desktop, geometry::{ScreenPoint, Size}, input::{Button, ModifierSet}};
@@ -164,7 +174,12 @@ impl X11Desktop {
             .or_else(|| std::env::var("DISPLAY").ok())
             .unwrap_or_default();
         let clients = XClients::attached(&name);
-        X11Desktop::start(Endpoint::Display(display.map(str::to_owned)), name, clients, None)
+        X11Desktop::start(
+            Endpoint::Display(display.map(str::to_owned)),
+            name,
+            clients,
+            None,
+        )
     }
 
     /// Spawns a private Xvfb through `config.launcher` and attaches to it over a stream the
@@ -200,17 +215,15 @@ impl X11Desktop {
         let thread_screen = Arc::clone(&screen);
         let thread = std::thread::Builder::new()
             .name(format!("hands-x11 {name}"))
-            .spawn(
-                move || match XState::connect(endpoint, thread_screen) {
-                    Ok(state) => {
-                        let _ = ready_tx.send(Ok(()));
-                        state.run(jobs_rx);
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                    }
-                },
-            )
+            .spawn(move || match XState::connect(endpoint, thread_screen) {
+                Ok(state) => {
+                    let _ = ready_tx.send(Ok(()));
+                    state.run(jobs_rx);
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            })
             .map_err(|source| X11Error::Spawn {
                 program: "the X11 driver thread".into(),
                 source,

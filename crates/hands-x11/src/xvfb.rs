@@ -57,10 +57,7 @@ pub fn base_environment() -> Vec<(OsString, OsString)> {
 
 /// `env` without any variable whose name looks like a credential
 /// ([`hands_core::process::looks_like_credential`]) but those named in `keep`.
-fn without_credentials(
-    env: &[(OsString, OsString)],
-    keep: &[&str],
-) -> Vec<(OsString, OsString)> {
+fn without_credentials(env: &[(OsString, OsString)], keep: &[&str]) -> Vec<(OsString, OsString)> {
     env.iter()
         .filter(|(name, _)| {
             let name = name.to_string_lossy();
@@ -138,13 +135,10 @@ impl Xvfb {
             .envs(env.iter().cloned())
             .cwd("/")
             .stdio(ChildIo::Null, ChildIo::Pipe, ChildIo::Pipe);
-        let spawned = config
-            .launcher
-            .spawn(spec)
-            .map_err(|e| X11Error::Spawn {
-                program: config.program.display().to_string(),
-                source: e.into(),
-            })?;
+        let spawned = config.launcher.spawn(spec).map_err(|e| X11Error::Spawn {
+            program: config.program.display().to_string(),
+            source: e.into(),
+        })?;
         let process = spawned.process;
         let stdout = spawned.stdout.ok_or_else(|| X11Error::XvfbNotReady {
             why: "the launcher gave no stdout pipe".into(),

@@ -198,7 +198,10 @@ async fn the_connection_is_built_from_a_passed_in_stream() {
     });
     let config = XvfbConfig::new(size(320, 240)).with_launcher(launcher.clone());
     let mut desktop = X11Desktop::spawn(&config).expect("Xvfb");
-    let path = format!("/tmp/.X11-unix/X{}", desktop.display().trim_start_matches(':'));
+    let path = format!(
+        "/tmp/.X11-unix/X{}",
+        desktop.display().trim_start_matches(':')
+    );
     assert_eq!(
         launcher.seen(|s| s.connects.clone()),
         vec![
@@ -326,9 +329,9 @@ async fn x_clients_start_through_the_launcher() {
         "{real:?}"
     );
     assert!(
-        !real.iter().any(|(k, v)| k.contains("CANARY")
-            || k == "GITHUB_TOKEN"
-            || v.contains("canary")),
+        !real
+            .iter()
+            .any(|(k, v)| k.contains("CANARY") || k == "GITHUB_TOKEN" || v.contains("canary")),
         "{real:?}"
     );
     drop(client);

@@ -104,28 +104,31 @@ impl XState {
         endpoint: Endpoint,
         screen_info: Arc<Mutex<ScreenInfo>>,
     ) -> Result<XState, X11Error> {
-        let (conn, screen_num, launcher, server_host_pid): (_, _, Arc<dyn hands_jail::Launcher>, _) =
-            match endpoint {
-                Endpoint::Display(display) => {
-                    let (conn, screen_num) =
-                        x11rb::connect(display.as_deref()).map_err(|source| X11Error::Connect {
-                            display: display.unwrap_or_else(|| {
-                                std::env::var("DISPLAY")
-                                    .unwrap_or_else(|_| "(unset $DISPLAY)".into())
-                            }),
-                            source,
-                        })?;
-                    (conn, screen_num, Arc::new(hands_jail::HostLauncher), None)
-                }
-                Endpoint::Spawned {
-                    launcher,
-                    number,
-                    server_host_pid,
-                } => {
-                    let conn = crate::xvfb::connect_passed_in(launcher.as_ref(), number)?;
-                    (conn, 0, launcher, server_host_pid)
-                }
-            };
+        let (conn, screen_num, launcher, server_host_pid): (
+            _,
+            _,
+            Arc<dyn hands_jail::Launcher>,
+            _,
+        ) = match endpoint {
+            Endpoint::Display(display) => {
+                let (conn, screen_num) =
+                    x11rb::connect(display.as_deref()).map_err(|source| X11Error::Connect {
+                        display: display.unwrap_or_else(|| {
+                            std::env::var("DISPLAY").unwrap_or_else(|_| "(unset $DISPLAY)".into())
+                        }),
+                        source,
+                    })?;
+                (conn, screen_num, Arc::new(hands_jail::HostLauncher), None)
+            }
+            Endpoint::Spawned {
+                launcher,
+                number,
+                server_host_pid,
+            } => {
+                let conn = crate::xvfb::connect_passed_in(launcher.as_ref(), number)?;
+                (conn, 0, launcher, server_host_pid)
+            }
+        };
         for ext in [x11rb::protocol::xtest::X11_EXTENSION_NAME] {
             if conn.extension_information(ext)?.is_none() {
                 return Err(X11Error::MissingExtension(ext));
