@@ -18,7 +18,7 @@ use hands_toolset::computer::{Batch, ComputerConfig, ComputerToolset};
 use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor, parse_call};
 use hands_toolset::strings::COMPUTER_TOOLSET_NAME;
 use hands_toolset::wire::{ResultBlock, ToolUse};
-use hands_x11::{X11Desktop, XClient, XvfbConfig};
+use hands_x11::{X11Desktop, XClient, XClients, XvfbConfig};
 use pyo3::prelude::*;
 use serde_json::{Value, json};
 
@@ -133,7 +133,8 @@ fn desktop_error(e: DesktopError, cancel: &CancellationToken) -> Error {
 }
 
 struct Core {
-    display: String,
+    /// How programs start on the display (the desktop's launcher and environment).
+    launcher: XClients,
     shared: Shared,
     /// Claude's computer toolset: the members, and the frame of its last screenshot.
     claude: tokio::sync::Mutex<ComputerToolset<Shared>>,
@@ -339,7 +340,7 @@ pub struct Desktop {
 
 impl Desktop {
     fn new(desktop: X11Desktop, settings: &Settings) -> Result<Desktop, Error> {
-        let display = desktop.display().to_owned();
+        let launcher = desktop.clients();
         let shared = Shared {
             screen: Arc::new(Mutex::new(desktop.screen())),
             desktop: Arc::new(tokio::sync::Mutex::new(Some(desktop))),
@@ -368,7 +369,7 @@ impl Desktop {
         );
         Ok(Desktop {
             core: Arc::new(Core {
-                display,
+                launcher,
                 shared,
                 claude: tokio::sync::Mutex::new(claude),
                 openai: tokio::sync::Mutex::new(openai),
@@ -403,7 +404,7 @@ impl Desktop {
     /// The display name, e.g. `:93`.
     #[getter]
     fn display(&self) -> String {
-        self.core.display.clone()
+        self.core.launcher.display().to_owned()
     }
 
     /// `(width, height)` of the screen in input pixels.
@@ -494,7 +495,10 @@ impl Desktop {
     #[pyo3(signature = (program, args=Vec::new()))]
     fn launch(&self, program: &str, args: Vec<String>) -> PyResult<Client> {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let client = XClient::spawn(&self.core.display, program, &args)
+        let client = self
+            .core
+            .launcher
+            .spawn(program, &args)
             .map_err(|e| Error::Start(e.to_string()))?;
         let client = Arc::new(Mutex::new(Some(client)));
         self.core

@@ -106,10 +106,11 @@ fn script() -> Vec<Turn> {
 /// An Xvfb desktop with openbox and mousepad, once the editor's window shows.
 async fn desktop() -> (X11Desktop, Vec<XClient>) {
     let mut desktop = X11Desktop::spawn(&XvfbConfig::new(Size::new(1280, 800).unwrap())).unwrap();
-    let display = desktop.display().to_owned();
     let clients = vec![
-        XClient::spawn(&display, "openbox", &[]).unwrap(),
-        XClient::spawn(&display, "mousepad", &["--disable-server"]).unwrap(),
+        desktop.spawn_client("openbox", &[]).unwrap(),
+        desktop
+            .spawn_client("mousepad", &["--disable-server"])
+            .unwrap(),
     ];
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {

@@ -34,7 +34,7 @@ use hands_runner::{AnthropicSettings, RunConfig, Runner, Toolbox};
 use hands_sim::policy::toolset_use;
 use hands_sim::{SimConfig, SimServer, Turn};
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
-use hands_x11::{X11Desktop, XClient, XvfbConfig};
+use hands_x11::{X11Desktop, XvfbConfig};
 use serde_json::{Value, json};
 
 const STEPS: u32 = 100;
@@ -146,9 +146,10 @@ async fn wait_for_window(desktop: &mut X11Desktop) {
 
 async fn long_run() {
     let mut desktop = X11Desktop::spawn(&XvfbConfig::new(Size::new(1280, 800).unwrap())).unwrap();
-    let display = desktop.display().to_owned();
-    let _wm = XClient::spawn(&display, "openbox", &[]).unwrap();
-    let _editor = XClient::spawn(&display, "mousepad", &["--disable-server"]).unwrap();
+    let _wm = desktop.spawn_client("openbox", &[]).unwrap();
+    let _editor = desktop
+        .spawn_client("mousepad", &["--disable-server"])
+        .unwrap();
     wait_for_window(&mut desktop).await;
     let sim = SimServer::start(SimConfig::with_policy(|request: &Value| {
         if request["tool_choice"]["type"] == "none" {

@@ -16,7 +16,7 @@ use hands_core::geometry::Size;
 use hands_core::{CancellationToken, Desktop as _};
 use hands_testkit::texts::{ascii, cjk, long_mixed, missing_pool, wrong_positions};
 use hands_testkit::{Area, CpuLoad, GtkText, InputRecorder, Layout, RecorderConfig, XlibKeys};
-use hands_x11::{X11Desktop, XClient, XvfbConfig};
+use hands_x11::{X11Desktop, XvfbConfig};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -67,7 +67,8 @@ async fn main() -> Result<(), Error> {
     let size = Size::new(1280, 800).ok_or("size")?;
     let xvfb = hands_x11::Xvfb::spawn(&XvfbConfig::new(size))?;
     let display = xvfb.display().to_owned();
-    let openbox = XClient::spawn(&display, "openbox", &[])?;
+    let openbox = xvfb.spawn_client("openbox", &[])?;
+    let openbox_pid = openbox.host_pid().unwrap_or(openbox.pid());
     std::thread::sleep(Duration::from_millis(500));
     let mut desktop = X11Desktop::connect(Some(&display))?;
     let recorder = InputRecorder::start_with(
@@ -116,7 +117,7 @@ async fn main() -> Result<(), Error> {
             let n_chars = text.chars().count();
             for client in ["core (recorder)", "Xlib", "GTK"] {
                 let notifies_before = recorder.n_mapping_notifies();
-                let wm_before = cpu_seconds(openbox.pid());
+                let wm_before = cpu_seconds(openbox_pid);
                 match client {
                     "Xlib" => {
                         xlib.focus()?;
@@ -154,7 +155,7 @@ async fn main() -> Result<(), Error> {
                     n_chars,
                     seconds,
                     notifies: recorder.n_mapping_notifies() - notifies_before,
-                    wm_cpu: cpu_seconds(openbox.pid()) - wm_before,
+                    wm_cpu: cpu_seconds(openbox_pid) - wm_before,
                 };
                 println!(
                     "{:<7} {:<11} {:<16} {:<22} {:>6.0} chars/s  {:>4} MappingNotify  openbox {:.2} s CPU",

@@ -7,7 +7,9 @@
 //!   answers a ping when its event loop reaches it, in order, so its answer proves every earlier
 //!   event was handled (GTK translates a key event with the keymap it holds when it gets to it).
 //! - **Idle.** Otherwise, for a client on this machine whose process X-Resource names: every
-//!   thread of it and of the X server asleep, twice in a row. A client with an event to handle
+//!   thread of it and of the X server asleep, twice in a row. The server names pids in its own
+//!   pid namespace (a jail's, issue 17): each is mapped to the host's through the launcher
+//!   before `/proc` is read, and one the launcher does not know is not watched. A client with an event to handle
 //!   is runnable; one asleep has handled them (unless it sleeps on something else with events
 //!   still queued, e.g. blocked writing to a full pipe: the caller's quiet wait remains the
 //!   fallback when this cannot be told).
@@ -15,6 +17,9 @@
 
 use std::collections::HashMap;
 use std::os::fd::AsFd as _;
+use std::sync::Arc;
+
+use hands_jail::Launcher;
 
 use x11rb::connection::RequestConnection as _;
 use x11rb::protocol::res::{self, ConnectionExt as _};
@@ -41,7 +46,8 @@ pub(crate) struct Client {
     pub window: Window,
     /// Whether it answers `_NET_WM_PING`.
     pub ping: bool,
-    /// Its process, when it runs on this machine and the server says.
+    /// Its process's host pid, when it runs on this machine and the server says (the server
+    /// names it in its own pid namespace; the launcher maps it to the host's).
     pub pid: Option<u32>,
 }
 
@@ -63,6 +69,9 @@ pub(crate) struct Catchup {
     root: Window,
     atoms: Atoms,
     has_res: bool,
+    /// Maps the pids the server reports (its pid namespace) to host pids.
+    launcher: Arc<dyn Launcher>,
+    /// The X server's host pid.
     server_pid: Option<u32>,
     own_pid: u32,
     own_tid: u32,
@@ -72,7 +81,14 @@ pub(crate) struct Catchup {
 }
 
 impl Catchup {
-    pub(crate) fn new(conn: &RustConnection, root: Window) -> Result<Catchup, X11Error> {
+    /// `server_host_pid`: the server's host pid when this process spawned it (else it is read
+    /// from the socket's peer credentials).
+    pub(crate) fn new(
+        conn: &RustConnection,
+        root: Window,
+        launcher: Arc<dyn Launcher>,
+        server_host_pid: Option<u32>,
+    ) -> Result<Catchup, X11Error> {
         let intern = |name: &[u8]| -> Result<u32, X11Error> {
             Ok(conn.intern_atom(false, name)?.reply()?.atom)
         };
@@ -85,14 +101,21 @@ impl Catchup {
             .extension_information(res::X11_EXTENSION_NAME)?
             .is_some()
             && conn.res_query_version(1, 2)?.reply().is_ok();
-        // The X server is the peer of our socket (none over TCP).
-        let server_pid = rustix::net::sockopt::socket_peercred(conn.stream().as_fd())
-            .ok()
-            .map(|cred| cred.pid.as_raw_nonzero().get() as u32);
+        // The X server is the peer of our socket (none over TCP). The kernel gives the peer's
+        // pid as this process's pid namespace sees it, even for a stream connected inside a jail
+        // and passed out (checked: a server in a child pid namespace reads as its host pid; one
+        // this namespace cannot see reads as 0), so it needs no mapping.
+        let server_pid = server_host_pid.or_else(|| {
+            rustix::net::sockopt::socket_peercred(conn.stream().as_fd())
+                .ok()
+                .map(|cred| cred.pid.as_raw_nonzero().get() as u32)
+                .filter(|pid| *pid != 0)
+        });
         Ok(Catchup {
             root,
             atoms,
             has_res,
+            launcher,
             server_pid,
             own_pid: std::process::id(),
             own_tid: rustix::thread::gettid().as_raw_nonzero().get() as u32,
@@ -259,7 +282,9 @@ impl Catchup {
                 u32::from(id.spec.mask) & u32::from(res::ClientIdMask::LOCAL_CLIENT_PID) != 0
             })
             .and_then(|id| id.value.first().copied())
-            .filter(|pid| *pid != 0))
+            .filter(|pid| *pid != 0)
+            // The server's pid namespace (a jail's) to the host's, where /proc is read.
+            .and_then(|pid| self.launcher.host_pid(pid)))
     }
 
     /// Sends `client` a ping; returns the token its answer will carry.

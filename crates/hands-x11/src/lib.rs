@@ -6,6 +6,16 @@
 //! Unicode character under any layout, and DAMAGE events that tell when the screen has settled.
 //! It knows nothing of models or their JSON.
 //!
+//! Across a sandbox boundary (issue 17, "X across the boundary"; spec: Claude computer use,
+//! "Precauciones" 1): a spawned Xvfb and every client started on it ([`X11Desktop::spawn_client`])
+//! run through the [`hands_jail::Launcher`] of [`XvfbConfig::launcher`], with an explicit
+//! environment and no credential; hands' connection is a stream that launcher connects from
+//! inside the server's environment, so the server's socket need not be visible on the host; the
+//! capture memory is a `memfd` passed to the server, not a System V segment another process of
+//! the same uid could attach; and the client pids the server reports (its pid namespace) are
+//! mapped to host pids by the launcher before `/proc` is read. An attached display is reached
+//! by name and its clients start on the host.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use hands_core::{Desktop, geometry::{ScreenPoint, Size}, input::{Button, ModifierSet}};
@@ -35,9 +45,9 @@ use hands_core::image::Pixels;
 use hands_core::input::{Button, KeyChord, ModifierSet, ScrollDirection};
 use tokio::sync::oneshot;
 
-pub use xvfb::{XClient, Xvfb, XvfbConfig};
+pub use xvfb::{BASE_VARIABLES, XClient, XClients, Xvfb, XvfbConfig, base_environment};
 
-use worker::{Job, XState};
+use worker::{Endpoint, Job, XState};
 
 /// Why the X11 driver could not start or act.
 #[derive(Debug, thiserror::Error)]
@@ -141,6 +151,7 @@ pub struct X11Desktop {
     thread: Option<JoinHandle<()>>,
     screen: Arc<Mutex<ScreenInfo>>,
     display: String,
+    clients: XClients,
     // Dropped after the connection is closed (see Drop).
     xvfb: Option<Xvfb>,
 }
@@ -155,25 +166,41 @@ impl std::fmt::Debug for X11Desktop {
 }
 
 impl X11Desktop {
-    /// Attaches to `display` (or `$DISPLAY` when `None`).
+    /// Attaches to `display` (or `$DISPLAY` when `None`) through its name, on the host; clients
+    /// started with [`X11Desktop::spawn_client`] run on the host too.
     pub fn connect(display: Option<&str>) -> Result<X11Desktop, X11Error> {
         let name = display
             .map(str::to_owned)
             .or_else(|| std::env::var("DISPLAY").ok())
             .unwrap_or_default();
-        X11Desktop::start(display.map(str::to_owned), name, None)
+        let clients = XClients::attached(&name);
+        X11Desktop::start(
+            Endpoint::Display(display.map(str::to_owned)),
+            name,
+            clients,
+            None,
+        )
     }
 
-    /// Spawns a private Xvfb and attaches to it; the server stops when this desktop is dropped.
+    /// Spawns a private Xvfb through `config.launcher` and attaches to it over a stream the
+    /// launcher connects from inside the server's environment (no host-visible socket needed);
+    /// the server stops when this desktop is dropped.
     pub fn spawn(config: &XvfbConfig) -> Result<X11Desktop, X11Error> {
         let xvfb = Xvfb::spawn(config)?;
         let display = xvfb.display().to_owned();
-        X11Desktop::start(Some(display.clone()), display, Some(xvfb))
+        let endpoint = Endpoint::Spawned {
+            launcher: Arc::clone(xvfb.launcher()),
+            number: xvfb.number(),
+            server_host_pid: xvfb.host_pid(),
+        };
+        let clients = xvfb.clients();
+        X11Desktop::start(endpoint, display, clients, Some(xvfb))
     }
 
     fn start(
-        display: Option<String>,
+        endpoint: Endpoint,
         name: String,
+        clients: XClients,
         xvfb: Option<Xvfb>,
     ) -> Result<X11Desktop, X11Error> {
         let screen = Arc::new(Mutex::new(ScreenInfo {
@@ -188,17 +215,15 @@ impl X11Desktop {
         let thread_screen = Arc::clone(&screen);
         let thread = std::thread::Builder::new()
             .name(format!("hands-x11 {name}"))
-            .spawn(
-                move || match XState::connect(display.as_deref(), thread_screen) {
-                    Ok(state) => {
-                        let _ = ready_tx.send(Ok(()));
-                        state.run(jobs_rx);
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                    }
-                },
-            )
+            .spawn(move || match XState::connect(endpoint, thread_screen) {
+                Ok(state) => {
+                    let _ = ready_tx.send(Ok(()));
+                    state.run(jobs_rx);
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            })
             .map_err(|source| X11Error::Spawn {
                 program: "the X11 driver thread".into(),
                 source,
@@ -209,13 +234,26 @@ impl X11Desktop {
             thread: Some(thread),
             screen,
             display: name,
+            clients,
             xvfb,
         })
     }
 
-    /// The display name, e.g. `:93`.
+    /// The display name, e.g. `:93`, as programs in the display's environment name it.
     pub fn display(&self) -> &str {
         &self.display
+    }
+
+    /// How to start clients on this display: through the launcher of the Xvfb it spawned (in
+    /// that server's environment), or on the host for an attached display.
+    pub fn clients(&self) -> XClients {
+        self.clients.clone()
+    }
+
+    /// Starts `program args…` on this display ([`XClients::spawn`]); it is killed when the
+    /// returned [`XClient`] is dropped.
+    pub fn spawn_client(&self, program: &str, args: &[&str]) -> Result<XClient, X11Error> {
+        self.clients.spawn(program, args)
     }
 
     /// Runs `f` on the X thread and waits for its answer.

@@ -40,7 +40,7 @@ use hands_testkit::InputRecorder;
 use hands_testkit::texts::long_mixed;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
 use hands_toolset::wire::ToolUse;
-use hands_x11::{X11Desktop, XClient, XvfbConfig};
+use hands_x11::{X11Desktop, XvfbConfig};
 use serde_json::{Value, json};
 
 const SCREEN: (u32, u32) = (1280, 800);
@@ -741,8 +741,8 @@ async fn ctrl_s_in_mousepad(
     let size = Size::new(SCREEN.0, SCREEN.1).context("screen size")?;
     let mut desktop = X11Desktop::spawn(&XvfbConfig::new(size))?;
     let display = desktop.display().to_owned();
-    let _openbox = XClient::spawn(&display, "openbox", &[])?;
-    let _mousepad = XClient::spawn(&display, "mousepad", &["--disable-server"])?;
+    let _openbox = desktop.spawn_client("openbox", &[])?;
+    let _mousepad = desktop.spawn_client("mousepad", &["--disable-server"])?;
     // Wait (bounded) until the editor is on screen and has settled.
     let blank = desktop.capture().await?;
     let deadline = Instant::now() + Duration::from_secs(30);

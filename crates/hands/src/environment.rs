@@ -25,12 +25,15 @@ impl DesktopEnv {
     pub async fn spawn(size: Size, editor: bool) -> anyhow::Result<DesktopEnv> {
         let mut desktop = X11Desktop::spawn(&XvfbConfig::new(size))
             .context("spawning the Xvfb desktop (run scripts/install-system-deps.sh first)")?;
-        let display = desktop.display().to_owned();
-        let mut clients =
-            vec![XClient::spawn(&display, "openbox", &[]).context("starting the window manager")?];
+        let mut clients = vec![
+            desktop
+                .spawn_client("openbox", &[])
+                .context("starting the window manager")?,
+        ];
         if editor {
             clients.push(
-                XClient::spawn(&display, "mousepad", &["--disable-server"])
+                desktop
+                    .spawn_client("mousepad", &["--disable-server"])
                     .context("starting the editor (mousepad)")?,
             );
             wait_for_window(&mut desktop).await?;

@@ -30,6 +30,21 @@ use crate::capture::Capturer;
 use crate::catchup::Catchup;
 use crate::keymap::Keymap;
 
+/// Where the X thread connects.
+pub(crate) enum Endpoint {
+    /// A display by name (`None`: `$DISPLAY`), as any client on the host would.
+    Display(Option<String>),
+    /// A server this process spawned through `launcher`: connected from inside its environment.
+    Spawned {
+        /// The launcher the server runs under.
+        launcher: Arc<dyn hands_jail::Launcher>,
+        /// Its display number.
+        number: u32,
+        /// Its host pid, when the launcher knows it.
+        server_host_pid: Option<u32>,
+    },
+}
+
 /// A unit of work run on the X thread.
 pub(crate) type Job = Box<dyn FnOnce(&mut XState) + Send>;
 
@@ -86,15 +101,34 @@ pub(crate) struct XState {
 
 impl XState {
     pub(crate) fn connect(
-        display: Option<&str>,
+        endpoint: Endpoint,
         screen_info: Arc<Mutex<ScreenInfo>>,
     ) -> Result<XState, X11Error> {
-        let (conn, screen_num) = x11rb::connect(display).map_err(|source| X11Error::Connect {
-            display: display.map(str::to_owned).unwrap_or_else(|| {
-                std::env::var("DISPLAY").unwrap_or_else(|_| "(unset $DISPLAY)".into())
-            }),
-            source,
-        })?;
+        let (conn, screen_num, launcher, server_host_pid): (
+            _,
+            _,
+            Arc<dyn hands_jail::Launcher>,
+            _,
+        ) = match endpoint {
+            Endpoint::Display(display) => {
+                let (conn, screen_num) =
+                    x11rb::connect(display.as_deref()).map_err(|source| X11Error::Connect {
+                        display: display.unwrap_or_else(|| {
+                            std::env::var("DISPLAY").unwrap_or_else(|_| "(unset $DISPLAY)".into())
+                        }),
+                        source,
+                    })?;
+                (conn, screen_num, Arc::new(hands_jail::HostLauncher), None)
+            }
+            Endpoint::Spawned {
+                launcher,
+                number,
+                server_host_pid,
+            } => {
+                let conn = crate::xvfb::connect_passed_in(launcher.as_ref(), number)?;
+                (conn, 0, launcher, server_host_pid)
+            }
+        };
         for ext in [x11rb::protocol::xtest::X11_EXTENSION_NAME] {
             if conn.extension_information(ext)?.is_none() {
                 return Err(X11Error::MissingExtension(ext));
@@ -110,7 +144,7 @@ impl XState {
         .ok_or_else(|| X11Error::UnsupportedVisual("the screen has no pixels".into()))?;
         let capturer = Capturer::new(&conn, screen_num)?;
         let keymap = Keymap::load(&conn)?;
-        let catchup = Catchup::new(&conn, root)?;
+        let catchup = Catchup::new(&conn, root, launcher, server_host_pid)?;
         // Root StructureNotify tells us when the screen is resized (xrandr); SubstructureNotify
         // brings the answers to our pings and says when top-level windows come and go.
         conn.change_window_attributes(
@@ -139,6 +173,7 @@ impl XState {
         tracing::debug!(
             %size,
             shm = capturer.uses_shm(),
+            capture = %capturer.method(),
             damage = damage.is_some(),
             spare_keysyms = keymap.capacity(),
             "X11 desktop connected"
