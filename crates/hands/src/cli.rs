@@ -103,6 +103,9 @@ pub struct McpArgs {
     /// Encode desktop screenshots as JPEG at this quality (1–100) instead of PNG.
     #[arg(long, value_name = "QUALITY", value_parser = clap::value_parser!(u8).range(1..=100))]
     pub jpeg: Option<u8>,
+    /// Where the served desktop's and browser's programs run.
+    #[command(flatten)]
+    pub isolation: SandboxArgs,
 }
 
 /// `hands mcp --approve`.
@@ -228,6 +231,42 @@ pub struct RunArgs {
     /// Remote MCP servers and server tools.
     #[command(flatten)]
     pub remote: Box<RemoteToolArgs>,
+    /// Where the episode's programs run.
+    #[command(flatten)]
+    pub isolation: SandboxArgs,
+}
+
+/// Where the episode's programs run (issue 17): every command that starts a desktop, a shell or
+/// a browser takes these.
+#[derive(Debug, Args, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct SandboxArgs {
+    /// `jail` (the default): the desktop, the shell and the editor's files in a jail of the
+    /// episode's own, Chromium in another, the network only through the allow-list's proxy;
+    /// refuses to start where no jail can be made. `none`: on the host as you, only on purpose.
+    #[arg(long, value_enum, default_value_t = crate::sandbox::SandboxArg::Jail)]
+    pub sandbox: crate::sandbox::SandboxArg,
+    /// A directory given to the episode as `/workspace`: copied in (the episode's copy is
+    /// removed with it), or bound in place with `--workspace-bind`.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Bind `--workspace` in place (the episode reads and writes your directory) instead of
+    /// copying it.
+    #[arg(long, requires = "workspace")]
+    pub workspace_bind: bool,
+}
+
+impl SandboxArgs {
+    /// The episode these arguments describe.
+    pub fn episode(&self) -> crate::sandbox::Episode {
+        crate::sandbox::Episode::new(
+            self.sandbox,
+            crate::sandbox::WorkspaceArg {
+                dir: self.workspace.clone(),
+                bind: self.workspace_bind,
+            },
+        )
+    }
 }
 
 /// `hands run`'s remote MCP servers and server tools: the model's provider runs them, hands
@@ -406,6 +445,9 @@ pub struct DrillArgs {
     /// Which API the scripted model speaks.
     #[arg(long, value_enum, default_value_t = ProviderArg::Anthropic)]
     pub provider: ProviderArg,
+    /// Where the drill's programs run.
+    #[command(flatten)]
+    pub isolation: SandboxArgs,
 }
 
 /// The drills.
@@ -548,6 +590,9 @@ pub struct ExecArgs {
     /// A saved assistant turn: the message JSON, or its `content` array. `-` reads stdin.
     #[arg(value_name = "TURN.json")]
     pub turn: PathBuf,
+    /// Where a spawned desktop's programs run (`--spawn`).
+    #[command(flatten)]
+    pub isolation: SandboxArgs,
 }
 
 /// `hands demo`.

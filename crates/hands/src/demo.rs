@@ -20,7 +20,7 @@ const SAMPLE_TURN: &str = include_str!("../assets/sample-turn.json");
 pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let out = args.out.unwrap_or_else(|| RunDir::default_path("demo"));
     let started = Instant::now();
-    let env = DesktopEnv::spawn(args.size, true).await?;
+    let env = DesktopEnv::spawn(hands_x11::XvfbConfig::new(args.size), true).await?;
     let DesktopEnv {
         clients: _clients,
         desktop,

@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use hands_core::Desktop as _;
-use hands_core::geometry::Size;
 use hands_x11::{X11Desktop, XClient, XvfbConfig};
 
 /// How long an application may take to show its window.
@@ -20,10 +19,11 @@ pub struct DesktopEnv {
 }
 
 impl DesktopEnv {
-    /// Spawns an Xvfb desktop of `size` with the openbox window manager and, when `editor`,
-    /// Debian's mousepad; returns once the editor's window is on screen.
-    pub async fn spawn(size: Size, editor: bool) -> anyhow::Result<DesktopEnv> {
-        let mut desktop = X11Desktop::spawn(&XvfbConfig::new(size))
+    /// Spawns an Xvfb desktop as `config` says (its size, and the launcher it runs through: the
+    /// episode's jail or the host) with the openbox window manager and, when `editor`, Debian's
+    /// mousepad; returns once the editor's window is on screen.
+    pub async fn spawn(config: XvfbConfig, editor: bool) -> anyhow::Result<DesktopEnv> {
+        let mut desktop = X11Desktop::spawn(&config)
             .context("spawning the Xvfb desktop (run scripts/install-system-deps.sh first)")?;
         let mut clients = vec![
             desktop

@@ -16,7 +16,7 @@ use hands_core::CancellationToken;
 use hands_core::image::MediaType;
 use hands_toolset::computer::ComputerToolset;
 use hands_toolset::wire::{ToolResult, ToolUse, TurnBlock, user_message};
-use hands_x11::{X11Desktop, XvfbConfig};
+use hands_x11::X11Desktop;
 
 use crate::cli::{DesktopArgs, ExecArgs};
 
@@ -33,7 +33,9 @@ const ID_PREFIX_IN_NAME: usize = 32;
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let blocks = ToolUse::blocks_from_text(&read_turn_text(&args.turn)?)
         .with_context(|| format!("reading the turn in {}", args.turn.display()))?;
-    let desktop = open_desktop(&args.target)?;
+    // The jail (when spawning) lives as long as this function: dropped after the desktop.
+    let mut episode = args.isolation.episode();
+    let desktop = open_desktop(&args.target, &mut episode)?;
     let config = args.surface.config()?;
     let mut toolset = ComputerToolset::new(desktop, config)?;
     let outcome = toolset
@@ -102,11 +104,17 @@ pub fn read_turn_text(path: &Path) -> anyhow::Result<String> {
     }
 }
 
-/// Spawns or attaches to the desktop the options name.
-pub fn open_desktop(target: &DesktopArgs) -> anyhow::Result<X11Desktop> {
+/// Spawns (in `episode`: its jail, or the host) or attaches to the desktop the options name.
+pub fn open_desktop(
+    target: &DesktopArgs,
+    episode: &mut crate::sandbox::Episode,
+) -> anyhow::Result<X11Desktop> {
     Ok(match target.spawn {
-        Some(size) => X11Desktop::spawn(&XvfbConfig::new(size))
-            .with_context(|| format!("spawning an Xvfb desktop of {size}"))?,
+        Some(size) => {
+            let config = episode.xvfb_config(size, crate::policy::episode_policy(&[])?)?;
+            X11Desktop::spawn(&config)
+                .with_context(|| format!("spawning an Xvfb desktop of {size}"))?
+        }
         None => X11Desktop::connect(target.display.as_deref()).context(
             "attaching to the X display (give --display :N, set $DISPLAY, or use --spawn WIDTHxHEIGHT)",
         )?,

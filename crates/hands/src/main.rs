@@ -21,6 +21,7 @@ mod resume;
 mod run;
 mod rundir;
 mod runs;
+mod sandbox;
 mod view;
 
 use std::process::ExitCode;
@@ -28,6 +29,11 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 fn main() -> ExitCode {
+    // `hands __jail-init`: this process is a jail's init (see hands_jail::init), started by
+    // bubblewrap inside the jail; it never parses the command line or starts a runtime.
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(sandbox::INIT_ARG)) {
+        return ExitCode::from(hands_jail::init::main().clamp(0, 255) as u8);
+    }
     // This process holds the API key in its environment. Not dumpable, its `/proc/<pid>/environ`
     // (and memory) is closed to other processes of the same user — the shell a model drives
     // included (root still reads it; run hands as an ordinary user). Children are exec'd, which

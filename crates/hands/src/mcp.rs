@@ -35,6 +35,13 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     // The desktop: a display of our own (with a window manager) unless one is named. The
     // clients are killed before the display when this function returns.
     let mut _env_clients = Vec::new();
+    let mut episode = args.isolation.episode();
+    if args.display.is_some() && episode.mode() == crate::sandbox::SandboxArg::Jail {
+        anyhow::bail!(
+            "--display attaches to a display outside any jail: give --sandbox none to do that on \
+             purpose, or use --spawn for a jailed desktop of the episode's own"
+        );
+    }
     let desktop = if args.desktop {
         let image_format = match args.jpeg {
             Some(quality) => ImageFormat::Jpeg { quality },
@@ -48,7 +55,11 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
                 image_format,
             ),
             None => {
-                let env = DesktopEnv::spawn(args.spawn, false).await?;
+                let config = episode.xvfb_config(
+                    args.spawn,
+                    crate::policy::episode_policy(&args.allow_origin)?,
+                )?;
+                let env = DesktopEnv::spawn(config, false).await?;
                 eprintln!(
                     "hands mcp: desktop {} on {}",
                     args.spawn,
@@ -112,10 +123,13 @@ async fn browser_surface(
     };
     let allow =
         OriginAllowList::new(&origins).map_err(|e| anyhow::anyhow!("--allow-origin: {e}"))?;
-    let driver_config = DriverConfig {
+    let mut driver_config = DriverConfig {
         policy: Arc::new(RequestAllowList(allow.clone())),
         ..DriverConfig::default()
     };
+    if args.attach.is_none() {
+        driver_config.launch.launcher = args.isolation.episode().browser_launcher()?;
+    }
     let mut browser = match &args.attach {
         Some(ws) => CdpBrowser::attach(ws, driver_config)
             .await

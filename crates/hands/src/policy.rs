@@ -39,3 +39,16 @@ impl RequestPolicy for RequestAllowList {
         }
     }
 }
+
+/// The policy of every program of an episode (its jail's proxy): the allowed origins, or
+/// nothing at all when none is given (a desktop run with no `--allow-origin` reaches nothing).
+pub fn episode_policy(allow_origin: &[String]) -> anyhow::Result<hands_cdp::policy::SharedPolicy> {
+    if allow_origin.is_empty() {
+        return Ok(std::sync::Arc::new(|_: &RequestInfo<'_>| Verdict::Deny {
+            reason: "this episode may reach no origin (give --allow-origin to open one)".into(),
+        }));
+    }
+    let allow =
+        OriginAllowList::new(allow_origin).map_err(|e| anyhow::anyhow!("--allow-origin: {e}"))?;
+    Ok(std::sync::Arc::new(RequestAllowList(allow)))
+}

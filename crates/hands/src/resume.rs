@@ -18,6 +18,8 @@ pub const LEDGER_FILE: &str = "ledger.sqlite";
 pub const OLD_CHECKPOINT_FILE: &str = "checkpoint.json";
 /// The ledger value holding the settings a run started with.
 const LAUNCH_KEY: &str = "hands.launch";
+/// The ledger's metadata key for how isolated the run was (`hands runs show`).
+pub const SANDBOX_KEY: &str = "hands.sandbox";
 /// Test hook for crash tests: `hands run` stops inside the save of this checkpoint revision
 /// (after writing it, before committing it), prints [`PAUSED_IN_SAVE`] on stderr and waits to
 /// be killed. Never set outside tests.
@@ -62,6 +64,9 @@ pub struct Launch {
     /// `--no-parallel-tools`.
     #[serde(default)]
     pub no_parallel_tools: bool,
+    /// `--sandbox`, `--workspace`, `--workspace-bind` (a run resumes as it started).
+    #[serde(default)]
+    pub isolation: crate::cli::SandboxArgs,
 }
 
 impl Launch {

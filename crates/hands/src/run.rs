@@ -16,7 +16,7 @@ use hands_models::anthropic::{self, AnthropicClient, AnthropicConfig};
 use hands_models::openai::{self, OpenAiClient, OpenAiConfig};
 use hands_runner::diagnostics::{Record, Stage};
 use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
-use hands_sandbox::{BashConfig, BashTool, EditorConfig, EditorTool};
+use hands_sandbox::{BashTool, EditorTool};
 use hands_toolset::browser::consent::Confirm;
 use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
@@ -33,6 +33,7 @@ use crate::cli::{ApproveArg, ImageDetailArg, ProviderArg, RunArgs, member_names}
 use crate::environment::DesktopEnv;
 use crate::policy::RequestAllowList;
 use crate::resume::{self, Launch};
+use crate::sandbox::SandboxArg;
 use crate::rundir::RunDir;
 
 /// The default Claude model: every model that accepts `computer_toolset_20260801` will do.
@@ -145,9 +146,21 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .clone()
             .or_else(|| saved.and_then(|l| l.effort.clone())),
         no_parallel_tools: args.no_parallel_tools || saved.is_some_and(|l| l.no_parallel_tools),
+        isolation: match saved {
+            Some(l) if args.isolation == crate::cli::SandboxArgs::default() => l.isolation.clone(),
+            _ => args.isolation.clone(),
+        },
     };
+    if display_arg.is_some() && launch.isolation.sandbox == SandboxArg::Jail {
+        anyhow::bail!(
+            "--display attaches to a display outside any jail (its other clients, its files and \
+             its network are yours): give --sandbox none to do that on purpose, or leave \
+             --display out for a jailed desktop of the episode's own"
+        );
+    }
+    let mut episode = launch.isolation.episode();
     let model_settings = ModelSettings::parse(provider, &launch)?;
-    let (out, mut rundir, ledger) = match (resumed, &args.resume) {
+    let (out, mut rundir, mut ledger) = match (resumed, &args.resume) {
         (Some((ledger, _)), Some(dir)) => (dir.clone(), RunDir::reopen(dir)?, ledger),
         _ => {
             let out = args
@@ -179,6 +192,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     // The desktop: a display of our own (with a window manager) unless one is named.
     let mut _env_clients = Vec::new();
+    let mut spawned_display: Option<String> = None;
     let desktop: Option<Box<dyn Desktop>> = if use_desktop {
         Some(match &display_arg {
             Some(display) => Box::new(
@@ -187,8 +201,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             ),
             None => {
                 let size = Size::new(DESKTOP_SIZE.0, DESKTOP_SIZE.1).context("screen size")?;
-                let env = DesktopEnv::spawn(size, false).await?;
+                // Every program of the episode reaches only the allowed origins, through the
+                // jail's proxy (nothing at all without --allow-origin).
+                let config =
+                    episode.xvfb_config(size, crate::policy::episode_policy(&allow_origin)?)?;
+                let env = DesktopEnv::spawn(config, false).await?;
                 eprintln!("hands run: desktop {size} on {}", env.desktop.display());
+                spawned_display = Some(env.desktop.display().to_owned());
                 _env_clients = env.clients;
                 Box::new(env.desktop)
             }
@@ -196,7 +215,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let display_name = display_arg.clone();
+    let display_name = display_arg.clone().or(spawned_display);
 
     // The browser: Chromium, under the same allow-list at the toolset and the request level.
     let mut toolbox = Toolbox::default();
@@ -210,10 +229,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         };
         let allow =
             OriginAllowList::new(&origins).map_err(|e| anyhow::anyhow!("--allow-origin: {e}"))?;
-        let driver_config = DriverConfig {
+        let mut driver_config = DriverConfig {
             policy: Arc::new(RequestAllowList(allow.clone())),
             ..DriverConfig::default()
         };
+        driver_config.launch.launcher = episode.browser_launcher()?;
         let mut browser = CdpBrowser::launch(driver_config)
             .await
             .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
@@ -301,25 +321,19 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             if computer.is_some() {
                 // Claude uses bash and the editor beside the computer (the spec's quick start);
                 // bash runs in the run directory, with the desktop as its display.
-                let mut bash = BashConfig {
-                    working_dir: Some(rundir.path().to_owned()),
-                    ..BashConfig::default()
-                };
-                if let Some(display) = display_name
-                    .clone()
-                    .or_else(|| std::env::var("DISPLAY").ok())
-                {
-                    bash.env.push(("DISPLAY".into(), display));
+                let mut bash = episode.bash_config(display_name.as_deref());
+                if episode.mode() == SandboxArg::None {
+                    bash.working_dir = Some(rundir.path().to_owned());
                 }
                 // The shell inherits no credential (hands-sandbox's allow-list); on a display
                 // of the user's, X clients started from it need its cookie file.
-                if display_name.is_some()
+                if display_arg.is_some()
                     && let Ok(xauthority) = std::env::var("XAUTHORITY")
                 {
                     bash.env.push(("XAUTHORITY".into(), xauthority));
                 }
                 toolbox.bash = Some(BashTool::new(bash));
-                toolbox.editor = Some(EditorTool::new(EditorConfig::default())?);
+                toolbox.editor = Some(EditorTool::new(episode.editor_config())?);
             }
             let mut settings = AnthropicSettings::new(model.clone());
             settings.system = Some(system);
@@ -386,6 +400,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
         None => runner.set_journal(Box::new(rundir)),
     }
+    // How isolated the episode is, as it was in force (each resume records its own).
+    ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
+    rundir.line(serde_json::json!({"kind": "sandbox", "isolation": episode.describe()}));
     // Every step is checkpointed in the run directory's ledger: `--resume` continues from it.
     runner.set_ledger(Box::new(ledger));
     let ctrl_c = cancel.clone();

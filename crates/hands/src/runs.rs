@@ -122,6 +122,7 @@ fn show(run_dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             "latest_revision": report.latest_revision, "steps_used": report.steps_used,
             "owner_pid": report.owner, "pending_turn": report.pending.as_ref().map(|_| &calls),
             "launch": launch,
+            "sandbox": report.meta.get(crate::resume::SANDBOX_KEY),
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
@@ -152,6 +153,11 @@ fn show(run_dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     if let Some(task) = launch.get("task").and_then(Value::as_str) {
         println!("task: {task}");
     }
+    let sandbox = report.meta.get(crate::resume::SANDBOX_KEY).cloned();
+    println!(
+        "sandbox: {}",
+        sandbox.as_deref().unwrap_or("not recorded (a run from before jails)")
+    );
     println!(
         "requests used: {}; checkpoints: {} (latest revision {})",
         report.steps_used, report.checkpoints, report.latest_revision

@@ -20,11 +20,11 @@ use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
 use super::browser_policy::{self, BookingTask};
 use super::{anthropic_client, openai_client, run_and_check};
 use crate::approve::TerminalApprover;
-use crate::cli::{ApproveArg, ProviderArg};
+use crate::cli::{ApproveArg, ProviderArg, SandboxArgs};
 use crate::policy::RequestAllowList;
 
 /// Runs the drill; `Ok(true)` when everything it checked holds.
-pub async fn run(provider: ProviderArg) -> anyhow::Result<bool> {
+pub async fn run(provider: ProviderArg, isolation: &SandboxArgs) -> anyhow::Result<bool> {
     let started = Instant::now();
     let task = BookingTask {
         name: "Zoë Ågren-Müller".into(),
@@ -40,10 +40,12 @@ pub async fn run(provider: ProviderArg) -> anyhow::Result<bool> {
         .context("starting the booking app")?;
     let origin = app.base_url().to_owned();
     let allow = OriginAllowList::new([origin.as_str()]).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut browser = CdpBrowser::launch(DriverConfig {
+    let mut driver_config = DriverConfig {
         policy: Arc::new(RequestAllowList(allow.clone())),
         ..DriverConfig::default()
-    })
+    };
+    driver_config.launch.launcher = isolation.episode().browser_launcher()?;
+    let mut browser = CdpBrowser::launch(driver_config)
     .await
     .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
     let start = PageUrl::parse("url", &format!("{origin}/")).map_err(|e| anyhow::anyhow!("{e}"))?;

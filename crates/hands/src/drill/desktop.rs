@@ -15,28 +15,41 @@ use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor};
 
 use super::desktop_policy::{self, NoteTask};
 use super::{anthropic_client, openai_client, run_and_check};
-use crate::cli::ProviderArg;
+use crate::cli::{ProviderArg, SandboxArgs};
 use crate::environment::DesktopEnv;
 
 /// The screen of the drill: the editor opens centred, 640x480.
 const SCREEN: (u32, u32) = (1280, 800);
 
 /// Runs the drill; `Ok(true)` when everything it checked holds.
-pub async fn run(provider: ProviderArg) -> anyhow::Result<bool> {
+pub async fn run(provider: ProviderArg, isolation: &SandboxArgs) -> anyhow::Result<bool> {
     let started = Instant::now();
     let dir = tempfile::Builder::new()
         .prefix("hands-drill-desktop-")
         .tempdir()
         .context("creating the drill's directory")?;
-    let path = dir.path().join("note.txt");
-    let task = NoteTask {
-        note: "Drill note from hands: ünïcödé ✓, tabs\tand a second line.\nSecond line.".into(),
-        path: path.display().to_string(),
-        editor_point: (SCREEN.0 / 2, SCREEN.1 / 2 + 20),
-    };
     eprintln!("hands drill desktop ({provider:?}): spawning a desktop with mousepad…");
     let size = Size::new(SCREEN.0, SCREEN.1).context("screen size")?;
-    let env = DesktopEnv::spawn(size, true).await?;
+    // In a jail the editor saves in the episode's home; the drill reads it from the host side.
+    let mut episode = isolation.episode();
+    let config = episode.xvfb_config(size, crate::policy::episode_policy(&[])?)?;
+    let (path, inside) = match episode.desktop_jail() {
+        Some(jail) => (
+            jail.home_dir().join("note.txt"),
+            format!("{}/note.txt", hands_jail::layout::JAIL_HOME),
+        ),
+        None => {
+            let path = dir.path().join("note.txt");
+            let inside = path.display().to_string();
+            (path, inside)
+        }
+    };
+    let task = NoteTask {
+        note: "Drill note from hands: ünïcödé ✓, tabs\tand a second line.\nSecond line.".into(),
+        path: inside,
+        editor_point: (SCREEN.0 / 2, SCREEN.1 / 2 + 20),
+    };
+    let env = DesktopEnv::spawn(config, true).await?;
     let DesktopEnv {
         clients: _clients,
         desktop,

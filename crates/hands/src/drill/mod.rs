@@ -30,10 +30,10 @@ pub async fn run(args: DrillArgs) -> anyhow::Result<std::process::ExitCode> {
         DrillKind::Browser => (&[], std::slice::from_ref(&args.provider)),
     };
     for provider in desktops {
-        passed &= desktop::run(*provider).await?;
+        passed &= desktop::run(*provider, &args.isolation).await?;
     }
     for provider in browsers {
-        passed &= browser::run(*provider).await?;
+        passed &= browser::run(*provider, &args.isolation).await?;
     }
     Ok(if passed {
         std::process::ExitCode::SUCCESS
