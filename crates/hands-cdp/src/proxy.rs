@@ -1,12 +1,72 @@
-//! The second wall of the network policy: a local HTTP proxy the launched browser must use for every connection, which checks the policy per connection.
+//! The second wall of the network policy, and the only way out of an episode's jail: a local HTTP proxy that checks the policy per connection, resolves names itself, and connects only to the address it checked.
 //!
-//! Request interception (`Fetch`) sees every request a target makes, but not two kinds of
-//! traffic: WebSocket handshakes (neither `Fetch` nor `Network.setBlockedURLs` applies to them —
-//! measured on Chromium 156) and the browser's own requests (component and extension update
-//! checks, account look-ups), which belong to no target. Both go through this proxy
-//! (`--proxy-server`, with `<-loopback>` so local addresses are not exempt), which answers 403 to
-//! a connection the policy denies. Plain-HTTP requests are forwarded one per connection
-//! (`Connection: close`), so a kept-alive connection can never switch to an unchecked host.
+//! Spec: Claude computer use, precaution 3: "acceso a internet limitado a una lista de dominios
+//! permitidos"; issue 17, item 2 ("One allow-list for every process"): a jail has an empty
+//! network namespace, its bash, curl, X apps and Chromium reach the world only through this
+//! proxy (`HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` = `http://127.0.0.1:3128`, a listener made in
+//! the jail's namespace and served here by [`PolicyProxy::serve_listener`]), and no DNS answers
+//! there. So the proxy holds against a client the attacker writes, not only against a browser.
+//!
+//! For the launched browser: request interception (`Fetch`) sees every request a target makes,
+//! but not WebSocket handshakes (measured on Chromium 156) nor the browser's own requests
+//! (update checks, account look-ups). Both go through this proxy (`--proxy-server`, with
+//! `<-loopback>` so local addresses are not exempt).
+//!
+//! Rules, in the order they apply (every refusal is a `403` whose one-line body starts with
+//! [`REFUSAL_PREFIX`] and names the rule, and is recorded in [`PolicyProxy::blocked`]):
+//! 1. **Strict head** ([`head::parse_head`]): `METHOD target HTTP/1.x` with single spaces; no
+//!    NUL, bare CR or bare LF anywhere in the head, no folded or malformed header lines, UTF-8.
+//!    The target is `CONNECT host:port` (no credentials, an explicit port; the `Host` header is
+//!    irrelevant) or an absolute `http:`/`ws:` URL without credentials
+//!    (`http://allowed@evil/` is refused, so is an empty `http://@evil/`) and without
+//!    backslashes. Hosts are normalised by the `url` crate's host parser before anything else
+//!    (`2130706433`, `0x7f.1`, `017700000001` are `127.0.0.1`). A `Host` header that names
+//!    another host or port than the URL is refused; so are two `Host` headers, `Transfer-Encoding`
+//!    together with `Content-Length`, a `Transfer-Encoding` other than one `chunked`, and a
+//!    `Content-Length` that is not one decimal number.
+//! 2. **The policy, by name**: the same [`RequestPolicy`](crate::policy::RequestPolicy) the
+//!    browser obeys is asked about the URL (a tunnel: `https:` or `wss:` at that host and port).
+//! 3. **Resolve, then check every address**: an address literal is its own address; a name is
+//!    resolved here (tokio's `lookup_host`). Each address is classified ([`address::classify`]):
+//!    loopback, unspecified, `0.0.0.0/8`, link-local (`169.254/16`, where cloud metadata lives,
+//!    `fe80::/10`), private (`10/8`, `172.16/12`, `192.168/16`), shared `100.64/10`, ULA
+//!    `fc00::/7`, multicast, broadcast, reserved and documentation ranges, and the IPv6 forms
+//!    that carry such an IPv4 address (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64
+//!    `64:ff9b::/96`, 6to4). **How a local address is allowed**: only explicitly, by the policy
+//!    allowing the request with that address written as the host — `http://127.0.0.1:8080` in
+//!    an origin allow-list reaches `127.0.0.1:8080`. A name that the list allows but that
+//!    resolves to a local address (`http://localhost:8080` listed, or an allowed name rebound
+//!    to `10.0.0.5`) is refused unless the list also names that address (`http://127.0.0.1:8080`);
+//!    a literal is allowed only in the spelling the list uses after normalisation
+//!    (`[::ffff:127.0.0.1]` is not `127.0.0.1`). Of several addresses, only those that pass are
+//!    used; none passing is a refusal. (A policy that allows everything, [`AllowAll`](crate::AllowAll),
+//!    therefore allows every address: a jail must be given an allow-list.)
+//! 4. **Connect to the checked address**: the connection goes to exactly the `SocketAddr`s
+//!    checked, never to the name again (no second resolution, so DNS rebinding through an
+//!    allowed name cannot switch the address after the check).
+//! 5. **One request per connection**: a plain-HTTP request is forwarded in origin form with the
+//!    URL's own `Host`, no proxy headers and `Connection: close`; exactly its body goes up (by
+//!    `Content-Length` or chunked framing) and whatever the client sends after it (a pipelined
+//!    second request) is never forwarded; the answer goes down with `Connection: close`. After
+//!    a `101` answer to an upgrade (a WebSocket handshake) the two sides are joined.
+//! 6. **A tunnel's ClientHello**: after `200 Connection Established`, when the client's first
+//!    bytes are a TLS handshake record, the ClientHello must be whole in that record and its
+//!    server name (SNI), if any, must be the `CONNECT` host (none at all for an address
+//!    literal); otherwise the tunnel is closed (after the `200` there is no HTTP answer left to
+//!    give) and the refusal recorded. Not TLS (a `ws:` handshake through a tunnel): relayed,
+//!    it goes to the checked address anyway.
+//!
+//! **Domain fronting is accepted, knowingly.** The proxy sees the `CONNECT` authority and the
+//! ClientHello's name, never what is inside TLS: a client can open a tunnel to an allowed HTTPS
+//! origin on a CDN, with the right SNI, and send `Host: evil.example` inside; the CDN routes it
+//! to another of its customers. Likewise an Encrypted Client Hello hides the real name behind
+//! the allowed one. Stopping that would need TLS interception (a CA the jail trusts), which
+//! breaks certificate pinning and puts every secret through hands. Every proxy-based sandbox
+//! makes the same trade (OpenAI's Codex CLI, Anthropic's sandbox-runtime): the allow-list means
+//! "these hosts' front doors", and an operator who allows a shared CDN name allows what that
+//! CDN serves under it.
+//!
+//! Not handled here: UDP (a jail has none), name resolution for the jail (nothing answers).
 
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
