@@ -1,4 +1,13 @@
-//! One DevTools WebSocket with flat sessions: request ids, per-call timeouts and cancellation, event subscriptions, and the task that owns the socket.
+//! One DevTools connection with flat sessions: request ids, per-call timeouts and cancellation, event subscriptions, and the task that owns the transport.
+//!
+//! The connection does not care how messages travel ([`crate::transport`]): a browser hands
+//! launches is spoken to over the two pipes of `--remote-debugging-pipe`
+//! ([`Connection::over_pipes`]), so it has no DevTools port a local process could attach to and
+//! switch the URL fence off with; a browser someone else started is attached to over its
+//! DevTools WebSocket ([`Connection::connect`]). Everything above the transport — ids, answers,
+//! events, sessions, the owning task — is the same for both.
+//!
+//! Spec: Claude computer use, "Precauciones" 1 and 3; issue 17.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -6,18 +15,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::{SinkExt as _, StreamExt as _};
+use std::os::fd::OwnedFd;
+
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::Command;
+use crate::transport::{MAX_MESSAGE_BYTES, Pipes, Transport, WebSocket};
 
-/// A flat session id (`sessionId`), naming one attached target on the shared socket.
+/// A flat session id (`sessionId`), naming one attached target on the shared connection.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SessionId(pub String);
@@ -28,7 +38,7 @@ impl fmt::Display for SessionId {
     }
 }
 
-/// A protocol failure: the socket, the browser's answer, or the wait for it.
+/// A protocol failure: the transport, the browser's answer, or the wait for it.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum CdpError {
@@ -40,7 +50,7 @@ pub enum CdpError {
         /// What went wrong.
         reason: String,
     },
-    /// The socket is closed: the browser exited or the endpoint went away.
+    /// The connection is closed: the browser exited or the endpoint went away.
     #[error("the DevTools connection is closed: {reason}")]
     Closed {
         /// Why, as far as is known.
@@ -127,17 +137,19 @@ struct Shared {
     subscribers: Mutex<Vec<Subscriber>>,
     closed: Mutex<Option<String>>,
     outgoing: mpsc::UnboundedSender<String>,
-    call_timeout: Duration,
-    /// Cancelled when the socket task ends, for any reason.
+    /// Cancelled when the transport's task ends, for any reason.
     done: CancellationToken,
 }
 
-/// A cheap, cloneable handle on the one socket. The socket itself is owned by a task spawned in
-/// [`Connection::connect`], which lives until the socket closes or every handle is dropped.
+/// A cheap, cloneable handle on the one connection. The transport (a WebSocket or the pipes) is
+/// owned by a task spawned in [`Connection::connect`] or [`Connection::over_pipes`], which lives
+/// until the browser closes its end or every handle is dropped.
 #[derive(Clone)]
 pub struct Connection {
     shared: Arc<Shared>,
-    /// Dropped with the last handle: cancels the socket task.
+    /// Bound on calls made without an explicit timeout (per handle).
+    call_timeout: Duration,
+    /// Dropped with the last handle: cancels the transport's task.
     _owner: Arc<DropGuard>,
 }
 
@@ -158,20 +170,48 @@ impl fmt::Debug for Connection {
 }
 
 impl Connection {
-    /// Connects to a DevTools WebSocket URL and starts the task that owns the socket.
+    /// Connects to a DevTools WebSocket URL (a browser someone else started) and starts the task
+    /// that owns the socket.
     ///
     /// `call_timeout` bounds every call made without an explicit timeout.
     pub async fn connect(url: &str, call_timeout: Duration) -> Result<Connection, CdpError> {
         // CDP messages can be large (screenshots, whole-page reads); frames are local.
         let config = WebSocketConfig::default()
-            .max_message_size(Some(512 << 20))
-            .max_frame_size(Some(512 << 20));
+            .max_message_size(Some(MAX_MESSAGE_BYTES))
+            .max_frame_size(Some(MAX_MESSAGE_BYTES));
         let (socket, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
             .await
             .map_err(|e| CdpError::Connect {
                 url: url.to_owned(),
                 reason: e.to_string(),
             })?;
+        Ok(Connection::start(WebSocket(socket), call_timeout))
+    }
+
+    /// Speaks to a browser started with `--remote-debugging-pipe` and starts the task that owns
+    /// the pipes: `to_browser` is the write end of the pipe the browser reads commands from (its
+    /// descriptor 3), `from_browser` the read end of the one it writes to (its descriptor 4).
+    /// Each message is a JSON text ended by a NUL byte.
+    ///
+    /// Must be called inside a tokio runtime. `call_timeout` bounds every call made without an
+    /// explicit timeout.
+    pub fn over_pipes(
+        to_browser: OwnedFd,
+        from_browser: OwnedFd,
+        call_timeout: Duration,
+    ) -> Result<Connection, CdpError> {
+        let not_a_pipe = |e: std::io::Error| CdpError::Connect {
+            url: "the DevTools pipes".to_owned(),
+            reason: e.to_string(),
+        };
+        let writer =
+            tokio::net::unix::pipe::Sender::from_owned_fd(to_browser).map_err(not_a_pipe)?;
+        let reader =
+            tokio::net::unix::pipe::Receiver::from_owned_fd(from_browser).map_err(not_a_pipe)?;
+        Ok(Connection::start(Pipes::new(reader, writer), call_timeout))
+    }
+
+    fn start(transport: impl Transport, call_timeout: Duration) -> Connection {
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         let stop = CancellationToken::new();
         let shared = Arc::new(Shared {
@@ -180,19 +220,28 @@ impl Connection {
             subscribers: Mutex::new(Vec::new()),
             closed: Mutex::new(None),
             outgoing: out_tx,
-            call_timeout,
             done: CancellationToken::new(),
         });
-        tokio::spawn(run_socket(
-            socket,
+        tokio::spawn(run_transport(
+            transport,
             out_rx,
             Arc::clone(&shared),
             stop.clone(),
         ));
-        Ok(Connection {
+        Connection {
             shared,
+            call_timeout,
             _owner: Arc::new(DropGuard(stop)),
-        })
+        }
+    }
+
+    /// A handle on the same connection whose calls without an explicit timeout wait at most
+    /// `call_timeout`.
+    pub fn with_call_timeout(&self, call_timeout: Duration) -> Connection {
+        Connection {
+            call_timeout,
+            ..self.clone()
+        }
     }
 
     /// Why the connection closed, if it has.
@@ -200,12 +249,12 @@ impl Connection {
         self.shared.closed.lock().ok().and_then(|c| c.clone())
     }
 
-    /// A token cancelled when the socket closes.
+    /// A token cancelled when the connection closes.
     pub fn closed_token(&self) -> CancellationToken {
         self.shared.done.clone()
     }
 
-    /// Receives every event `filter` accepts, in arrival order, until the socket closes or the
+    /// Receives every event `filter` accepts, in arrival order, until the connection closes or the
     /// receiver is dropped.
     pub fn subscribe(
         &self,
@@ -230,7 +279,7 @@ impl Connection {
         method: &str,
         params: Value,
     ) -> Result<Value, CdpError> {
-        self.call_with(session, method, params, self.shared.call_timeout, None)
+        self.call_with(session, method, params, self.call_timeout, None)
             .await
     }
 
@@ -251,7 +300,7 @@ impl Connection {
         let cancel = cancel.unwrap_or(&never);
         let result = tokio::select! {
             answer = rx => answer.unwrap_or_else(|_| Err(CdpError::Closed {
-                reason: self.closed_reason().unwrap_or_else(|| "the socket task ended".into()),
+                reason: self.closed_reason().unwrap_or_else(|| "the connection's task ended".into()),
             })),
             _ = tokio::time::sleep(timeout) => Err(CdpError::Timeout {
                 method: method.to_owned(),
@@ -319,7 +368,7 @@ impl Connection {
             return Err(CdpError::Closed {
                 reason: self
                     .closed_reason()
-                    .unwrap_or_else(|| "the socket task ended".into()),
+                    .unwrap_or_else(|| "the connection's task ended".into()),
             });
         }
         Ok((id, want_answer.then_some(rx)))
@@ -356,45 +405,30 @@ struct ProtocolErrorBody {
     data: Option<String>,
 }
 
-/// The socket task: writes queued commands, reads answers and events, and on close fails every
-/// pending call and ends every subscription.
-async fn run_socket<S>(
-    mut socket: tokio_tungstenite::WebSocketStream<S>,
+/// The transport's task: writes queued commands, reads answers and events, and on close fails
+/// every pending call and ends every subscription.
+async fn run_transport(
+    mut transport: impl Transport,
     mut outgoing: mpsc::UnboundedReceiver<String>,
     shared: Arc<Shared>,
     stop: CancellationToken,
-) where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-{
+) {
     let reason = loop {
         tokio::select! {
             biased;
             _ = stop.cancelled() => {
-                let _ = socket.close(None).await;
+                transport.close().await;
                 break "the connection was dropped".to_owned();
             }
             message = outgoing.recv() => {
                 let Some(text) = message else { break "the connection was dropped".to_owned() };
-                if let Err(e) = socket.send(Message::text(text)).await {
-                    break format!("sending failed: {e}");
+                if let Err(reason) = transport.send(text).await {
+                    break reason;
                 }
             }
-            incoming = socket.next() => match incoming {
-                Some(Ok(Message::Text(text))) => dispatch(&shared, text.as_str()),
-                Some(Ok(Message::Binary(bytes))) => {
-                    if let Ok(text) = std::str::from_utf8(&bytes) {
-                        dispatch(&shared, text);
-                    }
-                }
-                Some(Ok(Message::Close(frame))) => {
-                    break match frame {
-                        Some(frame) => format!("the browser closed the socket ({})", frame.reason),
-                        None => "the browser closed the socket".to_owned(),
-                    };
-                }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => break format!("the socket failed: {e}"),
-                None => break "the socket ended".to_owned(),
+            incoming = transport.recv() => match incoming {
+                Ok(text) => dispatch(&shared, &text),
+                Err(reason) => break reason,
             },
         }
     };

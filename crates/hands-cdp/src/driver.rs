@@ -1,6 +1,5 @@
 //! [`CdpBrowser`]: a launched or attached Chromium, its event loop, and the helpers every member family shares (tabs, the page agent, ref checks, error mapping).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -10,6 +9,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use hands_core::browser::{DriverError, TabId};
+use hands_jail::SharedDir;
 
 use crate::config::DriverConfig;
 use crate::connection::{CdpError, Connection, SessionId};
@@ -61,7 +61,8 @@ pub struct CdpBrowser {
     pub(crate) refs: RefTable,
     /// The session counter behind refs (`e17`, `s18`) and document ids (`d19`): it only grows.
     pub(crate) next_id: AtomicU64,
-    pub(crate) download_dir: Option<PathBuf>,
+    /// Where the browser puts downloads (`inside`) and where this process takes them (`host`).
+    pub(crate) download_dir: Option<SharedDir>,
     /// How long the last DOM walk took inside the page.
     pub(crate) last_walk: Duration,
     /// The tab whose left button `mouse_button` pressed and has not released: pointer moves
@@ -117,14 +118,26 @@ impl From<CdpError> for AgentError {
 }
 
 impl CdpBrowser {
-    /// Launches a headless Chromium on a fresh profile and drives it. The browser is killed when
-    /// the driver is dropped.
+    /// Launches a headless Chromium on a fresh profile through the configured launcher
+    /// ([`crate::LaunchConfig::launcher`]) and drives it over its DevTools pipes. The browser is
+    /// killed when the driver is dropped.
+    ///
+    /// The policy proxy listens where the browser runs ([`hands_jail::Launcher::listen_tcp`]: a
+    /// jail's own loopback, or the host's) and is served by this process.
     pub async fn launch(config: DriverConfig) -> Result<CdpBrowser, StartError> {
         let mut launch = config.launch.clone();
         launch.viewport = config.viewport;
         let proxy = if config.network_proxy {
-            let proxy = PolicyProxy::start(Arc::clone(&config.policy), config.diagnostics_capacity)
-                .await
+            let proxy = launch
+                .launcher
+                .listen_tcp(0)
+                .and_then(|listener| {
+                    PolicyProxy::serve_listener(
+                        listener,
+                        Arc::clone(&config.policy),
+                        config.diagnostics_capacity,
+                    )
+                })
                 .map_err(|e| StartError::Proxy(e.to_string()))?;
             launch.extra_args.extend(proxy.browser_args());
             Some(proxy)
@@ -133,11 +146,14 @@ impl CdpBrowser {
         };
         let chromium = Chromium::launch(&launch).await?;
         let download_dir = match &config.download_dir {
-            Some(dir) => Some(dir.clone()),
-            None => chromium.profile_dir().map(|p| p.join("hands-downloads")),
+            Some(dir) => Some(SharedDir {
+                host: dir.clone(),
+                inside: dir.clone(),
+            }),
+            None => chromium.download_dir().cloned(),
         };
-        let url = chromium.ws_url().to_owned();
-        let mut browser = CdpBrowser::start(&url, config, Some(chromium), download_dir).await?;
+        let conn = chromium.connection().with_call_timeout(config.call_timeout);
+        let mut browser = CdpBrowser::start(conn, config, Some(chromium), download_dir).await?;
         browser.proxy = proxy;
         Ok(browser)
     }
@@ -145,17 +161,20 @@ impl CdpBrowser {
     /// Attaches to a running browser's DevTools endpoint (`ws://host:port/devtools/browser/…`).
     /// The browser is borrowed: dropping the driver closes the connection and nothing else.
     pub async fn attach(ws_url: &str, config: DriverConfig) -> Result<CdpBrowser, StartError> {
-        let download_dir = config.download_dir.clone();
-        CdpBrowser::start(ws_url, config, None, download_dir).await
+        let download_dir = config.download_dir.clone().map(|dir| SharedDir {
+            host: dir.clone(),
+            inside: dir,
+        });
+        let conn = Connection::connect(ws_url, config.call_timeout).await?;
+        CdpBrowser::start(conn, config, None, download_dir).await
     }
 
     async fn start(
-        ws_url: &str,
+        conn: Connection,
         config: DriverConfig,
         chromium: Option<Chromium>,
-        download_dir: Option<PathBuf>,
+        download_dir: Option<SharedDir>,
     ) -> Result<CdpBrowser, StartError> {
-        let conn = Connection::connect(ws_url, config.call_timeout).await?;
         let shared = Shared::new(
             conn.clone(),
             Arc::clone(&config.policy),
@@ -173,11 +192,11 @@ impl CdpBrowser {
         // download directory keeps its owner's setting.
         let downloads = match &download_dir {
             Some(dir) => {
-                if let Err(e) = tokio::fs::create_dir_all(dir).await {
-                    tracing::warn!(dir = %dir.display(), error = %e, "no download directory");
+                if let Err(e) = tokio::fs::create_dir_all(&dir.host).await {
+                    tracing::warn!(dir = %dir.host.display(), error = %e, "no download directory");
                 }
                 Some(
-                    json!({"behavior": "allowAndName", "downloadPath": dir, "eventsEnabled": true}),
+                    json!({"behavior": "allowAndName", "downloadPath": dir.inside, "eventsEnabled": true}),
                 )
             }
             None if chromium.is_some() => Some(json!({"behavior": "deny", "eventsEnabled": true})),

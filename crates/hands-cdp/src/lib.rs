@@ -2,11 +2,13 @@
 //! [`Browser`](hands_core::browser::Browser) trait over the DevTools Protocol.
 //!
 //! What it does:
-//! - launches Debian's headless `/usr/bin/chromium` on a fresh profile (the endpoint read from
-//!   `DevToolsActivePort`, the process group killed on drop and by a parent-death signal), or
-//!   attaches to a `ws://` endpoint it then leaves alone;
-//! - speaks CDP itself over one tokio-tungstenite socket with flat sessions ([`connection`]),
-//!   thin serde types for the methods it uses ([`protocol`]) and a raw `call` for the rest;
+//! - launches Debian's headless `/usr/bin/chromium` on a fresh profile through a
+//!   [`hands_jail::Launcher`] (the host, or a jail of its own), speaking CDP over the two pipes of
+//!   `--remote-debugging-pipe` so it opens no DevTools port at all (issue 17), the process group
+//!   killed on drop and by a parent-death signal; or attaches to a `ws://` endpoint it then
+//!   leaves alone;
+//! - speaks CDP itself with flat sessions over either transport ([`connection`]), thin serde
+//!   types for the methods it uses ([`protocol`]) and a raw `call` for the rest;
 //! - auto-attaches every target paused (pages, pop-ups, out-of-process frames, workers, service
 //!   workers), turns request interception and its own auto-attach on, and only then lets it run,
 //!   so the [`RequestPolicy`] sees every request — each redirect hop, pop-ups, frames, workers,
@@ -83,7 +85,8 @@
 //! - **Drags** that start a native drag-and-drop (a selection, a draggable element) continue as
 //!   intercepted drag events, so the page gets its `drop`.
 //!
-//! Layout: [`launch`] (the process), [`connection`] and [`protocol`] (CDP), `events` (the event
+//! Layout: [`launch`] (the process), [`connection`], `transport` (the WebSocket and the pipes)
+//! and [`protocol`] (CDP), `events` (the event
 //! loop, targets, tabs), [`policy`], `agent.js` with `reads`, `refs` and `settle`, one module per
 //! member family (`pointer`, `keyboard`, `forms`, `tabs`, `images`, `scripts`, `transfers`),
 //! [`files`] (grants) and [`diagnostics`].
@@ -110,6 +113,7 @@ mod scripts;
 mod settle;
 mod tabs;
 mod transfers;
+mod transport;
 
 pub use config::{DriverConfig, ReadLimits, SettleConfig, ValuePolicy};
 pub use connection::{CdpError, Connection, Event, SessionId};

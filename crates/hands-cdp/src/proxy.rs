@@ -229,6 +229,38 @@ impl PolicyProxy {
             .map(|b| b.iter().cloned().collect())
             .unwrap_or_default()
     }
+
+    /// Serves a listener someone else bound: a launched browser's, from
+    /// [`hands_jail::Launcher::listen_tcp`], on the loopback of the environment the browser runs
+    /// in (a jail's own, or the host's). The listener must be bound on `127.0.0.1` (the address
+    /// [`PolicyProxy::browser_args`] names). Must be called inside a tokio runtime.
+    pub fn serve_listener(
+        listener: std::net::TcpListener,
+        policy: SharedPolicy,
+        capacity: usize,
+    ) -> std::io::Result<PolicyProxy> {
+        listener.set_nonblocking(true)?;
+        let listener = TcpListener::from_std(listener)?;
+        let port = listener.local_addr()?.port();
+        let blocked: Arc<Mutex<VecDeque<BlockedRequest>>> = Arc::default();
+        let record = Arc::clone(&blocked);
+        let task = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let policy = Arc::clone(&policy);
+                let record = Arc::clone(&record);
+                tokio::spawn(async move {
+                    if let Err(e) = serve(client, &policy, &record, capacity).await {
+                        tracing::debug!(error = %e, "proxy connection ended");
+                    }
+                });
+            }
+        });
+        Ok(PolicyProxy {
+            port,
+            blocked,
+            task,
+        })
+    }
 }
 
 /// Where a request head asks to go.

@@ -168,7 +168,7 @@ impl CdpBrowser {
         let Some(approved) = grants.redeem_download(grant) else {
             return refused();
         };
-        let source = dir.join(&guid);
+        let source = dir.host.join(&guid);
         let Some(size) = regular_file_size(&source).await else {
             return refused();
         };

@@ -4,7 +4,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -339,63 +338,6 @@ async fn an_attached_browser_without_a_proxy_is_fenced() {
         "undefined undefined"
     );
     drop(browser);
-}
-
-/// A plain Chromium on a fresh profile, none of hands' settings, killed on drop.
-struct ForeignChromium {
-    child: Child,
-    profile: std::path::PathBuf,
-}
-
-impl ForeignChromium {
-    fn start() -> ForeignChromium {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let profile = std::env::temp_dir().join(format!(
-            "hands-foreign-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&profile).unwrap();
-        let mut command = Command::new("/usr/bin/chromium");
-        command
-            .args([
-                "--headless",
-                "--remote-debugging-port=0",
-                "--no-first-run",
-                // Its own look-ups (update checks) stay on this machine; pages are unaffected.
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if rustix::process::geteuid().is_root() {
-            command.arg("--no-sandbox");
-        }
-        let child = command.arg("about:blank").spawn().unwrap();
-        ForeignChromium { child, profile }
-    }
-
-    async fn ws_url(&self) -> String {
-        let file = self.profile.join("DevToolsActivePort");
-        for _ in 0..400 {
-            if let Ok(text) = std::fs::read_to_string(&file)
-                && let Some(url) = hands_cdp::launch::parse_active_port(&text)
-            {
-                return url;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("the foreign browser did not start");
-    }
-}
-
-impl Drop for ForeignChromium {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
-    }
 }
 
 /// A document without a title is reported by its origin, never by the URL Chromium puts in its

@@ -7,9 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use common::*;
-use hands_cdp::{
-    CdpBrowser, Chromium, DownloadGrant, FileGrants, LaunchConfig, MemoryGrants, UploadGrant,
-};
+use hands_cdp::{CdpBrowser, DownloadGrant, FileGrants, MemoryGrants, UploadGrant};
 use hands_core::browser::args::{GrantId, ReadFilter};
 use hands_core::browser::driver::{FileCleanup, FileEffect, FileStatus, ReadResult};
 use hands_core::browser::read::Ref;
@@ -153,12 +151,11 @@ async fn uploads_and_downloads_go_through_single_use_grants() {
 async fn attached_browsers_are_left_to_their_owner() {
     let a = Server::start().await;
     a.html("/", "<title>Attached</title><button>Here</button>");
-    let chromium = Chromium::launch(&LaunchConfig::default()).await.unwrap();
+    let mut chromium = ForeignChromium::start();
+    let ws_url = chromium.ws_url().await;
     let c = cancel();
     {
-        let mut browser = CdpBrowser::attach(chromium.ws_url(), config())
-            .await
-            .unwrap();
+        let mut browser = CdpBrowser::attach(&ws_url, config()).await.unwrap();
         let state = browser.state(&c).await.unwrap();
         assert_eq!(state.tabs().len(), 1);
         browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
@@ -166,10 +163,8 @@ async fn attached_browsers_are_left_to_their_owner() {
         assert!(r.contains_key("Here"));
     }
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    assert_eq!(chromium.exited(), None);
-    let mut browser = CdpBrowser::attach(chromium.ws_url(), config())
-        .await
-        .unwrap();
+    assert!(chromium.running(), "dropping the driver closed the browser");
+    let mut browser = CdpBrowser::attach(&ws_url, config()).await.unwrap();
     let state = browser.state(&c).await.unwrap();
     assert_eq!(state.tabs()[0].title, "Attached");
     drop(chromium);

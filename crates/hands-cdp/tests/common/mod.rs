@@ -1,7 +1,9 @@
-//! Test helpers: a tiny HTTP server on 127.0.0.1:0 that serves fixed routes and records every request it sees, and a driver factory.
+//! Test helpers: a tiny HTTP server on 127.0.0.1:0 that serves fixed routes and records every request it sees, a driver factory, and a browser someone else started (with a DevTools port) to attach to.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -261,4 +263,69 @@ pub fn allow_only(origin: String) -> std::sync::Arc<dyn hands_cdp::RequestPolicy
             }
         }
     })
+}
+
+/// A plain Chromium on a fresh profile, none of hands' settings, with a DevTools port to attach
+/// to (what a browser someone else started has; hands' own launches have none), killed on drop.
+pub struct ForeignChromium {
+    child: Child,
+    profile: std::path::PathBuf,
+}
+
+impl ForeignChromium {
+    pub fn start() -> ForeignChromium {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let profile = std::env::temp_dir().join(format!(
+            "hands-foreign-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&profile).unwrap();
+        let mut command = Command::new("/usr/bin/chromium");
+        command
+            .args([
+                "--headless",
+                "--remote-debugging-port=0",
+                "--no-first-run",
+                // Its own look-ups (update checks) stay on this machine; pages are unaffected.
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if rustix::process::geteuid().is_root() {
+            command.arg("--no-sandbox");
+        }
+        let child = command.arg("about:blank").spawn().unwrap();
+        ForeignChromium { child, profile }
+    }
+
+    pub async fn ws_url(&self) -> String {
+        let file = self.profile.join("DevToolsActivePort");
+        for _ in 0..400 {
+            if let Ok(text) = std::fs::read_to_string(&file)
+                && let Some(url) = hands_cdp::launch::parse_active_port(&text)
+            {
+                return url;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the foreign browser did not start");
+    }
+}
+
+impl ForeignChromium {
+    /// Whether it is still running.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for ForeignChromium {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
 }
