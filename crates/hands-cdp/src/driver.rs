@@ -132,7 +132,7 @@ impl CdpBrowser {
                 .launcher
                 .listen_tcp(0)
                 .and_then(|listener| {
-                    PolicyProxy::serve_listener(
+                    PolicyProxy::serve_listener_keeping(
                         listener,
                         Arc::clone(&config.policy),
                         config.diagnostics_capacity,

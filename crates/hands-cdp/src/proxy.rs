@@ -154,17 +154,28 @@ impl PolicyProxy {
     }
 
     /// Serves a listener made elsewhere: in a jail, the one bound on the jail's own loopback
-    /// (`127.0.0.1:3128` inside its empty network namespace) and handed out, so this proxy is
-    /// the jail's only way out. Keeps the last [`DEFAULT_BLOCKED_CAPACITY`] refusals. Must be
-    /// called within a tokio runtime (an error otherwise).
+    /// (`127.0.0.1:3128` inside its empty network namespace, from
+    /// [`hands_jail::Launcher::listen_tcp`]) and handed out, so this proxy is the jail's only way
+    /// out. Keeps the last [`DEFAULT_BLOCKED_CAPACITY`] refusals. Must be called within a tokio
+    /// runtime (an error otherwise).
     pub fn serve_listener(
         listener: std::net::TcpListener,
         policy: SharedPolicy,
     ) -> std::io::Result<PolicyProxy> {
+        Self::serve_listener_keeping(listener, policy, DEFAULT_BLOCKED_CAPACITY)
+    }
+
+    /// [`PolicyProxy::serve_listener`] keeping the last `capacity` refusals (a launched browser
+    /// keeps as many as its diagnostics).
+    pub fn serve_listener_keeping(
+        listener: std::net::TcpListener,
+        policy: SharedPolicy,
+        capacity: usize,
+    ) -> std::io::Result<PolicyProxy> {
         tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
         listener.set_nonblocking(true)?;
         let listener = TcpListener::from_std(listener)?;
-        Self::serve(listener, policy, DEFAULT_BLOCKED_CAPACITY)
+        Self::serve(listener, policy, capacity)
     }
 
     fn serve(
@@ -230,37 +241,6 @@ impl PolicyProxy {
             .unwrap_or_default()
     }
 
-    /// Serves a listener someone else bound: a launched browser's, from
-    /// [`hands_jail::Launcher::listen_tcp`], on the loopback of the environment the browser runs
-    /// in (a jail's own, or the host's). The listener must be bound on `127.0.0.1` (the address
-    /// [`PolicyProxy::browser_args`] names). Must be called inside a tokio runtime.
-    pub fn serve_listener(
-        listener: std::net::TcpListener,
-        policy: SharedPolicy,
-        capacity: usize,
-    ) -> std::io::Result<PolicyProxy> {
-        listener.set_nonblocking(true)?;
-        let listener = TcpListener::from_std(listener)?;
-        let port = listener.local_addr()?.port();
-        let blocked: Arc<Mutex<VecDeque<BlockedRequest>>> = Arc::default();
-        let record = Arc::clone(&blocked);
-        let task = tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
-                let policy = Arc::clone(&policy);
-                let record = Arc::clone(&record);
-                tokio::spawn(async move {
-                    if let Err(e) = serve(client, &policy, &record, capacity).await {
-                        tracing::debug!(error = %e, "proxy connection ended");
-                    }
-                });
-            }
-        });
-        Ok(PolicyProxy {
-            port,
-            blocked,
-            task,
-        })
-    }
 }
 
 /// Where a request head asks to go.

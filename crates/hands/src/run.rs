@@ -395,14 +395,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             bar.set_message(format!("{n_requests} request(s), {n_actions} action(s)"));
         }));
     }
+    // How isolated the episode is, as it was in force (each resume records its own).
+    ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
+    rundir.line(serde_json::json!({"kind": "sandbox", "isolation": episode.describe()}));
     let out_path = rundir.path().to_owned();
     match &live {
         Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
         None => runner.set_journal(Box::new(rundir)),
     }
-    // How isolated the episode is, as it was in force (each resume records its own).
-    ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
-    rundir.line(serde_json::json!({"kind": "sandbox", "isolation": episode.describe()}));
     // Every step is checkpointed in the run directory's ledger: `--resume` continues from it.
     runner.set_ledger(Box::new(ledger));
     let ctrl_c = cancel.clone();

@@ -53,7 +53,7 @@ pub struct Jailed {
     /// The jail.
     pub jail: Jail,
     /// The proxy serving the jail's 127.0.0.1:3128 (stops when dropped).
-    pub proxy: PolicyProxy,
+    pub _proxy: PolicyProxy,
 }
 
 /// The places one episode's programs run.
@@ -193,5 +193,8 @@ fn jailed(config: JailConfig, policy: SharedPolicy) -> anyhow::Result<Jailed> {
         .context("placing the policy proxy in the jail")?;
     let proxy = PolicyProxy::serve_listener(listener, policy)
         .context("serving the jail's policy proxy")?;
-    Ok(Jailed { jail, proxy })
+    Ok(Jailed {
+        jail,
+        _proxy: proxy,
+    })
 }
