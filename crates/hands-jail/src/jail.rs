@@ -373,6 +373,10 @@ fn bwrap_args(kind: JailKind, dirs: &EpisodeDirs, limits: &Limits, init: &Path) 
         OsString::from("--ro-bind"),
         init.into(),
         JAIL_INIT.into(),
+        // The jail's root is bwrap's tmpfs, writable by the jail's user and with no size cap:
+        // read-only once every mount point is made (its own mounts — /tmp, home — stay writable).
+        "--remount-ro".into(),
+        "/".into(),
         "--seccomp".into(),
         "4".into(),
         "--chdir".into(),
