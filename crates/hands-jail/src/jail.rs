@@ -296,6 +296,10 @@ fn bwrap_args(kind: JailKind, dirs: &EpisodeDirs, limits: &Limits, init: &Path) 
         s("--unshare-user"),
         s("--die-with-parent"),
         s("--new-session"),
+        // The init is the jail's pid 1 (it reaps every orphan): no bwrap reaper stays inside,
+        // dumpable, holding its stderr pipe to hands and its exit eventfd for a jailed program
+        // to take with pidfd_getfd or to rewrite through /proc/1/mem.
+        s("--as-pid-1"),
         s("--cap-drop"),
         s("ALL"),
         s("--hostname"),
