@@ -498,6 +498,17 @@ fn attempts() -> Vec<(&'static str, &'static str, fn(&Ctx) -> Verdict)> {
         ),
         (
             "syscall",
+            "pidfd_getfd on every other process of the jail",
+            |c| {
+                let o = python(
+                    &c.jail,
+                    "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\nfor p in sorted(int(x) for x in os.listdir('/proc') if x.isdigit()):\n    if p == os.getpid():\n        continue\n    pfd = libc.syscall(434, p, 0)\n    if pfd < 0:\n        print(p, 'pidfd errno', ctypes.get_errno()); continue\n    for fd in range(64):\n        got = libc.syscall(438, pfd, fd, 0)\n        if got >= 0:\n            print(p, fd, 'GOT', os.readlink('/proc/self/fd/%d' % got))\n        elif ctypes.get_errno() != 9:\n            print(p, fd, 'errno', ctypes.get_errno()); break\nprint('end')",
+                );
+                (!o.0.contains("GOT"), said(&o))
+            },
+        ),
+        (
+            "syscall",
             "no hands descriptor inherited by a jailed program",
             |c| {
                 // Python opens nothing of its own at start: every descriptor above 2 came from the init.
@@ -701,14 +712,18 @@ fn attempts() -> Vec<(&'static str, &'static str, fn(&Ctx) -> Verdict)> {
                 ),
             ))
         }),
-        ("ns", "python setns into pid 1's network namespace", |c| {
-            eperm(&python(
-                &c.jail,
-                &py_errno(
-                    "fd = os.open('/proc/1/ns/net', os.O_RDONLY)\nif libc.setns(fd, 0) != 0:\n    raise OSError(ctypes.get_errno(), 'setns')",
-                ),
-            ))
-        }),
+        (
+            "ns",
+            "python setns (into its own network namespace: the call itself is denied)",
+            |c| {
+                eperm(&python(
+                    &c.jail,
+                    &py_errno(
+                        "fd = os.open('/proc/self/ns/net', os.O_RDONLY)\nif libc.setns(fd, 0) != 0:\n    raise OSError(ctypes.get_errno(), 'setns')",
+                    ),
+                ))
+            },
+        ),
         ("ns", "chroot", |c| {
             eperm(&python(&c.jail, &py_errno("os.chroot('/tmp')")))
         }),
@@ -789,6 +804,17 @@ fn attempts() -> Vec<(&'static str, &'static str, fn(&Ctx) -> Verdict)> {
                         host_tcp.map(|_| "CONNECTED")
                     ),
                 )
+            },
+        ),
+        (
+            "limits",
+            "raising the hard process and file-size rlimits",
+            |c| {
+                let o = bash(
+                    &c.jail,
+                    "ulimit -H -u unlimited 2>&1 && echo RAISED; ulimit -H -f unlimited 2>&1 && echo RAISED; ulimit -H -u; ulimit -H -f",
+                );
+                (!o.0.contains("RAISED"), said(&o))
             },
         ),
         // --- privileges ---------------------------------------------------------------------
@@ -1102,6 +1128,25 @@ fn lifetime() -> Vec<Row> {
         (!dir.exists(), dir.display().to_string()),
     );
     let second = start(Limits::default());
+    // kill -9 -1 inside: every process the jail's user may signal — none outside the jail.
+    let mut bystander = std::process::Command::new("/bin/sleep")
+        .arg("30")
+        .spawn()
+        .expect("sleep");
+    let throwaway = start(Limits::default());
+    let o = bash(&throwaway, "kill -KILL -1; sleep 1");
+    std::thread::sleep(Duration::from_millis(100));
+    let alive = matches!(bystander.try_wait(), Ok(None));
+    let _ = bystander.kill();
+    let _ = bystander.wait();
+    drop(throwaway);
+    row(
+        "kill -9 -1 inside reaches no host process",
+        (
+            alive,
+            format!("host bystander alive: {alive}; {}", said(&o)),
+        ),
+    );
     let o = bash(
         &second,
         &format!(
