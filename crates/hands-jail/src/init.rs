@@ -41,6 +41,17 @@ fn run() -> io::Result<()> {
     #[allow(unsafe_code)]
     let control = unsafe { OwnedFd::from_raw_fd(CONTROL_FD) };
     close_other_fds();
+    // The control socket is hands' alone: no program the init starts inherits it (bwrap passed
+    // it without close-on-exec), and no program of the jail's uid may take it with
+    // `pidfd_getfd` or rewrite the init through `/proc/<pid>/mem` (a non-dumpable process's
+    // `/proc` files are not the jail user's). Either would let a jailed program forge the init's
+    // answers to hands or read its requests.
+    rustix::io::fcntl_setfd(&control, rustix::io::FdFlags::CLOEXEC)?;
+    // SAFETY: prctl with plain integers; changes only this process's dumpable flag.
+    #[allow(unsafe_code)]
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
     let signals = child_signal_fd()?;
     proto::send(
         control.as_fd(),

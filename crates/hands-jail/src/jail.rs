@@ -296,6 +296,10 @@ fn bwrap_args(kind: JailKind, dirs: &EpisodeDirs, limits: &Limits, init: &Path) 
         s("--unshare-user"),
         s("--die-with-parent"),
         s("--new-session"),
+        // The init is the jail's pid 1 (it reaps every orphan): no bwrap reaper stays inside,
+        // dumpable, holding its stderr pipe to hands and its exit eventfd for a jailed program
+        // to take with pidfd_getfd or to rewrite through /proc/1/mem.
+        s("--as-pid-1"),
         s("--cap-drop"),
         s("ALL"),
         s("--hostname"),
@@ -373,6 +377,10 @@ fn bwrap_args(kind: JailKind, dirs: &EpisodeDirs, limits: &Limits, init: &Path) 
         OsString::from("--ro-bind"),
         init.into(),
         JAIL_INIT.into(),
+        // The jail's root is bwrap's tmpfs, writable by the jail's user and with no size cap:
+        // read-only once every mount point is made (its own mounts — /tmp, home — stay writable).
+        "--remount-ro".into(),
+        "/".into(),
         "--seccomp".into(),
         "4".into(),
         "--chdir".into(),
