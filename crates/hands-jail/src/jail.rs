@@ -78,6 +78,9 @@ pub enum InitProgram {
     /// The running executable itself, started with this one argument (the `hands` binary
     /// answers `hands __jail-init` as the init).
     SelfExec(String),
+    /// This program, started with these arguments (`hands` with `__jail-init`, from a test or
+    /// a benchmark of the binary).
+    WithArgs(PathBuf, Vec<String>),
 }
 
 /// How to make a jail.
@@ -207,6 +210,15 @@ fn find_init(init: &InitProgram) -> Result<(PathBuf, Vec<String>), JailError> {
         InitProgram::Path(path) => {
             if path.is_file() {
                 Ok((path.clone(), Vec::new()))
+            } else {
+                Err(JailError::InitMissing {
+                    looked: path.display().to_string(),
+                })
+            }
+        }
+        InitProgram::WithArgs(path, args) => {
+            if path.is_file() {
+                Ok((path.clone(), args.clone()))
             } else {
                 Err(JailError::InitMissing {
                     looked: path.display().to_string(),
