@@ -1,6 +1,6 @@
 //! One DevTools connection with flat sessions: request ids, per-call timeouts and cancellation, event subscriptions, and the task that owns the transport.
 //!
-//! The connection does not care how messages travel ([`crate::transport`]): a browser hands
+//! The connection does not care how messages travel (the `transport` module): a browser hands
 //! launches is spoken to over the two pipes of `--remote-debugging-pipe`
 //! ([`Connection::over_pipes`]), so it has no DevTools port a local process could attach to and
 //! switch the URL fence off with; a browser someone else started is attached to over its
