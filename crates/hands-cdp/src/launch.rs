@@ -6,7 +6,7 @@
 //! wrote its port to `DevToolsActivePort`, so any local process — of any uid, the model's own
 //! shell included — could attach over CDP, send `Fetch.disable` and browse past the URL fence.
 //! Now the browser reads commands from its descriptor 3 and writes answers to its descriptor 4
-//! (`transport`), whose other ends only this process holds: there is no DevTools port
+//! (the `transport` module), whose other ends only this process holds: there is no DevTools port
 //! and no `DevToolsActivePort` file at all.
 //!
 //! Why the [`Launcher`]: the same code starts the browser on the host (`--sandbox none`) or in a
