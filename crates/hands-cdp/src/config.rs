@@ -132,8 +132,11 @@ pub struct DriverConfig {
     pub diagnostics_capacity: usize,
     /// How long `download_file` waits for a download still in progress.
     pub download_timeout: Duration,
-    /// Where downloads land before `download_file` delivers them (inside the temporary profile
-    /// when launching; downloads are refused when `None` on an attached browser).
+    /// Where downloads land before `download_file` delivers them: when `None`, a private directory
+    /// of the launched browser's launcher ([`crate::Chromium::download_dir`]); downloads are
+    /// refused when `None` on an attached browser. A directory given here must be at the same
+    /// path for the browser as for this process (the host launcher, or an attached browser on
+    /// this machine): under a jail leave it `None`.
     pub download_dir: Option<PathBuf>,
     /// The request-level network policy.
     pub policy: SharedPolicy,

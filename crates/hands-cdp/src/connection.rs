@@ -1,6 +1,6 @@
 //! One DevTools connection with flat sessions: request ids, per-call timeouts and cancellation, event subscriptions, and the task that owns the transport.
 //!
-//! The connection does not care how messages travel ([`crate::transport`]): a browser hands
+//! The connection does not care how messages travel (the `transport` module): a browser hands
 //! launches is spoken to over the two pipes of `--remote-debugging-pipe`
 //! ([`Connection::over_pipes`]), so it has no DevTools port a local process could attach to and
 //! switch the URL fence off with; a browser someone else started is attached to over its
@@ -496,5 +496,177 @@ fn dispatch(shared: &Shared, text: &str) {
             }
             s.tx.send(Arc::clone(&event)).is_ok()
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::io::{BufRead as _, BufReader, Write as _};
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// The far ends of a connection's pipes, as a browser started with `--remote-debugging-pipe`
+    /// holds them: commands are read from one, answers and events written to the other.
+    struct FakeBrowser {
+        commands: BufReader<std::fs::File>,
+        answers: std::fs::File,
+    }
+
+    impl FakeBrowser {
+        fn read(&mut self) -> Value {
+            let mut bytes = Vec::new();
+            self.commands.read_until(0, &mut bytes).unwrap();
+            assert_eq!(bytes.pop(), Some(0), "a command without its NUL");
+            serde_json::from_slice(&bytes).unwrap()
+        }
+
+        fn write(&mut self, messages: &[Value]) {
+            // All in one write: the connection must split them.
+            let mut bytes = Vec::new();
+            for message in messages {
+                bytes.extend_from_slice(message.to_string().as_bytes());
+                bytes.push(0);
+            }
+            self.answers.write_all(&bytes).unwrap();
+        }
+    }
+
+    fn connect() -> (Connection, FakeBrowser) {
+        let flags = rustix::pipe::PipeFlags::CLOEXEC;
+        let (commands_in, commands_out) = rustix::pipe::pipe_with(flags).unwrap();
+        let (answers_in, answers_out) = rustix::pipe::pipe_with(flags).unwrap();
+        let conn =
+            Connection::over_pipes(commands_out, answers_in, Duration::from_secs(5)).unwrap();
+        let browser = FakeBrowser {
+            commands: BufReader::new(std::fs::File::from(commands_in)),
+            answers: std::fs::File::from(answers_out),
+        };
+        (conn, browser)
+    }
+
+    #[tokio::test]
+    async fn calls_answers_events_and_the_end_travel_over_the_pipes() {
+        let (conn, mut browser) = connect();
+        let fake = std::thread::spawn(move || {
+            let first = browser.read();
+            let second = browser.read();
+            // Answered out of order, after an event of a flat session.
+            browser.write(&[
+                json!({"method": "Target.attachedToTarget", "sessionId": "S1", "params": {"x": 1}}),
+                json!({"id": second["id"], "result": {"n": 2}}),
+                json!({"id": first["id"], "error": {"code": -32000, "message": "No such thing"}}),
+            ]);
+            let unanswered = browser.read();
+            let last = browser.read();
+            // The browser goes away: its end of the pipes closes.
+            drop(browser);
+            (first, second, unanswered, last)
+        });
+        let mut events = conn.subscribe(|e| e.method.starts_with("Target."));
+        let session = SessionId("S0".to_owned());
+        let (one, two) = tokio::join!(
+            conn.call(None, "A.one", json!({})),
+            conn.call(Some(&session), "B.two", json!({"k": 1})),
+        );
+        match one {
+            Err(CdpError::Protocol {
+                method,
+                code,
+                message,
+            }) => {
+                assert_eq!((method.as_str(), code), ("A.one", -32000));
+                assert_eq!(message, "No such thing");
+            }
+            other => panic!("expected a protocol error, got {other:?}"),
+        }
+        assert_eq!(two.unwrap(), json!({"n": 2}));
+        let event = events.recv().await.unwrap();
+        assert_eq!(event.method, "Target.attachedToTarget");
+        assert_eq!(event.session, Some(SessionId("S1".to_owned())));
+        assert_eq!(event.params, json!({"x": 1}));
+
+        let timeout = Duration::from_millis(100);
+        let unanswered = conn
+            .call_with(None, "C.never", json!({}), timeout, None)
+            .await;
+        assert!(
+            matches!(unanswered, Err(CdpError::Timeout { ref method, after }) if method == "C.never" && after == timeout),
+            "{unanswered:?}"
+        );
+        let last = conn.call(None, "D.last", json!({})).await;
+        match last {
+            Err(CdpError::Closed { reason }) => {
+                assert_eq!(reason, "the browser closed the DevTools pipe");
+            }
+            other => panic!("expected the connection closed, got {other:?}"),
+        }
+        conn.closed_token().cancelled().await;
+        assert!(
+            events.recv().await.is_none(),
+            "the subscription outlived the pipes"
+        );
+        assert!(
+            conn.call(None, "E.after", json!({}))
+                .await
+                .unwrap_err()
+                .is_closed()
+        );
+
+        let (first, second, unanswered, last) = fake.join().unwrap();
+        assert_eq!(first["method"], "A.one");
+        assert!(first.get("sessionId").is_none());
+        assert_eq!(second["method"], "B.two");
+        assert_eq!(second["sessionId"], "S0");
+        assert_eq!(second["params"], json!({"k": 1}));
+        assert_eq!(unanswered["method"], "C.never");
+        assert_eq!(last["method"], "D.last");
+        let ids: HashSet<u64> = [&first, &second, &unanswered, &last]
+            .iter()
+            .map(|m| m["id"].as_u64().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 4, "request ids repeat");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_stops_waiting_and_dropping_the_last_handle_closes_the_pipes() {
+        let (conn, mut browser) = connect();
+        let cancel = CancellationToken::new();
+        let waiting = {
+            let conn = conn.clone();
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                conn.call_with(
+                    None,
+                    "A.slow",
+                    json!({}),
+                    Duration::from_secs(30),
+                    Some(&cancel),
+                )
+                .await
+            })
+        };
+        let command = tokio::task::spawn_blocking(move || {
+            let command = browser.read();
+            (command, browser)
+        })
+        .await
+        .unwrap();
+        let (command, mut browser) = command;
+        assert_eq!(command["method"], "A.slow");
+        cancel.cancel();
+        assert!(matches!(waiting.await.unwrap(), Err(CdpError::Cancelled)));
+        drop(conn);
+        // The connection's task ends and closes its end: the browser reads EOF.
+        let rest = tokio::task::spawn_blocking(move || {
+            let mut bytes = Vec::new();
+            browser.commands.read_until(0, &mut bytes).unwrap();
+            bytes
+        })
+        .await
+        .unwrap();
+        assert!(rest.is_empty(), "{rest:?}");
     }
 }

@@ -53,7 +53,7 @@ pub enum StartError {
 /// A Chromium driven over the DevTools Protocol.
 ///
 /// Owns the connection and (when it launched the browser) the browser process; its event loop
-/// is a task spawned at construction that lives until the socket closes or the driver is
+/// is a task spawned at construction that lives until the connection closes or the driver is
 /// dropped. Callers never poll anything.
 pub struct CdpBrowser {
     pub(crate) shared: Arc<Shared>,
@@ -334,8 +334,8 @@ impl CdpBrowser {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Maps a protocol error: a closed socket is the browser gone (a harness fault), the rest is
-    /// a generic failure whose detail stays in the logs.
+    /// Maps a protocol error: a closed connection is the browser gone (a harness fault), the rest
+    /// is a generic failure whose detail stays in the logs.
     pub(crate) fn cdp_error(&self, e: CdpError) -> DriverError {
         match e {
             CdpError::Cancelled => DriverError::Cancelled,

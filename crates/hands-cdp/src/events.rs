@@ -235,7 +235,7 @@ impl State {
 
 /// The state shared by the driver and its event loop.
 pub struct Shared {
-    /// The socket.
+    /// The DevTools connection.
     pub conn: Connection,
     /// The network policy.
     pub policy: SharedPolicy,
@@ -328,7 +328,7 @@ fn session_token() -> String {
 /// settings and flags instead (see `launch`), and WebRTC there still works through the proxy.
 pub const PAGE_FENCE_JS: &str = include_str!("fence.js");
 
-/// Runs until the socket closes: applies every event to the state, answers paused requests,
+/// Runs until the connection closes: applies every event to the state, answers paused requests,
 /// sets up and resumes attached targets.
 pub async fn run(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Arc<Event>>) {
     while let Some(event) = events.recv().await {

@@ -6,7 +6,7 @@
 //! wrote its port to `DevToolsActivePort`, so any local process — of any uid, the model's own
 //! shell included — could attach over CDP, send `Fetch.disable` and browse past the URL fence.
 //! Now the browser reads commands from its descriptor 3 and writes answers to its descriptor 4
-//! ([`crate::transport`]), whose other ends only this process holds: there is no DevTools port
+//! (the `transport` module), whose other ends only this process holds: there is no DevTools port
 //! and no `DevToolsActivePort` file at all.
 //!
 //! Why the [`Launcher`]: the same code starts the browser on the host (`--sandbox none`) or in a
@@ -259,8 +259,8 @@ impl StderrTail {
 }
 
 /// The environment the browser gets, whole: nothing of this process's is inherited but the
-/// locale and time zone ([`PASSED_ON`]), and no variable whose name looks like a credential.
-/// `HOME` is the browser's own private directory (where NSS, fontconfig and GTK keep their
+/// locale and time zone (`LANG`, `LANGUAGE`, `TZ`), and no variable whose name looks like a
+/// credential. `HOME` is the browser's own private directory (where NSS, fontconfig and GTK keep their
 /// files), as the browser sees it.
 pub fn browser_env(home: &Path, program: &Path, binary: &Path) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = vec![
@@ -646,8 +646,9 @@ fn describe_status(status: ExitStatus) -> String {
     }
 }
 
-/// The WebSocket URL from a `DevToolsActivePort` file: the port on the first line, the browser
-/// target's path on the second. `None` until both are there (the file may be read half-written).
+/// The WebSocket URL from the `DevToolsActivePort` file of a browser someone else started with
+/// `--remote-debugging-port` (to attach to it; hands' own launches write none): the port on the
+/// first line, the browser target's path on the second. `None` until both are there (the file may be read half-written).
 pub fn parse_active_port(text: &str) -> Option<String> {
     let mut lines = text.lines();
     let port: u16 = lines.next()?.trim().parse().ok()?;

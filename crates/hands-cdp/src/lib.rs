@@ -86,10 +86,9 @@
 //!   intercepted drag events, so the page gets its `drop`.
 //!
 //! Layout: [`launch`] (the process), [`connection`], `transport` (the WebSocket and the pipes)
-//! and [`protocol`] (CDP), `events` (the event
-//! loop, targets, tabs), [`policy`], `agent.js` with `reads`, `refs` and `settle`, one module per
-//! member family (`pointer`, `keyboard`, `forms`, `tabs`, `images`, `scripts`, `transfers`),
-//! [`files`] (grants) and [`diagnostics`].
+//! and [`protocol`] (CDP), `events` (the event loop, targets, tabs), [`policy`], `agent.js` with
+//! `reads`, `refs` and `settle`, one module per member family (`pointer`, `keyboard`, `forms`,
+//! `tabs`, `images`, `scripts`, `transfers`), [`files`] (grants) and [`diagnostics`].
 
 pub mod config;
 pub mod connection;

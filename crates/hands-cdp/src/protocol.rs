@@ -98,7 +98,7 @@ pub struct SetAutoAttach {
     pub auto_attach: bool,
     /// Pause each until it is set up.
     pub wait_for_debugger_on_start: bool,
-    /// Flat sessions on the one socket.
+    /// Flat sessions on the one connection.
     pub flatten: bool,
 }
 command!(SetAutoAttach, "Target.setAutoAttach", Empty);

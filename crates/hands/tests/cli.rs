@@ -746,19 +746,12 @@ fn hands_run_chooses_the_browser_members() {
 /// it running; the read is the compact form, with kinds beyond the seven roles.
 #[test]
 fn hands_read_attaches_to_a_running_browser() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let chromium = runtime
-        .block_on(hands_cdp::Chromium::launch(
-            &hands_cdp::LaunchConfig::default(),
-        ))
-        .unwrap();
+    let mut chromium = PortChromium::start();
+    let ws_url = chromium.ws_url();
     let page = "data:text/html,<title>T</title><p>Pick one</p><button>Go</button><a href=%23x>More</a>\
                 <span onclick=0>Tap</span>";
     let out = hands()
-        .args(["read", "--attach", chromium.ws_url(), page])
+        .args(["read", "--attach", &ws_url, page])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -771,7 +764,10 @@ fn hands_read_attaches_to_a_running_browser() {
     assert!(stdout.contains("] button Go\n"), "{stdout}");
     assert!(stdout.contains("] link More\n"), "{stdout}");
     assert!(stdout.contains("] clickable Tap"), "{stdout}");
-    assert!(chromium.exited().is_none(), "the browser was closed");
+    assert!(
+        matches!(chromium.child.try_wait(), Ok(None)),
+        "the browser was closed"
+    );
     let refused = hands()
         .args(["read", "--attach", "127.0.0.1:9222", page])
         .output()
@@ -782,6 +778,51 @@ fn hands_read_attaches_to_a_running_browser() {
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
+}
+
+/// A Chromium started the way someone else would, with a DevTools port to attach to (hands'
+/// own launches have none: they speak CDP over pipes), killed on drop.
+struct PortChromium {
+    child: std::process::Child,
+    profile: tempfile::TempDir,
+}
+
+impl PortChromium {
+    fn start() -> PortChromium {
+        let profile = tempfile::tempdir().unwrap();
+        let mut command = Command::new("/usr/bin/chromium");
+        command
+            .args(["--headless", "--remote-debugging-port=0", "--no-first-run"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if rustix::process::geteuid().is_root() {
+            command.arg("--no-sandbox");
+        }
+        let child = command.arg("about:blank").spawn().unwrap();
+        PortChromium { child, profile }
+    }
+
+    fn ws_url(&self) -> String {
+        let file = self.profile.path().join("DevToolsActivePort");
+        for _ in 0..400 {
+            if let Ok(text) = std::fs::read_to_string(&file)
+                && let Some(url) = hands_cdp::launch::parse_active_port(&text)
+            {
+                return url;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("the browser did not open its DevTools port");
+    }
+}
+
+impl Drop for PortChromium {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// `hands run` for `provider` against `sim` with `args`, one text answer expected.
