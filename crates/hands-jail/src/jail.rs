@@ -99,14 +99,17 @@ pub struct JailConfig {
 }
 
 impl JailConfig {
-    /// Defaults for a jail of `kind`: an empty workspace, default limits, Debian's `bwrap`.
+    /// Defaults for a jail of `kind`: an empty workspace, default limits, Debian's `bwrap`
+    /// (`$HANDS_BWRAP` names another, e.g. to try how hands fails where it is missing).
     pub fn new(kind: JailKind) -> JailConfig {
         JailConfig {
             kind,
             workspace: Workspace::Empty,
             limits: Limits::default(),
             init: InitProgram::Find,
-            bwrap: PathBuf::from("/usr/bin/bwrap"),
+            bwrap: std::env::var_os("HANDS_BWRAP")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/usr/bin/bwrap")),
         }
     }
 }

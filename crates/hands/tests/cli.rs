@@ -911,3 +911,80 @@ fn thinking_effort_and_one_tool_per_turn_reach_the_request() {
         assert!(sim.requests().is_empty(), "{args:?}");
     }
 }
+
+/// What `hands runs show` prints for a run directory.
+fn runs_show(out: &std::path::Path) -> String {
+    let output = hands().args(["runs", "show"]).arg(out).output().unwrap();
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn a_run_fails_closed_where_no_jail_can_be_made_and_runs_unjailed_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("bash-ran-on-the-host");
+    let turns = || {
+        vec![
+            Turn::Blocks(vec![tool_use(
+                "bash",
+                json!({"command": format!("touch {}", marker.display())}),
+            )]),
+            Turn::text("Done."),
+        ]
+    };
+    // No bubblewrap: hands refuses before any program or request, and says what to do.
+    let sim = SimServer::start(SimConfig::scripted(turns())).unwrap();
+    let (code, stderr) = run_on_desktop(
+        &sim,
+        &dir.path().join("refused"),
+        &["--approve", "all"],
+        &[("HANDS_BWRAP", "/nonexistent/bwrap")],
+    );
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("bubblewrap"), "{stderr}");
+    assert!(stderr.contains("--sandbox none"), "{stderr}");
+    assert!(sim.requests().is_empty(), "no request before the jail");
+    assert!(!marker.exists());
+    // Asked for, the same run goes on the host, and the ledger says so.
+    let sim = SimServer::start(SimConfig::scripted(turns())).unwrap();
+    let out = dir.path().join("unjailed");
+    let (code, stderr) = run_on_desktop(
+        &sim,
+        &out,
+        &["--approve", "all", "--sandbox", "none"],
+        &[("HANDS_BWRAP", "/nonexistent/bwrap")],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(marker.exists(), "bash ran on the host under --sandbox none");
+    let shown = runs_show(&out);
+    assert!(shown.contains("sandbox: none"), "{shown}");
+}
+
+#[test]
+fn a_jailed_run_shows_the_model_a_private_machine_and_records_its_jail() {
+    // The model's bash: who it is, what it sees of the host, whether it can write beside hands.
+    let dir = tempfile::tempdir().unwrap();
+    let canary = dir.path().join("host-canary.txt");
+    std::fs::write(&canary, "host-secret-canary").unwrap();
+    let probe = format!(
+        "id -u; hostname; pwd; cat {canary} 2>&1; touch {dir}/escaped 2>&1; \
+         ls /proc | grep -c '^[0-9]'; echo done",
+        canary = canary.display(),
+        dir = dir.path().display()
+    );
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![tool_use("bash", json!({"command": probe}))]),
+        Turn::text("Looked."),
+    ]))
+    .unwrap();
+    let out = dir.path().join("run");
+    let (code, stderr) = run_on_desktop(&sim, &out, &["--approve", "all"], &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let result = results_of(&sim, 1)[0].to_string();
+    assert!(result.contains("done"), "the probe ran: {result}");
+    assert!(result.contains("1000\\nhands\\n/workspace"), "{result}");
+    assert!(!result.contains("host-secret-canary"), "{result}");
+    assert!(result.contains("No such file"), "{result}");
+    assert!(!dir.path().join("escaped").exists());
+    let shown = runs_show(&out);
+    assert!(shown.contains("sandbox: jail"), "{shown}");
+}
