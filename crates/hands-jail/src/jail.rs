@@ -60,7 +60,8 @@ pub enum Workspace {
     /// A new empty directory, removed with the jail.
     #[default]
     Empty,
-    /// The operator's directory itself, read and written in place.
+    /// The operator's directory itself, read and written in place. As root, the episode then
+    /// runs as the directory's owner (a root-owned directory is refused).
     Bind(PathBuf),
     /// A copy of the operator's directory (symlinks copied as symlinks), removed with the jail.
     Copy(PathBuf),
@@ -429,8 +430,14 @@ impl Jail {
                 JailKind::Browser => "browser",
             }
         );
-        let uid =
-            crate::uid::take().map_err(|e| JailError::Prepare(format!("episode uid: {e}")))?;
+        // SAFETY: geteuid takes no arguments and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        let uid = match &config.workspace {
+            // A bound directory is written as its owner (the caller's uid when not root).
+            Workspace::Bind(dir) if root => crate::uid::owner_of(dir),
+            _ => crate::uid::take(),
+        }
+        .map_err(|e| JailError::Prepare(format!("episode uid: {e}")))?;
         let bound = match &config.workspace {
             Workspace::Bind(dir) => Some(dir.as_path()),
             _ => None,

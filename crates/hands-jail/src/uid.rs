@@ -23,6 +23,24 @@ pub struct EpisodeUid {
     _lock: Option<File>,
 }
 
+/// The uid of the operator's directory an episode binds as its workspace (as root): the episode
+/// runs as that directory's owner, so it can write it; a directory owned by root is refused (an
+/// episode never runs as root).
+pub fn owner_of(dir: &std::path::Path) -> io::Result<EpisodeUid> {
+    use std::os::unix::fs::MetadataExt as _;
+    let owner = fs::metadata(dir)?.uid();
+    if owner == 0 {
+        return Err(io::Error::other(format!(
+            "{} is owned by root, and an episode never runs as root: give it to an unprivileged user (chown) or copy it in (--workspace without --workspace-bind)",
+            dir.display()
+        )));
+    }
+    Ok(EpisodeUid {
+        uid: owner,
+        _lock: None,
+    })
+}
+
 fn lock_dir() -> PathBuf {
     crate::layout::base_dir().join("uids")
 }

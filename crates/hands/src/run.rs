@@ -33,8 +33,8 @@ use crate::cli::{ApproveArg, ImageDetailArg, ProviderArg, RunArgs, member_names}
 use crate::environment::DesktopEnv;
 use crate::policy::RequestAllowList;
 use crate::resume::{self, Launch};
-use crate::sandbox::SandboxArg;
 use crate::rundir::RunDir;
+use crate::sandbox::SandboxArg;
 
 /// The default Claude model: every model that accepts `computer_toolset_20260801` will do.
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-opus-5-5";

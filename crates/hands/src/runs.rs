@@ -156,7 +156,9 @@ fn show(run_dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     let sandbox = report.meta.get(crate::resume::SANDBOX_KEY).cloned();
     println!(
         "sandbox: {}",
-        sandbox.as_deref().unwrap_or("not recorded (a run from before jails)")
+        sandbox
+            .as_deref()
+            .unwrap_or("not recorded (a run from before jails)")
     );
     println!(
         "requests used: {}; checkpoints: {} (latest revision {})",

@@ -10,15 +10,25 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use hands_cdp::policy::SharedPolicy;
 use hands_cdp::proxy::PolicyProxy;
-use hands_x11::XvfbConfig;
-use hands_sandbox::{BashConfig, EditorConfig, EditorRoot, Inherit};
 use hands_jail::{HostLauncher, InitProgram, Jail, JailConfig, JailKind, Launcher, Workspace};
+use hands_sandbox::{BashConfig, EditorConfig, EditorRoot, Inherit};
+use hands_x11::XvfbConfig;
 
 /// The hidden first argument that makes `hands` act as a jail's init.
 pub const INIT_ARG: &str = "__jail-init";
 
 /// `--sandbox`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxArg {
     /// Each episode in jails of its own (bubblewrap, seccomp, an empty network namespace, a
@@ -125,8 +135,8 @@ impl Episode {
         if self.mode == SandboxArg::None {
             return Ok(Arc::new(HostLauncher));
         }
-        let jail = Jail::start(&self.config(JailKind::Browser))
-            .context("making the browser's jail")?;
+        let jail =
+            Jail::start(&self.config(JailKind::Browser)).context("making the browser's jail")?;
         Ok(Arc::new(jail))
     }
 
@@ -142,7 +152,12 @@ impl Episode {
             bash.inherit = Inherit::Nothing;
             bash.env = Jail::base_env()
                 .into_iter()
-                .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+                .map(|(k, v)| {
+                    (
+                        k.to_string_lossy().into_owned(),
+                        v.to_string_lossy().into_owned(),
+                    )
+                })
                 .collect();
         }
         if let Some(display) = display {
@@ -191,8 +206,8 @@ fn jailed(config: JailConfig, policy: SharedPolicy) -> anyhow::Result<Jailed> {
     let listener = jail
         .listen_tcp(hands_jail::PROXY_PORT)
         .context("placing the policy proxy in the jail")?;
-    let proxy = PolicyProxy::serve_listener(listener, policy)
-        .context("serving the jail's policy proxy")?;
+    let proxy =
+        PolicyProxy::serve_listener(listener, policy).context("serving the jail's policy proxy")?;
     Ok(Jailed {
         jail,
         _proxy: proxy,

@@ -17,10 +17,15 @@ fn hands() -> Command {
 #[test]
 fn hands_run_on_a_desktop_finishes_against_a_strict_stand_in() {
     let dir = tempfile::tempdir().unwrap();
-    let note = dir.path().join("from-bash.txt");
-    let made = dir.path().join("from-editor.txt");
-    let note_cmd = format!("echo drilled > {}", note.display());
-    let made_path = made.display().to_string();
+    // The episode's /workspace is this directory, bound in place (as root, the episode runs as
+    // the directory's owner, never as root).
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir(&workspace).unwrap();
+    chown_to_an_ordinary_user(&workspace);
+    let note = workspace.join("from-bash.txt");
+    let made = workspace.join("from-editor.txt");
+    let note_cmd = "echo drilled > /workspace/from-bash.txt".to_owned();
+    let made_path = "/workspace/from-editor.txt".to_owned();
     let mut n = 0;
     let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
         n += 1;
@@ -50,9 +55,12 @@ fn hands_run_on_a_desktop_finishes_against_a_strict_stand_in() {
             "anthropic",
             "--approve",
             "all",
+            "--workspace-bind",
             "--task",
         ])
         .arg("Write a note.")
+        .arg("--workspace")
+        .arg(&workspace)
         .arg("--out")
         .arg(&out)
         .env("ANTHROPIC_API_KEY", "sk-test")
@@ -909,6 +917,14 @@ fn thinking_effort_and_one_tool_per_turn_reach_the_request() {
         assert_ne!(code, Some(0), "{args:?}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         assert!(sim.requests().is_empty(), "{args:?}");
+    }
+}
+
+/// Gives `dir` to an unprivileged uid when the tests run as root (an episode never runs as root,
+/// and a bound workspace is written as its owner).
+fn chown_to_an_ordinary_user(dir: &std::path::Path) {
+    if rustix::process::geteuid().is_root() {
+        std::os::unix::fs::chown(dir, Some(2_999_999), Some(2_999_999)).unwrap();
     }
 }
 

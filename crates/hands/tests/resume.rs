@@ -90,7 +90,14 @@ fn resume_after_a_refused_approval_asks_again_and_clicks_once() {
     // Nobody approves: the run stops before the click.
     let output = openai()
         .args(["run", "--provider", "openai", "--model", "computer-use-2"])
-        .args(["--display", desktop.display(), "--approve", "none"])
+        .args([
+            "--display",
+            desktop.display(),
+            "--sandbox",
+            "none",
+            "--approve",
+            "none",
+        ])
         .args(["--task", "Click the button."])
         .arg("--out")
         .arg(&run_dir)
@@ -172,7 +179,15 @@ fn resume_after_kill_9_mid_action_waits_for_reconciliation_and_repeats_nothing()
     ))
     .unwrap();
     let mut child = anthropic(&sim)
-        .args(["run", "--approve", "all", "--display", desktop.display()])
+        .args([
+            "run",
+            "--approve",
+            "all",
+            "--sandbox",
+            "none",
+            "--display",
+            desktop.display(),
+        ])
         .args(["--task", "Append two lines."])
         .arg("--out")
         .arg(&run_dir)
@@ -273,7 +288,14 @@ fn resume_with_another_model_or_step_limit_is_refused_naming_what_changed() {
     let run_dir = dir.path().join("run");
     let output = anthropic(&sim)
         .args(["run", "--approve", "all", "--max-steps", "5"])
-        .args(["--display", desktop.display(), "--task", "Nothing much."])
+        .args([
+            "--display",
+            desktop.display(),
+            "--sandbox",
+            "none",
+            "--task",
+            "Nothing much.",
+        ])
         .arg("--out")
         .arg(&run_dir)
         .output()

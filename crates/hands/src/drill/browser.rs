@@ -46,8 +46,8 @@ pub async fn run(provider: ProviderArg, isolation: &SandboxArgs) -> anyhow::Resu
     };
     driver_config.launch.launcher = isolation.episode().browser_launcher()?;
     let mut browser = CdpBrowser::launch(driver_config)
-    .await
-    .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
+        .await
+        .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
     let start = PageUrl::parse("url", &format!("{origin}/")).map_err(|e| anyhow::anyhow!("{e}"))?;
     browser
         .navigate(&start, None, &CancellationToken::new())
