@@ -91,6 +91,7 @@
 //! member family (`pointer`, `keyboard`, `forms`, `tabs`, `images`, `scripts`, `transfers`),
 //! [`files`] (grants) and [`diagnostics`].
 
+mod beneath;
 pub mod config;
 pub mod connection;
 pub mod diagnostics;

@@ -116,3 +116,92 @@ async fn a_jailed_browser_reads_a_page() {
         }
     }
 }
+
+/// The grant names a file on the host, out of the jailed browser's sight: hands stages a copy in
+/// the jail's private directory, given to the jail's uid, and the page reads its contents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_reaches_a_jailed_browser() {
+    let a = Server::start().await;
+    a.html(
+        "/",
+        "<title>Upload</title>\
+         <input type=file id=f aria-label=Avatar onchange=\"const r = new FileReader(); \
+           const file = this.files[0]; r.onload = () => fetch('/seen', {method: 'POST', body: file.name + ':' + r.result}); \
+           r.readAsText(file)\">",
+    );
+    a.html("/seen", "ok");
+    let dir = std::env::temp_dir().join(format!("hands-cdp-jail-upload-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let upload = dir.join("note.txt");
+    std::fs::write(&upload, "from the host").unwrap();
+    let store = Arc::new(MemoryGrants::new());
+    store.grant_upload(
+        "up1",
+        UploadGrant {
+            path: upload.clone(),
+            max_bytes: 1024,
+        },
+    );
+    let jail = browser_jail();
+    let mut config = jailed_config(&jail, a.origin());
+    config.grants = Some(store.clone() as Arc<dyn FileGrants>);
+    let mut browser = CdpBrowser::launch(config).await.expect("a jailed Chromium starts");
+    let c = cancel();
+    browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
+    let read = browser.read_page(ReadFilter::All, None, &c).await.unwrap();
+    let Some(ReadResult::Structured(read)) = read else {
+        panic!("{read:?}");
+    };
+    let avatar = read
+        .elements()
+        .iter()
+        .find(|e| e.label() == "Avatar")
+        .unwrap()
+        .reference()
+        .clone();
+    browser.click(&avatar, None, &c).await.unwrap();
+    let outcome = browser
+        .upload_file(&GrantId::parse("up1").unwrap(), &c)
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.status(), outcome.effect(), outcome.cleanup()),
+        (FileStatus::Completed, FileEffect::Completed, FileCleanup::Pending)
+    );
+    let mut seen = None;
+    for _ in 0..100 {
+        seen = a.hits().into_iter().find(|h| h.path == "/seen");
+        if seen.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    }
+    let seen = seen.expect("the page posted what it read");
+    assert_eq!(seen.body, "note.txt:from the host");
+    // The browser was never handed the host path.
+    let staged: Vec<_> = std::fs::read_dir(jail_scratch(&jail))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("upload-"))
+        .collect();
+    assert_eq!(staged.len(), 1, "one staged copy");
+    let copy = staged[0].path().join("file/note.txt");
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "from the host");
+    if rustix::process::geteuid().is_root() {
+        use std::os::unix::fs::MetadataExt as _;
+        assert_eq!(std::fs::symlink_metadata(&copy).unwrap().uid(), jail.host_uid());
+    }
+    // Dropping the driver removes the staged copy.
+    drop(browser);
+    assert!(!staged[0].path().exists(), "the staged copy outlived the driver");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The jail's scratch directory on the host (where its private directories are made).
+fn jail_scratch(jail: &Jail) -> std::path::PathBuf {
+    let probe = jail.private_dir("probe").unwrap();
+    let scratch = probe.host.parent().unwrap().to_path_buf();
+    std::fs::remove_dir(&probe.host).unwrap();
+    scratch
+}
