@@ -238,7 +238,7 @@ mod tests {
         std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &dir.join("fifo"),
+            dir.join("fifo"),
             FileType::Fifo,
             Mode::from_raw_mode(0o600),
             0,

@@ -419,11 +419,7 @@ impl Chromium {
         let program = config.program.display().to_string();
         let launcher = Arc::clone(&config.launcher);
         let dirs = Dirs::create(launcher.as_ref())?;
-        let mut args = base_args(
-            &dirs.profile.inside,
-            config.viewport,
-            &launcher.isolation(),
-        );
+        let mut args = base_args(&dirs.profile.inside, config.viewport, &launcher.isolation());
         args.extend(config.extra_args.iter().cloned());
         if config.first_tab {
             args.push("about:blank".to_owned());

@@ -240,7 +240,6 @@ impl PolicyProxy {
             .map(|b| b.iter().cloned().collect())
             .unwrap_or_default()
     }
-
 }
 
 /// Where a request head asks to go.

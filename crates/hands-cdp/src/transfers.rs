@@ -266,9 +266,12 @@ impl CdpBrowser {
             return refused();
         };
         let launcher = Arc::clone(&self.config.launch.launcher);
-        let staged = tokio::task::spawn_blocking(move || stage_upload(launcher.as_ref(), &approved))
-            .await
-            .map_err(|e| DriverError::Failed(format!("the upload's staging task failed: {e}")))?;
+        let staged =
+            tokio::task::spawn_blocking(move || stage_upload(launcher.as_ref(), &approved))
+                .await
+                .map_err(|e| {
+                    DriverError::Failed(format!("the upload's staging task failed: {e}"))
+                })?;
         let staged = match staged {
             Ok(staged) => staged,
             Err(StageError::Refused) => return refused(),

@@ -150,7 +150,10 @@ async fn uploads_and_downloads_go_through_single_use_grants() {
 /// `down1` to `destination`.
 async fn download_page(destination: &std::path::Path) -> (Server, Arc<MemoryGrants>) {
     let a = Server::start().await;
-    a.html("/", "<title>Report</title><a href=/report.csv>Get report</a>");
+    a.html(
+        "/",
+        "<title>Report</title><a href=/report.csv>Get report</a>",
+    );
     a.route(
         "/report.csv",
         Route::Body {
@@ -222,9 +225,16 @@ async fn a_download_swapped_for_a_symlink_is_not_followed() {
     let outcome = browser.download_file(&down1, &c).await.unwrap();
     assert_eq!(
         (outcome.status(), outcome.effect(), outcome.cleanup()),
-        (FileStatus::Refused, FileEffect::None, FileCleanup::NotStarted)
+        (
+            FileStatus::Refused,
+            FileEffect::None,
+            FileCleanup::NotStarted
+        )
     );
-    assert!(std::fs::symlink_metadata(&saved).is_err(), "the destination was made");
+    assert!(
+        std::fs::symlink_metadata(&saved).is_err(),
+        "the destination was made"
+    );
     // Nothing else appeared beside it either (no temporary copy left behind).
     let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -292,7 +302,12 @@ async fn a_destination_symlink_is_not_written_through() {
         .unwrap();
     assert_eq!(outcome.status(), FileStatus::Refused);
     assert_eq!(std::fs::read_to_string(&canary).unwrap(), "host file");
-    assert!(std::fs::symlink_metadata(&saved).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&saved)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 
     let elsewhere = dir.join("not-yet.txt");
     std::fs::remove_file(&saved).unwrap();
@@ -312,7 +327,11 @@ async fn a_destination_symlink_is_not_written_through() {
         .unwrap();
     assert_eq!(
         (outcome.status(), outcome.effect(), outcome.cleanup()),
-        (FileStatus::Completed, FileEffect::Completed, FileCleanup::Completed)
+        (
+            FileStatus::Completed,
+            FileEffect::Completed,
+            FileCleanup::Completed
+        )
     );
     let meta = std::fs::symlink_metadata(&saved).unwrap();
     assert!(meta.file_type().is_file());

@@ -23,7 +23,9 @@ fn browser_jail() -> Jail {
         init: InitProgram::Find,
         ..JailConfig::new(JailKind::Browser)
     })
-    .expect("a Browser jail starts (build its init: cargo build -p hands-jail --bin hands-jail-init)")
+    .expect(
+        "a Browser jail starts (build its init: cargo build -p hands-jail --bin hands-jail-init)",
+    )
 }
 
 /// A driver config whose browser runs in `jail` and may reach `origin` only.
@@ -64,7 +66,12 @@ fn with_descendants(pid: u32) -> Vec<u32> {
     let mut i = 0;
     while i < found.len() {
         let parent = found[i];
-        found.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
         i += 1;
     }
     found
@@ -73,13 +80,13 @@ fn with_descendants(pid: u32) -> Vec<u32> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_jailed_browser_reads_a_page() {
     let a = Server::start().await;
-    a.html("/", "<title>Jailed</title><h1>Inside the jail</h1><button>Press</button>");
-    let jail = browser_jail();
-    let args = hands_cdp::launch::base_args(
-        std::path::Path::new("/p"),
-        (800, 600),
-        &jail.isolation(),
+    a.html(
+        "/",
+        "<title>Jailed</title><h1>Inside the jail</h1><button>Press</button>",
     );
+    let jail = browser_jail();
+    let args =
+        hands_cdp::launch::base_args(std::path::Path::new("/p"), (800, 600), &jail.isolation());
     // The browser keeps its own sandbox inside the jail.
     assert!(!args.iter().any(|a| a == "--no-sandbox"), "{args:?}");
     let mut browser = CdpBrowser::launch(jailed_config(&jail, a.origin()))
@@ -93,11 +100,16 @@ async fn a_jailed_browser_reads_a_page() {
     };
     let labels: Vec<&str> = read.elements().iter().map(|e| e.label()).collect();
     assert!(labels.contains(&"Press"), "{labels:?}");
-    assert_eq!(eval(&browser, "document.querySelector('h1').textContent").await, "Inside the jail");
+    assert_eq!(
+        eval(&browser, "document.querySelector('h1').textContent").await,
+        "Inside the jail"
+    );
     assert!(a.paths().contains(&"/".to_owned()), "{:?}", a.paths());
 
     let chromium = browser.chromium().unwrap();
-    let host_pid = chromium.host_pid().expect("the jail knows the browser's host pid");
+    let host_pid = chromium
+        .host_pid()
+        .expect("the jail knows the browser's host pid");
     let processes = with_descendants(host_pid);
     // The browser, its zygotes and at least one renderer.
     assert!(processes.len() >= 3, "{processes:?}");
@@ -105,14 +117,20 @@ async fn a_jailed_browser_reads_a_page() {
     // nested inside the jail's.
     let ns = |pid: u32| std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok();
     assert!(
-        processes.iter().any(|p| ns(*p).is_some() && ns(*p) != ns(host_pid)),
+        processes
+            .iter()
+            .any(|p| ns(*p).is_some() && ns(*p) != ns(host_pid)),
         "no process of the browser is in a sandbox's pid namespace: {processes:?}"
     );
     if rustix::process::geteuid().is_root() {
         let uid = jail.host_uid();
         assert!(uid >= 3_000_000, "{uid}");
         for pid in &processes {
-            assert!(uids(*pid).iter().all(|u| *u == uid), "process {pid}: {:?}", uids(*pid));
+            assert!(
+                uids(*pid).iter().all(|u| *u == uid),
+                "process {pid}: {:?}",
+                uids(*pid)
+            );
         }
     }
 }
@@ -146,7 +164,9 @@ async fn an_upload_reaches_a_jailed_browser() {
     let jail = browser_jail();
     let mut config = jailed_config(&jail, a.origin());
     config.grants = Some(store.clone() as Arc<dyn FileGrants>);
-    let mut browser = CdpBrowser::launch(config).await.expect("a jailed Chromium starts");
+    let mut browser = CdpBrowser::launch(config)
+        .await
+        .expect("a jailed Chromium starts");
     let c = cancel();
     browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
     let read = browser.read_page(ReadFilter::All, None, &c).await.unwrap();
@@ -167,7 +187,11 @@ async fn an_upload_reaches_a_jailed_browser() {
         .unwrap();
     assert_eq!(
         (outcome.status(), outcome.effect(), outcome.cleanup()),
-        (FileStatus::Completed, FileEffect::Completed, FileCleanup::Pending)
+        (
+            FileStatus::Completed,
+            FileEffect::Completed,
+            FileCleanup::Pending
+        )
     );
     let mut seen = None;
     for _ in 0..100 {
@@ -179,7 +203,8 @@ async fn an_upload_reaches_a_jailed_browser() {
     }
     let seen = seen.expect("the page posted what it read");
     assert_eq!(seen.body, "note.txt:from the host");
-    // The browser was never handed the host path.
+    // What it read is the copy in the jail's private directory (the host path is out of its
+    // sight), given to the jail's uid.
     let staged: Vec<_> = std::fs::read_dir(jail_scratch(&jail))
         .unwrap()
         .flatten()
@@ -190,11 +215,17 @@ async fn an_upload_reaches_a_jailed_browser() {
     assert_eq!(std::fs::read_to_string(&copy).unwrap(), "from the host");
     if rustix::process::geteuid().is_root() {
         use std::os::unix::fs::MetadataExt as _;
-        assert_eq!(std::fs::symlink_metadata(&copy).unwrap().uid(), jail.host_uid());
+        assert_eq!(
+            std::fs::symlink_metadata(&copy).unwrap().uid(),
+            jail.host_uid()
+        );
     }
     // Dropping the driver removes the staged copy.
     drop(browser);
-    assert!(!staged[0].path().exists(), "the staged copy outlived the driver");
+    assert!(
+        !staged[0].path().exists(),
+        "the staged copy outlived the driver"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
