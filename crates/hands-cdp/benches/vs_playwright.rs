@@ -543,7 +543,7 @@ fn playwright_dir() -> PathBuf {
 /// The flags hands launches Chromium with, less the two that name its own profile and DevTools
 /// pipe (Playwright adds its own profile and pipe).
 fn hands_flags(viewport: (u32, u32)) -> Vec<String> {
-    hands_cdp::launch::base_args(Path::new("/unused"), viewport)
+    hands_cdp::launch::base_args(Path::new("/unused"), viewport, &hands_jail::Isolation::Host)
         .into_iter()
         .filter(|a| !a.starts_with("--user-data-dir=") && !a.starts_with("--remote-debugging-"))
         .collect()

@@ -61,8 +61,9 @@ pub struct CdpBrowser {
     pub(crate) refs: RefTable,
     /// The session counter behind refs (`e17`, `s18`) and document ids (`d19`): it only grows.
     pub(crate) next_id: AtomicU64,
-    /// Where the browser puts downloads (`inside`) and where this process takes them (`host`).
-    pub(crate) download_dir: Option<SharedDir>,
+    /// The download directory's fd (where the browser puts downloads, taken from by this
+    /// process) and the staged upload copies ([`crate::transfers`]).
+    pub(crate) transfers: crate::transfers::Transfers,
     /// How long the last DOM walk took inside the page.
     pub(crate) last_walk: Duration,
     /// The tab whose left button `mouse_button` pressed and has not released: pointer moves
@@ -223,12 +224,13 @@ impl CdpBrowser {
         downloads?;
         intercept?;
         attach?;
+        let transfers = crate::transfers::Transfers::new(download_dir.as_ref());
         let browser = CdpBrowser {
             shared,
             config,
             refs: RefTable::new(REF_CAPACITY),
             next_id: AtomicU64::new(1),
-            download_dir,
+            transfers,
             last_walk: Duration::ZERO,
             button_held: None,
             event_task,

@@ -24,14 +24,15 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{BufRead as _, BufReader};
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hands_jail::{ChildIo, HostLauncher, Launcher, Process, ProcessSpec, SharedDir, SpawnError};
+use hands_jail::{
+    ChildIo, HostLauncher, Isolation, Launcher, Process, ProcessSpec, SharedDir, SpawnError,
+};
 use tokio::sync::watch;
 
 use crate::connection::{CdpError, Connection};
@@ -157,8 +158,10 @@ pub enum LaunchError {
 /// no throttling of background tabs, no back/forward cache so a navigation always makes a new
 /// document), and DevTools over the pipes of descriptors 3 and 4, never a port.
 ///
-/// `profile` is the profile directory as the browser sees it.
-pub fn base_args(profile: &Path, viewport: (u32, u32)) -> Vec<String> {
+/// `profile` is the profile directory as the browser sees it; `isolation` is where it runs
+/// ([`Launcher::isolation`]), which decides whether it keeps its own sandbox
+/// ([`without_own_sandbox`]).
+pub fn base_args(profile: &Path, viewport: (u32, u32), isolation: &Isolation) -> Vec<String> {
     let mut args: Vec<String> = [
         "--headless",
         // Commands on descriptor 3, answers on 4: no DevTools port, no `DevToolsActivePort`.
@@ -203,11 +206,26 @@ pub fn base_args(profile: &Path, viewport: (u32, u32)) -> Vec<String> {
     .collect();
     args.push(format!("--user-data-dir={}", profile.display()));
     args.push(format!("--window-size={},{}", viewport.0, viewport.1));
-    // The sandbox needs user namespaces that root does not get; only then is it turned off.
-    if rustix::process::geteuid().is_root() {
+    if without_own_sandbox(isolation) {
         args.push("--no-sandbox".to_owned());
     }
     args
+}
+
+/// Whether the browser must run with `--no-sandbox`.
+///
+/// - On the host as root: yes (Chromium refuses to start its sandbox as root).
+/// - On the host as another user: no, its own sandbox (user namespaces) works.
+/// - In a jail: no. The browser runs as uid 1000 in the jail's user namespace, and the browser
+///   jail keeps user namespaces (no `--disable-userns`), so Chromium's namespace sandbox nests
+///   its own user, pid and network namespaces and its seccomp-bpf filters inside the jail's:
+///   a renderer is then sandboxed twice (`a_jailed_browser_reads_a_page` launches one this
+///   way).
+pub fn without_own_sandbox(isolation: &Isolation) -> bool {
+    match isolation {
+        Isolation::Jail { .. } => false,
+        _ => rustix::process::geteuid().is_root(),
+    }
 }
 
 /// Debian's wrapper script and the binary it runs.
@@ -235,6 +253,11 @@ fn direct_binary(program: &Path) -> PathBuf {
 ///   speculation-rules prefetch or prerender — each a request the browser makes on a page's
 ///   behalf that request interception never sees.
 pub const PROFILE_PREFERENCES: &str = r#"{"webrtc":{"ip_handling_policy":"disable_non_proxied_udp","multiple_routes_enabled":false,"nonproxied_udp_enabled":false},"net":{"network_prediction_options":2}}"#;
+
+/// `O_NOFOLLOW` as `OpenOptions::custom_flags` takes it.
+fn libc_o_nofollow() -> i32 {
+    rustix::fs::OFlags::NOFOLLOW.bits() as i32
+}
 
 /// The last lines the browser wrote to stderr.
 #[derive(Debug, Clone, Default)]
@@ -309,20 +332,33 @@ impl Dirs {
             downloads: make("chromium-downloads")?,
             profile,
         };
-        dirs.write_preferences()?;
+        dirs.write_preferences(launcher)?;
         Ok(dirs)
     }
 
-    /// Writes [`PROFILE_PREFERENCES`] before the browser starts. The launcher's programs may run
-    /// as another uid than this process: what this process creates in the profile is made
-    /// writable for them (the private directory itself is theirs alone, `0700`).
-    fn write_preferences(&self) -> Result<(), LaunchError> {
+    /// Writes [`PROFILE_PREFERENCES`] before the browser starts (nothing of the launcher's runs
+    /// yet, so nothing can race the writes). The launcher's programs may run as another uid than
+    /// this process: what this process creates in the profile is given to them
+    /// ([`Launcher::adopt`]), private to them as the directory itself is (`0700`, `0600`).
+    fn write_preferences(&self, launcher: &dyn Launcher) -> Result<(), LaunchError> {
+        use std::io::Write as _;
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
         let dir = self.profile.host.join("Default");
         let file = dir.join("Preferences");
-        std::fs::create_dir(&dir)
-            .and_then(|()| std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)))
-            .and_then(|()| std::fs::write(&file, PROFILE_PREFERENCES))
-            .and_then(|()| std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)))
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .and_then(|()| launcher.adopt(&dir))
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .custom_flags(libc_o_nofollow())
+                    .open(&file)
+            })
+            .and_then(|mut f| f.write_all(PROFILE_PREFERENCES.as_bytes()))
+            .and_then(|()| launcher.adopt(&file))
             .map_err(|source| LaunchError::Profile {
                 parent: dir.display().to_string(),
                 source,
@@ -383,7 +419,7 @@ impl Chromium {
         let program = config.program.display().to_string();
         let launcher = Arc::clone(&config.launcher);
         let dirs = Dirs::create(launcher.as_ref())?;
-        let mut args = base_args(&dirs.profile.inside, config.viewport);
+        let mut args = base_args(&dirs.profile.inside, config.viewport, &launcher.isolation());
         args.extend(config.extra_args.iter().cloned());
         if config.first_tab {
             args.push("about:blank".to_owned());
@@ -662,6 +698,7 @@ pub fn parse_active_port(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
 
     #[test]
     fn active_port_files() {
@@ -682,7 +719,7 @@ mod tests {
 
     #[test]
     fn flags_keep_the_browser_quiet_and_sized() {
-        let args = base_args(Path::new("/tmp/p"), (1024, 700));
+        let args = base_args(Path::new("/tmp/p"), (1024, 700), &Isolation::Host);
         for flag in [
             "--headless",
             "--remote-debugging-pipe",
@@ -704,6 +741,13 @@ mod tests {
         );
         let root = rustix::process::geteuid().is_root();
         assert_eq!(args.iter().any(|a| a == "--no-sandbox"), root);
+        // In a jail the browser keeps its own sandbox, whoever this process is.
+        let jailed = Isolation::Jail {
+            host_uid: 3_000_000,
+            limits: String::new(),
+        };
+        let args = base_args(Path::new("/scratch/p"), (1024, 700), &jailed);
+        assert!(!args.iter().any(|a| a == "--no-sandbox"), "{args:?}");
     }
 
     #[test]

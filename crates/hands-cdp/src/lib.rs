@@ -90,6 +90,7 @@
 //! `reads`, `refs` and `settle`, one module per member family (`pointer`, `keyboard`, `forms`,
 //! `tabs`, `images`, `scripts`, `transfers`), [`files`] (grants) and [`diagnostics`].
 
+mod beneath;
 pub mod config;
 pub mod connection;
 pub mod diagnostics;

@@ -3,8 +3,28 @@
 //! Spec: openai-browser-desktop-drivers, "Habilitar diagnósticos, scripts y transferencias de
 //! archivos": status/effect pairs completed/completed, refused/none, unknown/unknown,
 //! interrupted/none or unknown; cleanup not_started, pending or completed.
+//!
+//! Issue 17 item 3: every file touched here is opened beneath a directory fd without following
+//! symlinks ([`crate::beneath`]):
+//! - a download is read from the browser's download directory through the fd opened when the
+//!   driver started, by its guid, `O_NOFOLLOW` with `RESOLVE_NO_SYMLINKS`, and only if `fstat`
+//!   says it is a regular file: a symlink (or FIFO) the browser left at that name is refused;
+//! - it is written beside its destination under a temporary name (`O_CREAT | O_EXCL`) and
+//!   renamed into place with `RENAME_NOREPLACE`: never through a symlink planted at the
+//!   destination, never over anything there;
+//! - an upload's granted file (a host path, out of a jailed browser's sight) is read the same
+//!   way, copied into a fresh [`Launcher::private_dir`] and given to the browser's uid
+//!   ([`Launcher::adopt`]), and the browser is handed the copy's `inside` path. The copy is
+//!   staged on the host launcher too: the browser then reads a file only hands and it can
+//!   reach, not the original that could be swapped after the check. The page reads a chosen
+//!   file when it likes (a `FileReader`, a form post), so the copy stays until the driver is
+//!   dropped: a delivered upload answers cleanup `pending`, one that never reached the page
+//!   `completed` (its copy removed at once).
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -12,9 +32,12 @@ use tokio_util::sync::CancellationToken;
 use hands_core::browser::args::GrantId;
 use hands_core::browser::driver::{FileCleanup, FileEffect, FileStatus};
 use hands_core::browser::{DriverError, FileOutcome};
+use hands_jail::{Launcher, SharedDir};
 
+use crate::beneath::{self, CopyError};
 use crate::driver::CdpBrowser;
 use crate::events::FileChooser;
+use crate::files::{DownloadGrant, UploadGrant};
 
 fn outcome(
     status: FileStatus,
@@ -34,10 +57,185 @@ fn refused() -> Result<FileOutcome, DriverError> {
     )
 }
 
-/// The size of a regular file (symlinks are not followed), if it is one.
-async fn regular_file_size(path: &Path) -> Option<u64> {
-    let meta = tokio::fs::symlink_metadata(path).await.ok()?;
-    meta.file_type().is_file().then_some(meta.len())
+/// `completed` when a removal worked, else `pending`.
+fn cleanup_of(removed: std::io::Result<()>) -> FileCleanup {
+    match removed {
+        Ok(()) => FileCleanup::Completed,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not remove a transfer's file");
+            FileCleanup::Pending
+        }
+    }
+}
+
+/// The driver's side of transfers: the download directory's fd, and the upload copies staged
+/// for the browser.
+#[derive(Debug, Default)]
+pub(crate) struct Transfers {
+    /// The download directory, opened as the driver starts (before any page loads), its last
+    /// component not followed; `None` when there is none or it could not be opened (downloads
+    /// are then refused).
+    downloads: Option<Arc<OwnedFd>>,
+    /// The private directories holding staged upload copies (host paths), removed on drop.
+    staged: Vec<PathBuf>,
+}
+
+impl Transfers {
+    /// Opens `download_dir` (its `host` path).
+    pub(crate) fn new(download_dir: Option<&SharedDir>) -> Transfers {
+        let downloads = download_dir.and_then(|dir| match beneath::open_dir(&dir.host) {
+            Ok(fd) => Some(Arc::new(fd)),
+            Err(e) => {
+                tracing::warn!(dir = %dir.host.display(), error = %e, "downloads will be refused: the directory did not open");
+                None
+            }
+        });
+        Transfers {
+            downloads,
+            staged: Vec::new(),
+        }
+    }
+}
+
+impl Drop for Transfers {
+    fn drop(&mut self) {
+        // `remove_dir_all` never follows a symlink it meets.
+        for dir in &self.staged {
+            match std::fs::remove_dir_all(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "could not remove staged uploads");
+                }
+            }
+        }
+    }
+}
+
+/// An upload copy staged for the browser.
+#[derive(Debug)]
+struct Staged {
+    /// The private directory (host path), removed with everything in it.
+    dir: PathBuf,
+    /// The copy as the browser names it.
+    inside: PathBuf,
+}
+
+/// Why an upload was not staged.
+#[derive(Debug)]
+enum StageError {
+    /// The granted file is not a regular file within its limit (or cannot be opened without
+    /// following a symlink).
+    Refused,
+    /// Staging failed after the private directory was made (removed again or not).
+    Failed(FileCleanup),
+}
+
+/// Reads the granted file (a regular file within `max_bytes`, its name not a symlink) and copies
+/// it into a new private directory of `launcher`, as `<dir>/file/<its name>`, given to the
+/// launcher's programs. The inner `file` directory is this process's alone (`0700`) until the
+/// copy is whole and adopted, so nothing of the launcher's can swap the copy while it is made.
+fn stage_upload(launcher: &dyn Launcher, grant: &UploadGrant) -> Result<Staged, StageError> {
+    let (parent, name) = beneath::parent_and_name(&grant.path).map_err(|_| StageError::Refused)?;
+    let (mut source, size) =
+        beneath::open_regular(&parent, &name).map_err(|_| StageError::Refused)?;
+    if size > grant.max_bytes {
+        return Err(StageError::Refused);
+    }
+    let shared = launcher.private_dir("upload").map_err(|e| {
+        tracing::warn!(error = %e, "no private directory for an upload");
+        StageError::Failed(FileCleanup::Completed)
+    })?;
+    let mut copy = || -> Result<(), CopyError> {
+        let io = CopyError::Io;
+        let dir = beneath::open_dir(&shared.host).map_err(io)?;
+        let inner = beneath::make_dir(&dir, "file".as_ref()).map_err(io)?;
+        let mut file = beneath::create_new(&inner, &name, 0o600).map_err(io)?;
+        beneath::copy_at_most(&mut source, &mut file, grant.max_bytes)?;
+        let file_dir = shared.host.join("file");
+        launcher.adopt(&file_dir.join(&name)).map_err(io)?;
+        launcher.adopt(&file_dir).map_err(io)
+    };
+    match copy() {
+        Ok(()) => Ok(Staged {
+            inside: shared.inside.join("file").join(&name),
+            dir: shared.host,
+        }),
+        Err(e) => {
+            let removed = std::fs::remove_dir_all(&shared.host);
+            match e {
+                CopyError::TooBig => {
+                    let _ = removed;
+                    Err(StageError::Refused)
+                }
+                CopyError::Io(e) => {
+                    tracing::warn!(error = %e, "could not stage an upload");
+                    Err(StageError::Failed(cleanup_of(removed)))
+                }
+            }
+        }
+    }
+}
+
+/// How a delivery ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Delivered {
+    /// Refused before anything was written.
+    Refused,
+    /// Refused once the temporary copy existed (the file grew past its limit, or something
+    /// appeared at the destination meanwhile); the copy's removal as cleanup.
+    RefusedLate(FileCleanup),
+    /// Reading or writing failed; nothing is at the destination.
+    Failed(FileCleanup),
+    /// At the destination; the staged download's removal as cleanup.
+    Done(FileCleanup),
+}
+
+/// Delivers the staged download `guid` beneath `downloads` to `grant.destination`: read without
+/// following a symlink and only if a regular file within the limit, written beside the
+/// destination under a temporary name and renamed into place only if nothing is there.
+fn deliver(downloads: &OwnedFd, guid: &str, grant: &DownloadGrant) -> Delivered {
+    let guid = OsString::from(guid);
+    let Ok((mut source, size)) = beneath::open_regular(downloads, &guid) else {
+        return Delivered::Refused;
+    };
+    if size > grant.max_bytes {
+        return Delivered::Refused;
+    }
+    let Ok((parent, name)) = beneath::parent_and_name(&grant.destination) else {
+        return Delivered::Refused;
+    };
+    if !matches!(beneath::exists(&parent, &name), Ok(false)) {
+        return Delivered::Refused;
+    }
+    let temp = beneath::temp_name(&name);
+    let mut file = match beneath::create_new(&parent, &temp, 0o644) {
+        Ok(file) => file,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not create a download's destination");
+            return Delivered::Failed(FileCleanup::NotStarted);
+        }
+    };
+    let written = beneath::copy_at_most(&mut source, &mut file, grant.max_bytes).and_then(|_| {
+        beneath::rename_new(&parent, &temp, &name).map_err(|e| {
+            if beneath::is(&e, rustix::io::Errno::EXIST) {
+                CopyError::TooBig
+            } else {
+                CopyError::Io(e)
+            }
+        })
+    });
+    match written {
+        Ok(()) => Delivered::Done(cleanup_of(beneath::remove(downloads, &guid))),
+        // Too big, or the destination appeared meanwhile: refused, the copy removed.
+        Err(CopyError::TooBig) => {
+            Delivered::RefusedLate(cleanup_of(beneath::remove(&parent, &temp)))
+        }
+        Err(CopyError::Io(e)) => {
+            tracing::warn!(error = %e, "could not deliver a download");
+            Delivered::Failed(cleanup_of(beneath::remove(&parent, &temp)))
+        }
+    }
 }
 
 impl CdpBrowser {
@@ -67,15 +265,26 @@ impl CdpBrowser {
         let Some(approved) = grants.redeem_upload(grant) else {
             return refused();
         };
-        match regular_file_size(&approved.path).await {
-            Some(size) if size <= approved.max_bytes => {}
-            _ => return refused(),
-        }
+        let launcher = Arc::clone(&self.config.launch.launcher);
+        let staged =
+            tokio::task::spawn_blocking(move || stage_upload(launcher.as_ref(), &approved))
+                .await
+                .map_err(|e| {
+                    DriverError::Failed(format!("the upload's staging task failed: {e}"))
+                })?;
+        let staged = match staged {
+            Ok(staged) => staged,
+            Err(StageError::Refused) => return refused(),
+            Err(StageError::Failed(cleanup)) => {
+                return outcome(FileStatus::Interrupted, FileEffect::None, cleanup);
+            }
+        };
+        let remove_now = |staged: &Staged| cleanup_of(std::fs::remove_dir_all(&staged.dir));
         if cancel.is_cancelled() {
             return outcome(
                 FileStatus::Interrupted,
                 FileEffect::None,
-                FileCleanup::Completed,
+                remove_now(&staged),
             );
         }
         let result = self
@@ -84,7 +293,7 @@ impl CdpBrowser {
             .call_with(
                 Some(&chooser.session),
                 "DOM.setFileInputFiles",
-                json!({"files": [approved.path], "backendNodeId": chooser.backend_node_id}),
+                json!({"files": [staged.inside], "backendNodeId": chooser.backend_node_id}),
                 self.config.call_timeout,
                 Some(cancel),
             )
@@ -94,27 +303,35 @@ impl CdpBrowser {
                 if let Some(t) = self.shared.lock().tab_mut(&tab) {
                     t.chooser = None;
                 }
+                // The page reads the file when it likes: the copy stays until the driver goes.
+                self.transfers.staged.push(staged.dir);
                 outcome(
                     FileStatus::Completed,
                     FileEffect::Completed,
-                    FileCleanup::Completed,
+                    FileCleanup::Pending,
                 )
             }
             // The call may or may not have reached the page.
             Err(
                 crate::connection::CdpError::Cancelled
                 | crate::connection::CdpError::Timeout { .. },
-            ) => outcome(
-                FileStatus::Interrupted,
-                FileEffect::Unknown,
-                FileCleanup::Completed,
-            ),
-            Err(e) if e.is_closed() => Err(self.cdp_error(e)),
+            ) => {
+                self.transfers.staged.push(staged.dir);
+                outcome(
+                    FileStatus::Interrupted,
+                    FileEffect::Unknown,
+                    FileCleanup::Pending,
+                )
+            }
+            Err(e) if e.is_closed() => {
+                let _ = remove_now(&staged);
+                Err(self.cdp_error(e))
+            }
             // The input is gone (the page changed): nothing was set.
             Err(_) => outcome(
                 FileStatus::Interrupted,
                 FileEffect::None,
-                FileCleanup::Completed,
+                remove_now(&staged),
             ),
         }
     }
@@ -127,7 +344,8 @@ impl CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<FileOutcome, DriverError> {
         self.check_alive()?;
-        let (Some(grants), Some(dir)) = (self.config.grants.clone(), self.download_dir.clone())
+        let (Some(grants), Some(downloads)) =
+            (self.config.grants.clone(), self.transfers.downloads.clone())
         else {
             return refused();
         };
@@ -168,50 +386,33 @@ impl CdpBrowser {
         let Some(approved) = grants.redeem_download(grant) else {
             return refused();
         };
-        let source = dir.host.join(&guid);
-        let Some(size) = regular_file_size(&source).await else {
-            return refused();
-        };
-        if size > approved.max_bytes
-            || tokio::fs::symlink_metadata(&approved.destination)
+        let delivered = {
+            let guid = guid.clone();
+            tokio::task::spawn_blocking(move || deliver(&downloads, &guid, &approved))
                 .await
-                .is_ok()
-        {
-            return refused();
-        }
-        if let Some(d) = self
-            .shared
-            .lock()
-            .downloads
-            .iter_mut()
-            .find(|d| d.guid == guid)
+                .map_err(|e| DriverError::Failed(format!("the delivery task failed: {e}")))?
+        };
+        // Refused before anything was written: the download stays for another grant.
+        if delivered != Delivered::Refused
+            && let Some(d) = self
+                .shared
+                .lock()
+                .downloads
+                .iter_mut()
+                .find(|d| d.guid == guid)
         {
             d.delivered = true;
         }
-        let moved = match tokio::fs::rename(&source, &approved.destination).await {
-            Ok(()) => Ok(()),
-            // Another file system: copy, then remove the staged file.
-            Err(_) => match tokio::fs::copy(&source, &approved.destination).await {
-                Ok(_) => Ok(()),
-                Err(e) => Err(e),
-            },
-        };
-        match moved {
-            Ok(()) => {
-                let cleanup = match tokio::fs::remove_file(&source).await {
-                    Ok(()) => FileCleanup::Completed,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileCleanup::Completed,
-                    Err(_) => FileCleanup::Pending,
-                };
-                outcome(FileStatus::Completed, FileEffect::Completed, cleanup)
+        match delivered {
+            Delivered::Refused => refused(),
+            Delivered::RefusedLate(cleanup) => {
+                outcome(FileStatus::Refused, FileEffect::None, cleanup)
             }
-            Err(_) => {
-                let _ = tokio::fs::remove_file(&approved.destination).await;
-                outcome(
-                    FileStatus::Interrupted,
-                    FileEffect::None,
-                    FileCleanup::Completed,
-                )
+            Delivered::Failed(cleanup) => {
+                outcome(FileStatus::Interrupted, FileEffect::None, cleanup)
+            }
+            Delivered::Done(cleanup) => {
+                outcome(FileStatus::Completed, FileEffect::Completed, cleanup)
             }
         }
     }

@@ -1007,6 +1007,10 @@ impl Launcher for Jail {
             inside: Path::new(JAIL_SCRATCH).join(leaf),
         })
     }
+
+    fn adopt(&self, path: &Path) -> io::Result<()> {
+        layout::lchown(path, self.inner.uid.uid)
+    }
 }
 
 /// A process's pid namespace and its pid there (the last of `NSpid`).

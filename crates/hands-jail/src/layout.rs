@@ -167,6 +167,18 @@ pub fn chown(path: &Path, uid: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// Changes the owner (and group) of `path` itself, never of what a symlink there points to, to
+/// `uid` when we are root; a no-op otherwise.
+pub fn lchown(path: &Path, uid: u32) -> io::Result<()> {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    #[allow(unsafe_code)]
+    if unsafe { libc::geteuid() } == 0 {
+        std::os::unix::fs::lchown(path, Some(uid), Some(uid))
+            .map_err(|e| io::Error::new(e.kind(), format!("lchown {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
 /// "PID STARTTIME" of a process (start time in clock ticks since boot, field 22 of `stat`),
 /// which tells a live owner from a reused pid.
 pub fn owner_mark(pid: u32) -> Option<String> {

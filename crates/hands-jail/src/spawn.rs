@@ -332,4 +332,14 @@ pub trait Launcher: Send + Sync + fmt::Debug {
     /// this process, at `inside` for the programs (the same path on the host). The caller removes
     /// it when done (a jail's are removed with the jail).
     fn private_dir(&self, name: &str) -> io::Result<SharedDir>;
+
+    /// Gives a file or directory this process created inside one of this launcher's
+    /// [`Launcher::private_dir`]s (by its `host` path) to the launcher's programs, so they own
+    /// it as they own the directory: a jail changes its owner to the jail's host uid when this
+    /// process is root (a symlink at `path` is changed itself, never followed). The default does
+    /// nothing: on the host the programs run as this process.
+    fn adopt(&self, path: &std::path::Path) -> io::Result<()> {
+        let _ = path;
+        Ok(())
+    }
 }
