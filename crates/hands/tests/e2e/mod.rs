@@ -63,10 +63,8 @@ impl Canary {
                             break;
                         }
                         all.extend_from_slice(&buf[..n]);
-                        record.lock().unwrap()[index] = format!(
-                            "connection from {peer}: {}",
-                            String::from_utf8_lossy(&all)
-                        );
+                        record.lock().unwrap()[index] =
+                            format!("connection from {peer}: {}", String::from_utf8_lossy(&all));
                         if answer && !answered && all.windows(4).any(|w| w == b"\r\n\r\n") {
                             answered = true;
                             let _ = stream.write_all(
