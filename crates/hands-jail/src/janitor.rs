@@ -49,6 +49,19 @@ pub fn sweep() -> Swept {
         if layout::owner_alive(&owner) {
             continue;
         }
+        // An episode being made right now has no mark yet: only one without a mark for a
+        // minute is an orphan.
+        let young = || {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_none_or(|age| age < std::time::Duration::from_secs(60))
+        };
+        if owner.trim().is_empty() && young() {
+            continue;
+        }
         let cgroups: Vec<PathBuf> = fs::read_to_string(dir.join("cgroups"))
             .unwrap_or_default()
             .lines()

@@ -127,6 +127,12 @@ pub fn create(name: &str, uid: u32, bound_workspace: Option<&Path>) -> io::Resul
     }
     let root = base.join(name);
     mkdir(&root, 0o711)?;
+    // The owner's pid and start time first: the janitor removes an episode once that process is
+    // gone, and leaves alone one whose mark is not written yet (see `janitor::sweep`).
+    fs::write(
+        root.join("owner"),
+        owner_mark(std::process::id()).unwrap_or_default(),
+    )?;
     let dirs = EpisodeDirs {
         home: root.join("home"),
         workspace: bound_workspace
@@ -148,11 +154,6 @@ pub fn create(name: &str, uid: u32, bound_workspace: Option<&Path>) -> io::Resul
     for (name, text) in generated_etc(uid) {
         fs::write(dirs.etc.join(name), text)?;
     }
-    // The owner's pid and start time: the janitor removes the episode once that process is gone.
-    fs::write(
-        dirs.root.join("owner"),
-        owner_mark(std::process::id()).unwrap_or_default(),
-    )?;
     Ok(dirs)
 }
 

@@ -29,31 +29,8 @@ use hands_sandbox::{BashConfig, BashInput, BashReply, BashTool, Inherit};
 use hands_toolset::browser::url_policy::{OriginAllowList, UrlDecision};
 use hands_x11::{X11Desktop, XvfbConfig};
 
-/// The argument that makes this test binary a jail's init, as `hands __jail-init` does.
-const INIT_ARG: &str = "__jail-init";
-
 /// The environment variable holding the secret hands would hold (an API key).
 const CANARY_ENV: &str = "HANDS_E2E_CANARY_API_KEY";
-
-/// Started by bubblewrap as `<this test binary> __jail-init`, this binary is the jail's init —
-/// the same entry point the `hands` binary answers — before the test harness parses anything.
-/// glibc calls `.init_array` functions with the process's `argc` and `argv`.
-#[allow(unsafe_code)]
-extern "C" fn jail_init_hook(argc: i32, argv: *const *const std::ffi::c_char) {
-    if argc < 2 || argv.is_null() {
-        return;
-    }
-    // SAFETY: glibc passes the process's argv, `argc` (≥ 2) NUL-terminated strings.
-    let first = unsafe { std::ffi::CStr::from_ptr(*argv.add(1)) };
-    if first.to_bytes() == INIT_ARG.as_bytes() {
-        std::process::exit(hands_jail::init::main());
-    }
-}
-
-#[allow(unsafe_code)]
-#[used]
-#[unsafe(link_section = ".init_array")]
-static JAIL_INIT_HOOK: extern "C" fn(i32, *const *const std::ffi::c_char) = jail_init_hook;
 
 /// hands' `RequestAllowList` (crates/hands/src/policy.rs): the allow-list at the request stage.
 #[derive(Debug, Clone)]
@@ -76,7 +53,11 @@ impl RequestPolicy for RequestAllowList {
 /// A jail of `kind` as `hands` makes it (`sandbox.rs`'s `Episode::config`).
 fn jail(kind: JailKind) -> Jail {
     let mut config = JailConfig::new(kind);
-    config.init = InitProgram::SelfExec(INIT_ARG.to_owned());
+    // The jail's init is the `hands` binary itself, as `hands run` starts it.
+    config.init = InitProgram::WithArgs(
+        std::path::PathBuf::from(env!("CARGO_BIN_EXE_hands")),
+        vec!["__jail-init".to_owned()],
+    );
     Jail::start(&config).expect("a jail starts on this machine")
 }
 
