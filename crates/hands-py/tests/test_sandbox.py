@@ -22,7 +22,7 @@ JAIL_UID_BASE = 3_000_000
 #: What a jailed app runs: fetch the URL through the environment's proxy, write what happened.
 FETCH = r"""
 import os, sys, urllib.request, urllib.error
-url, out = sys.argv[1], os.path.join(os.environ["HOME"], "fetch.txt")
+url, out = sys.argv[1], os.path.join(os.environ["HOME"], sys.argv[2])
 try:
     text = "ok " + urllib.request.urlopen(url, timeout=10).read().decode()
 except urllib.error.HTTPError as e:
@@ -50,6 +50,15 @@ def _pid_ns(pid: int) -> Optional[str]:
         return os.readlink(f"/proc/{pid}/ns/pid")
     except OSError:
         return None
+
+
+def _program(pid: int) -> str:
+    """The basename of a process's argv[0] ("" once gone)."""
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return ""
+    return os.path.basename(argv0)
 
 
 def _processes(name: str) -> List[int]:
@@ -153,22 +162,25 @@ def test_sandbox_none_runs_the_desktop_on_the_host():
 
 
 def test_a_jailed_apps_only_way_out_is_the_allow_list(server):
-    # No allow list: the app reaches nothing, and the refusal says how to open an origin.
+    # No allow list: the app reaches nothing (neither the host's loopback nor a name), and the
+    # refusal of a name says how to open an origin.
     desktop = hands.sync.Desktop.spawn(320, 240)
     try:
-        desktop.launch("python3", "-c", FETCH, server.origin + "/denied")
-        result = _wait_for(Path(desktop.home_dir) / "fetch.txt")
+        desktop.launch("python3", "-c", FETCH, server.origin + "/denied", "local.txt")
+        desktop.launch("python3", "-c", FETCH, "http://example.com/", "name.txt")
+        local = _wait_for(Path(desktop.home_dir) / "local.txt")
+        name = _wait_for(Path(desktop.home_dir) / "name.txt")
     finally:
         desktop.close()
-    assert result.startswith("refused 403"), result
-    assert "allow=" in result, result
+    assert local.startswith("refused 403"), local
+    assert name.startswith("refused 403") and "allow=" in name, name
     assert server.paths == []
 
     # Its origin allowed: the same fetch goes through the proxy to the host's server.
     desktop = hands.sync.Desktop.spawn(320, 240, allow=[server.origin])
     try:
-        desktop.launch("python3", "-c", FETCH, server.origin + "/allowed")
-        result = _wait_for(Path(desktop.home_dir) / "fetch.txt")
+        desktop.launch("python3", "-c", FETCH, server.origin + "/allowed", "local.txt")
+        result = _wait_for(Path(desktop.home_dir) / "local.txt")
     finally:
         desktop.close()
     assert result == "ok hello from the host", result
@@ -204,11 +216,15 @@ def test_a_launched_browser_runs_jailed_by_default():
         browser.navigate("data:text/html,<title>jailed</title><p>hi")
         assert "hi" in str(browser.get_page_text())
         if os.getuid() == 0:
-            # Chromium's processes run as the jail's own uid, in another pid namespace.
+            # Chromium's processes run as the jail's own uid, in another pid namespace (only
+            # bubblewrap's outer process, which made the jail, is in ours).
             assert uid >= JAIL_UID_BASE
-            jailed = [int(p) for p in os.listdir("/proc") if p.isdigit() and _status(int(p), "Uid") == str(uid)]
-            assert jailed, f"nothing runs as the browser jail's uid {uid}"
-            assert all(_pid_ns(pid) != _pid_ns(os.getpid()) for pid in jailed)
+            jailed = [int(p) for p in os.listdir("/proc")
+                      if p.isdigit() and _status(int(p), "Uid") == str(uid) and _program(int(p)) != "bwrap"]
+            assert any("chrom" in _program(pid) for pid in jailed), \
+                f"no Chromium runs as the browser jail's uid {uid}: {[(p, _program(p)) for p in jailed]}"
+            assert all(_pid_ns(pid) != _pid_ns(os.getpid()) for pid in jailed), \
+                [(p, _program(p), _pid_ns(p)) for p in jailed]
     finally:
         browser.close()
     assert browser.host_uid is None
