@@ -43,8 +43,7 @@ def note_desktop() -> Iterator[Tuple[hands.sync.Desktop, NoteTask]]:
     try:
         desktop.launch("openbox")
         desktop.launch("mousepad", "--disable-server")
-        # Generous: on a loaded two-core machine a jailed mousepad has taken over 20 s to map.
-        assert desktop.wait_for_window(60.0), "mousepad showed no window within 60 s"
+        assert desktop.wait_for_window(20.0), "mousepad showed no window within 20 s"
         task = NoteTask(
             note="Drill note from hands: ünïcödé ✓, tabs\tand a second line.\nSecond line.",
             path="/home/user/note.txt",
