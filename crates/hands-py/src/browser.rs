@@ -30,10 +30,11 @@ use serde_json::{Value, json};
 
 use crate::errors::Error;
 use crate::run::{Out, parse_json, run};
+use crate::sandbox::{self, Mode};
 
 /// The allow-list as the browser's request policy: every request of every target, each
 /// redirect hop included. Requests that reach no origin (`data:`, `blob:`, `about:`) pass.
-struct AllowListPolicy(OriginAllowList);
+pub(crate) struct AllowListPolicy(pub(crate) OriginAllowList);
 
 impl RequestPolicy for AllowListPolicy {
     fn check(&self, request: &RequestInfo<'_>) -> Verdict {
@@ -91,6 +92,12 @@ struct Core {
     driver: tokio::sync::Mutex<Option<CdpBrowser>>,
     allow: Option<OriginAllowList>,
     grants: Arc<MemoryGrants>,
+    /// `"jail"` or `"none"`.
+    sandbox: &'static str,
+    /// How isolated the browser is, in words.
+    isolation: String,
+    /// A launched browser's jail, dropped after the browser on close.
+    jail: std::sync::Mutex<Option<hands_jail::Jail>>,
 }
 
 impl Core {
@@ -246,15 +253,20 @@ pub struct Settings {
     image_format: ImageFormat,
     values: ValuePolicy,
     executable: Option<PathBuf>,
+    sandbox: Mode,
+    init: Option<PathBuf>,
 }
 
 #[pymethods]
 impl Settings {
     /// `allow`: origin patterns every request must match (`None`: any); `values`:
-    /// `"non_private"` (all but passwords, one-time codes and card numbers) or `"never"`.
+    /// `"non_private"` (all but passwords, one-time codes and card numbers) or `"never"`;
+    /// `sandbox`: where a launched Chromium runs, `"jail"` (a browser jail of its own, `init`
+    /// its init program) or `"none"` (the host; an attached browser is wherever it is).
     #[new]
     #[pyo3(signature = (*, allow=None, viewport=(1280, 800), image_format="jpeg", jpeg_quality=80,
-        values="non_private", executable=None))]
+        values="non_private", executable=None, sandbox="jail", init=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         allow: Option<Vec<String>>,
         viewport: (u32, u32),
@@ -262,7 +274,10 @@ impl Settings {
         jpeg_quality: u8,
         values: &str,
         executable: Option<PathBuf>,
+        sandbox: &str,
+        init: Option<PathBuf>,
     ) -> PyResult<Settings> {
+        let sandbox = Mode::parse(sandbox)?;
         let allow = allow
             .map(OriginAllowList::new)
             .transpose()
@@ -295,6 +310,8 @@ impl Settings {
             image_format,
             values,
             executable,
+            sandbox,
+            init,
         })
     }
 }
@@ -326,7 +343,8 @@ pub struct Browser {
     core: Arc<Core>,
 }
 
-/// Starts a session: launches or attaches, on the runtime.
+/// Starts a session: launches (in a browser jail of its own unless `sandbox="none"`) or
+/// attaches, on the runtime.
 fn start(
     py: Python<'_>,
     ws_url: Option<String>,
@@ -334,9 +352,43 @@ fn start(
     blocking: bool,
 ) -> PyResult<Py<PyAny>> {
     let grants = Arc::new(MemoryGrants::new());
-    let config = settings.config(&grants);
+    let mut config = settings.config(&grants);
     let allow = settings.allow.clone();
+    let jail_spec =
+        (ws_url.is_none() && settings.sandbox == Mode::Jail).then(|| sandbox::JailSpec {
+            kind: hands_jail::JailKind::Browser,
+            init: sandbox::init_program(settings.init.as_deref()),
+            workspace: hands_jail::Workspace::Empty,
+        });
     run(py, blocking, None, move |_cancel| async move {
+        let jail = match jail_spec {
+            Some(spec) => {
+                // Making a jail waits for its init: off the runtime's workers.
+                let jail = tokio::task::spawn_blocking(move || sandbox::start(&spec))
+                    .await
+                    .map_err(|e| Error::Start(format!("making the browser's jail: {e}")))??;
+                config.launch.launcher = Arc::new(jail.clone());
+                Some(jail)
+            }
+            None => None,
+        };
+        let (sandbox, isolation) = match (&jail, &ws_url) {
+            (Some(jail), _) => (
+                "jail",
+                sandbox::describe(
+                    jail,
+                    "network only through the browser's proxy enforcing the `allow` list",
+                ),
+            ),
+            (None, Some(_)) => (
+                "none",
+                "none: an attached browser runs wherever it was started".to_owned(),
+            ),
+            (None, None) => (
+                "none",
+                "none: Chromium runs on the host as the caller (sandbox=\"none\")".to_owned(),
+            ),
+        };
         let driver = match ws_url {
             Some(ws) => CdpBrowser::attach(&ws, config).await,
             None => CdpBrowser::launch(config).await,
@@ -347,6 +399,9 @@ fn start(
                 driver: tokio::sync::Mutex::new(Some(driver)),
                 allow,
                 grants,
+                sandbox,
+                isolation,
+                jail: std::sync::Mutex::new(jail),
             }),
         };
         Python::attach(|py| Py::new(py, browser).map(|b| Out::Object(b.into_any())))
@@ -427,6 +482,29 @@ impl Browser {
         })
     }
 
+    /// Where a launched Chromium runs: `"jail"` or `"none"`.
+    #[getter]
+    fn sandbox(&self) -> &'static str {
+        self.core.sandbox
+    }
+
+    /// How isolated the browser is, in words (`"jail: …; host uid N; limits: …"`).
+    #[getter]
+    fn isolation(&self) -> String {
+        self.core.isolation.clone()
+    }
+
+    /// The host uid a jailed Chromium runs as (`None` unjailed or once closed).
+    #[getter]
+    fn host_uid(&self) -> Option<u32> {
+        self.core
+            .jail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(hands_jail::Jail::host_uid)
+    }
+
     /// Whether the allow-list admits `url` (always true without one), and why not.
     fn check_url(&self, url: &str) -> (bool, String) {
         match &self.core.allow {
@@ -468,6 +546,12 @@ impl Browser {
             if let Some(driver) = driver {
                 pyo3_async_runtimes::tokio::get_runtime().block_on(async move { drop(driver) });
             }
+            // Last: the jail kills whatever is left in it and removes its files.
+            self.core
+                .jail
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
         });
     }
 }

@@ -4,6 +4,7 @@
 //! Python API) and OpenAI's `computer_call` actions ([`Desktop::openai_action`]). Coordinates
 //! are screenshot pixels, mapped to the screen through the frame of the last screenshot.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,7 @@ use hands_core::desktop::{Desktop as DesktopDriver, DesktopError, ScreenInfo, Se
 use hands_core::geometry::{ImageTier, ScreenPoint, ScreenshotSizing, Size};
 use hands_core::image::{ImageFormat, Pixels};
 use hands_core::input::{Button, KeyChord, ModifierSet, ScrollDirection};
+use hands_jail::{Jail, JailKind};
 use hands_toolset::computer::{Batch, ComputerConfig, ComputerToolset};
 use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor, parse_call};
 use hands_toolset::strings::COMPUTER_TOOLSET_NAME;
@@ -24,6 +26,7 @@ use serde_json::{Value, json};
 
 use crate::errors::Error;
 use crate::run::{Out, parse_json, run};
+use crate::sandbox::{self, Jailed, Mode};
 
 /// The member whose answer is a point, not content: answered from the frame here.
 const CURSOR_POSITION: &str = "cursor_position";
@@ -142,6 +145,13 @@ struct Core {
     openai: tokio::sync::Mutex<ComputerCallExecutor<Shared>>,
     /// Programs started on the display, killed before it closes.
     clients: Mutex<Vec<Arc<Mutex<Option<XClient>>>>>,
+    /// `"jail"` or `"none"`.
+    sandbox: &'static str,
+    /// How isolated the desktop's programs are, in words.
+    isolation: String,
+    /// The jail and its proxy (a spawned, jailed desktop), dropped after the display on close:
+    /// last, so it outlives every program in it.
+    jailed: Mutex<Option<Jailed>>,
 }
 
 impl Core {
@@ -339,7 +349,12 @@ pub struct Desktop {
 }
 
 impl Desktop {
-    fn new(desktop: X11Desktop, settings: &Settings) -> Result<Desktop, Error> {
+    fn new(
+        desktop: X11Desktop,
+        settings: &Settings,
+        jailed: Option<Jailed>,
+        isolation: String,
+    ) -> Result<Desktop, Error> {
         let launcher = desktop.clients();
         let shared = Shared {
             screen: Arc::new(Mutex::new(desktop.screen())),
@@ -374,22 +389,90 @@ impl Desktop {
                 claude: tokio::sync::Mutex::new(claude),
                 openai: tokio::sync::Mutex::new(openai),
                 clients: Mutex::new(Vec::new()),
+                sandbox: if jailed.is_some() { "jail" } else { "none" },
+                isolation,
+                jailed: Mutex::new(jailed),
             }),
         })
     }
 }
 
+impl Desktop {
+    /// Something of the jail, while there is one.
+    fn with_jail<T>(&self, of: impl FnOnce(&Jail) -> T) -> Option<T> {
+        self.core
+            .jailed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|j| of(&j.jail))
+    }
+}
+
 #[pymethods]
 impl Desktop {
-    /// Spawns a private Xvfb of `width` x `height` and attaches to it.
+    /// Spawns a private Xvfb of `width` x `height` and attaches to it: in a desktop jail of its
+    /// own (`sandbox="jail"`, whose only way out is a proxy allowing the origins of `allow`,
+    /// none when empty; `workspace` copied, or bound with `bind_workspace`, at `/workspace`;
+    /// `init` the package's jail init) or on the host (`sandbox="none"`).
     #[staticmethod]
-    fn spawn(py: Python<'_>, width: u32, height: u32, settings: &Settings) -> PyResult<Desktop> {
+    #[pyo3(signature = (width, height, settings, *, sandbox="jail", allow=None, workspace=None,
+        bind_workspace=false, init=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn spawn(
+        py: Python<'_>,
+        width: u32,
+        height: u32,
+        settings: &Settings,
+        sandbox: &str,
+        allow: Option<Vec<String>>,
+        workspace: Option<PathBuf>,
+        bind_workspace: bool,
+        init: Option<PathBuf>,
+    ) -> PyResult<Desktop> {
         let size = Size::new(width, height)
             .ok_or_else(|| Error::Argument("a screen size must not be zero".into()))?;
-        let desktop = py
-            .detach(|| X11Desktop::spawn(&XvfbConfig::new(size)))
-            .map_err(|e| Error::Start(e.to_string()))?;
-        Ok(Desktop::new(desktop, settings)?)
+        let mode = sandbox::Mode::parse(sandbox)?;
+        match mode {
+            Mode::None => {
+                if allow.is_some() || workspace.is_some() {
+                    return Err(Error::Argument(
+                        "allow and workspace apply to a jailed desktop; with sandbox=\"none\" its programs run on the host with the caller's network and files".into(),
+                    )
+                    .into());
+                }
+                let desktop = py
+                    .detach(|| X11Desktop::spawn(&XvfbConfig::new(size)))
+                    .map_err(|e| Error::Start(e.to_string()))?;
+                Ok(Desktop::new(
+                    desktop,
+                    settings,
+                    None,
+                    "none: programs run on the host as the caller (sandbox=\"none\")".into(),
+                )?)
+            }
+            Mode::Jail => {
+                let policy = sandbox::desktop_policy(allow)?;
+                let spec = sandbox::JailSpec {
+                    kind: JailKind::Desktop,
+                    init: sandbox::init_program(init.as_deref()),
+                    workspace: sandbox::workspace(workspace, bind_workspace),
+                };
+                let (jailed, desktop) = py.detach(|| -> Result<_, Error> {
+                    let jailed = Jailed::start(&spec, policy)?;
+                    let mut config = XvfbConfig::new(size).with_launcher(jailed.launcher());
+                    config.env = Jail::base_env();
+                    let desktop =
+                        X11Desktop::spawn(&config).map_err(|e| Error::Start(e.to_string()))?;
+                    Ok((jailed, desktop))
+                })?;
+                let isolation = sandbox::describe(
+                    &jailed.jail,
+                    "network only through a proxy allowing the `allow` origins",
+                );
+                Ok(Desktop::new(desktop, settings, Some(jailed), isolation)?)
+            }
+        }
     }
 
     /// Attaches to `display` (or `$DISPLAY`), which it then leaves running.
@@ -398,7 +481,43 @@ impl Desktop {
         let desktop = py
             .detach(|| X11Desktop::connect(display.as_deref()))
             .map_err(|e| Error::Start(e.to_string()))?;
-        Ok(Desktop::new(desktop, settings)?)
+        Ok(Desktop::new(
+            desktop,
+            settings,
+            None,
+            "none: an attached display; programs launched run on the host as the caller".into(),
+        )?)
+    }
+
+    /// Where the desktop's programs run: `"jail"` or `"none"` (the host).
+    #[getter]
+    fn sandbox(&self) -> &'static str {
+        self.core.sandbox
+    }
+
+    /// How isolated the desktop's programs are: `"jail: …; host uid N; limits: …"` or
+    /// `"none: …"`.
+    #[getter]
+    fn isolation(&self) -> String {
+        self.core.isolation.clone()
+    }
+
+    /// The host directory that is the jail's home (`None` unjailed or once closed).
+    #[getter]
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.with_jail(|j| j.home_dir().to_owned())
+    }
+
+    /// The host directory that is the jail's `/workspace` (`None` unjailed or once closed).
+    #[getter]
+    fn workspace_dir(&self) -> Option<PathBuf> {
+        self.with_jail(|j| j.workspace_dir().to_owned())
+    }
+
+    /// The host uid the jail's programs run as (`None` unjailed or once closed).
+    #[getter]
+    fn host_uid(&self) -> Option<u32> {
+        self.with_jail(Jail::host_uid)
     }
 
     /// The display name, e.g. `:93`.
@@ -522,6 +641,12 @@ impl Desktop {
                 client.lock().unwrap_or_else(|e| e.into_inner()).take();
             }
             self.core.shared.desktop.blocking_lock().take();
+            // Last: the jail kills whatever is left in it and removes its files.
+            self.core
+                .jailed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
         });
     }
 

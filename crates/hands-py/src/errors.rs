@@ -13,6 +13,9 @@ pub enum Error {
     /// Xvfb, Chromium or a program could not be started.
     #[error("{0}")]
     Start(String),
+    /// No jail can be made here; the text says what to do (incl. `sandbox="none"`).
+    #[error("{0}")]
+    SandboxUnavailable(String),
     /// An argument is invalid (the model's or the caller's); the text is safe to show.
     #[error("{0}")]
     Argument(String),
@@ -39,6 +42,7 @@ impl Error {
         match self {
             Error::Cancelled => "CancelledError",
             Error::Start(_) => "StartError",
+            Error::SandboxUnavailable(_) => "SandboxUnavailable",
             Error::Argument(_) => "ArgumentError",
             Error::DesktopGone(_) => "DesktopGone",
             Error::Action(_) => "ActionError",

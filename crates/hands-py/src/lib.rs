@@ -11,12 +11,14 @@
 //!
 //! Layout: [`run`] (awaitable or blocking, cancellation, results), [`desktop`] (the X11
 //! desktop with both computer-tool surfaces), [`browser`] (Chromium over CDP, the allow-list and
-//! file grants), `testing` (feature `testing`: the model-API stand-in and the booking app).
+//! file grants), [`sandbox`] (the jails both run in, and their proxy), `testing` (feature
+//! `testing`: the model-API stand-in and the booking app).
 
 mod browser;
 mod desktop;
 mod errors;
 mod run;
+mod sandbox;
 #[cfg(feature = "testing")]
 mod testing;
 

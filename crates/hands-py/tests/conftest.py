@@ -35,17 +35,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def note_desktop(tmp_path: Path) -> Iterator[Tuple[hands.sync.Desktop, NoteTask]]:
-    """A spawned desktop with a window manager and mousepad on screen, and the note task."""
+def note_desktop() -> Iterator[Tuple[hands.sync.Desktop, NoteTask]]:
+    """A spawned (jailed) desktop with a window manager and mousepad on screen, and the note
+    task: the note is saved in the jail's home, which the test reads on the host."""
     desktop = hands.sync.Desktop.spawn(*SCREEN)
+    assert desktop.home_dir is not None
     try:
         desktop.launch("openbox")
         desktop.launch("mousepad", "--disable-server")
         assert desktop.wait_for_window(20.0), "mousepad showed no window within 20 s"
         task = NoteTask(
             note="Drill note from hands: ünïcödé ✓, tabs\tand a second line.\nSecond line.",
-            path=str(tmp_path / "note.txt"),
+            path="/home/user/note.txt",
             editor_point=(SCREEN[0] // 2, SCREEN[1] // 2 + 20),
+            host_path=str(Path(desktop.home_dir) / "note.txt"),
         )
         yield desktop, task
     finally:
@@ -54,7 +57,7 @@ def note_desktop(tmp_path: Path) -> Iterator[Tuple[hands.sync.Desktop, NoteTask]
 
 def saved_note(task: NoteTask) -> str:
     """The note on disk (editors may end the file with a newline)."""
-    return Path(task.path).read_text(encoding="utf-8").rstrip("\n")
+    return Path(task.host_path).read_text(encoding="utf-8").rstrip("\n")
 
 
 BOOKING = BookingTask(name="Zoë Ågren-Müller", email="zoe@example.test", check_in="2027-03-14",

@@ -84,8 +84,11 @@ def tool_results(request: Dict[str, Any]) -> Tuple[List[str], Optional[str]]:
 @dataclass
 class NoteTask:
     note: str
+    #: Where the editor saves it, as the editor sees it (inside the desktop's jail).
     path: str
     editor_point: Tuple[int, int]
+    #: The same file as the test sees it, on the host.
+    host_path: str
 
     def prompt(self) -> str:
         return f"In the text editor on screen, write this note exactly:\n{self.note}\nthen save it as {self.path}."

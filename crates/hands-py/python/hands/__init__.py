@@ -11,6 +11,15 @@
 Both are async (``await desktop.click(10, 20)``); :mod:`hands.sync` has the same classes with
 blocking methods. :mod:`hands.openai` and :mod:`hands.anthropic` plug them into the official
 SDKs' computer and browser toolsets and tool runners.
+
+Both run their programs in a jail by default (``sandbox="jail"``): a spawned desktop (Xvfb, the
+apps :meth:`Desktop.launch` starts) in a desktop jail whose only way out is a proxy allowing the
+origins of ``allow=[...]`` (nothing without it), a launched Chromium in a browser jail of its
+own. A jail is bubblewrap with every namespace unshared, no capabilities, a seccomp filter, an
+empty network namespace, a private filesystem, its own uid and limits; its first program is
+``hands-jail-init``, shipped inside this package (``$HANDS_JAIL_INIT`` overrides it). Where no
+jail can be made, :class:`SandboxUnavailable` says why and what to do; ``sandbox="none"`` runs
+on the host, as the caller, on purpose.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from .errors import (
     DesktopError,
     DesktopGone,
     HandsError,
+    SandboxUnavailable,
     StartError,
 )
 
@@ -42,6 +52,7 @@ __all__ = [
     "HandsError",
     "CancelledError",
     "StartError",
+    "SandboxUnavailable",
     "ArgumentError",
     "DesktopError",
     "DesktopGone",

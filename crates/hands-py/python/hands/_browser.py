@@ -13,6 +13,7 @@ import json
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _hands
+from ._desktop import JAIL_INIT
 from ._hands import Image
 
 __all__ = ["Browser", "SyncBrowser"]
@@ -44,8 +45,23 @@ class _BrowserBase:
         """Lets ``download_file(grant_id)`` save the page's latest download at ``destination``, once."""
         self._native.grant_download(grant_id, destination, max_bytes)
 
+    @property
+    def sandbox(self) -> str:
+        """Where a launched Chromium runs: ``"jail"`` or ``"none"`` (the host, or attached)."""
+        return self._native.sandbox
+
+    @property
+    def isolation(self) -> str:
+        """How isolated the browser is, in words (for a jail: its host uid, the limits in force)."""
+        return self._native.isolation
+
+    @property
+    def host_uid(self) -> Optional[int]:
+        """The host uid a jailed Chromium runs as; ``None`` unjailed or once closed."""
+        return self._native.host_uid
+
     def close(self) -> None:
-        """Stops a launched Chromium (an attached one is left running)."""
+        """Stops a launched Chromium (an attached one is left running) and removes its jail."""
         self._native.close()
 
 
@@ -53,7 +69,7 @@ def _settings(settings: Dict[str, Any]) -> _hands.BrowserSettings:
     allow = settings.get("allow")
     if allow is not None:
         settings = {**settings, "allow": list(allow)}
-    return _hands.BrowserSettings(**settings)
+    return _hands.BrowserSettings(**settings, init=JAIL_INIT)
 
 
 def _tab(tab_id: Optional[str]) -> Dict[str, Any]:
@@ -76,13 +92,18 @@ class Browser(_BrowserBase):
         else is blocked inside the browser; ``viewport`` ``(width, height)``; ``image_format``
         ``"jpeg"`` (default, ``jpeg_quality``) or ``"png"``; ``values``, whether reads report
         field values (``"non_private"``: all but passwords, one-time codes and card numbers;
-        ``"never"``); ``executable``."""
+        ``"never"``); ``executable``; ``sandbox``, where Chromium runs: ``"jail"`` (the default:
+        a browser jail of its own — bubblewrap, every namespace unshared, seccomp, a private
+        filesystem and uid, limits — whose only way out is the browser's proxy enforcing
+        ``allow``; :class:`~hands.errors.SandboxUnavailable` where no jail can be made) or
+        ``"none"`` (on the host, as the caller)."""
         return cls(await _hands.Browser.launch(_settings(settings)))
 
     @classmethod
     async def attach(cls, ws_url: str, **settings: Any) -> "Browser":
         """Attaches to a running Chromium's ``ws://`` DevTools endpoint (settings as for
-        :meth:`launch`, without ``executable``); :meth:`close` leaves it running."""
+        :meth:`launch`, without ``executable`` and ``sandbox``: it runs wherever it was
+        started); :meth:`close` leaves it running."""
         return cls(await _hands.Browser.attach(ws_url, _settings(settings)))
 
     async def call(self, member: str, arguments: Dict[str, Any], *, cancelled: Cancelled = None) -> Any:

@@ -10,6 +10,7 @@ the same limits, the same error texts.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from . import _hands
@@ -21,6 +22,9 @@ Client = _hands.Client
 Cancelled = Optional[Callable[[], bool]]
 Point = Tuple[int, int]
 Member = Tuple[str, Dict[str, Any]]
+
+#: The jail's init program, shipped inside the package (crates/hands-py/build.rs puts it here).
+JAIL_INIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hands-jail-init")
 
 _CLICKS = {("left", 1): "left_click", ("left", 2): "double_click", ("left", 3): "triple_click",
            ("right", 1): "right_click", ("middle", 1): "middle_click"}
@@ -69,8 +73,20 @@ class _DesktopBase:
         self._native = native
 
     @classmethod
-    def spawn(cls, width: int = 1280, height: int = 800, **settings: Any) -> Any:
+    def spawn(cls, width: int = 1280, height: int = 800, *, sandbox: str = "jail",
+              allow: Optional[Sequence[str]] = None, workspace: Optional[str] = None,
+              bind_workspace: bool = False, **settings: Any) -> Any:
         """Spawns a private Xvfb of ``width`` x ``height`` (stopped by :meth:`close`).
+
+        ``sandbox="jail"`` (the default): Xvfb and every program :meth:`launch` starts run in a
+        jail of their own — bubblewrap, every namespace unshared, no capabilities, seccomp, a
+        private filesystem (home ``/home/user``, :attr:`home_dir` on the host), a uid of their
+        own, limits — whose only way out is a proxy (``http_proxy`` and friends point at it)
+        allowing the origins of ``allow`` (``["https://example.com", "http://127.0.0.1:8000"]``;
+        none, everything refused, when empty). ``workspace``: a directory copied to the jail's
+        ``/workspace`` (bound in place with ``bind_workspace``). Raises
+        :class:`~hands.errors.SandboxUnavailable` where no jail can be made.
+        ``sandbox="none"``: on the host, as the caller, with the caller's files and network.
 
         Settings (keywords): ``tier`` is the model's image tier (``"high"``: long edge up to
         2576 px; ``"standard"``: 1568 px and 1.15 MP), ``max_long_edge`` an extra cap on
@@ -78,7 +94,10 @@ class _DesktopBase:
         ``settle_quiet_ms`` / ``settle_cap_ms`` the quiet period and the cap of the wait for the
         screen to stop changing before a screenshot, ``device_pixel_ratio`` capture pixels per
         screen pixel."""
-        return cls(_hands.Desktop.spawn(width, height, _hands.DesktopSettings(**settings)))
+        return cls(_hands.Desktop.spawn(
+            width, height, _hands.DesktopSettings(**settings), sandbox=sandbox,
+            allow=None if allow is None else list(allow), workspace=workspace,
+            bind_workspace=bind_workspace, init=JAIL_INIT))
 
     @classmethod
     def attach(cls, display: Optional[str] = None, **settings: Any) -> Any:
@@ -106,12 +125,44 @@ class _DesktopBase:
         """``(width, height)`` of screenshots, the space every coordinate is given in."""
         return self._native.shot_size()
 
+    @property
+    def sandbox(self) -> str:
+        """Where this desktop's programs run: ``"jail"`` or ``"none"`` (the host)."""
+        return self._native.sandbox
+
+    @property
+    def isolation(self) -> str:
+        """How isolated this desktop's programs are, in words: for a jail, its host uid and the
+        limits in force (``"jail: …; host uid 3000017; limits: …"``), else ``"none: …"``."""
+        return self._native.isolation
+
+    @property
+    def home_dir(self) -> Optional[str]:
+        """The host directory that is the jail's home (``$HOME`` of the programs it runs);
+        ``None`` unjailed or once closed (the jail's files are removed then)."""
+        path = self._native.home_dir
+        return None if path is None else str(path)
+
+    @property
+    def workspace_dir(self) -> Optional[str]:
+        """The host directory that is the jail's ``/workspace``; ``None`` unjailed or closed."""
+        path = self._native.workspace_dir
+        return None if path is None else str(path)
+
+    @property
+    def host_uid(self) -> Optional[int]:
+        """The host uid the jail's programs run as; ``None`` unjailed or once closed."""
+        return self._native.host_uid
+
     def launch(self, program: str, *args: str) -> Client:
-        """Starts ``program`` on this display; it is killed when the desktop closes."""
+        """Starts ``program`` on this display, in the desktop's jail when it has one (its
+        environment then is the jail's: ``HOME``, ``PATH``, the proxy variables, ``DISPLAY``);
+        it is killed when the desktop closes."""
         return self._native.launch(program, list(args))
 
     def close(self) -> None:
-        """Kills the launched programs and, for a spawned desktop, stops Xvfb."""
+        """Kills the launched programs and, for a spawned desktop, stops Xvfb and removes its
+        jail (everything left in it, and its files)."""
         self._native.close()
 
     @property
@@ -119,7 +170,8 @@ class _DesktopBase:
         return self._native.closed
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(display={self.display!r}, screen={self.screen_size})"
+        return (f"{type(self).__name__}(display={self.display!r}, screen={self.screen_size}, "
+                f"sandbox={self.sandbox!r})")
 
 
 class Desktop(_DesktopBase):

@@ -12,6 +12,7 @@ __all__ = [
     "HandsError",
     "CancelledError",
     "StartError",
+    "SandboxUnavailable",
     "ArgumentError",
     "DesktopError",
     "DesktopGone",
@@ -33,6 +34,12 @@ class CancelledError(HandsError):
 
 class StartError(HandsError):
     """Xvfb, Chromium, the display connection or a program could not be started."""
+
+
+class SandboxUnavailable(StartError):
+    """No jail can be made on this machine for a spawned desktop or a launched browser
+    (bubblewrap missing, user namespaces blocked, the jail's init not found). The message says
+    what to do; ``sandbox="none"`` runs on the host, as the caller, on purpose."""
 
 
 class ArgumentError(HandsError, ValueError):
