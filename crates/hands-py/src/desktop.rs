@@ -239,6 +239,39 @@ impl Core {
 
     /// Waits until something other than the bare root window is on screen (Xvfb starts with a
     /// uniform root; an application's window breaks it), polling the capture every 50 ms.
+    /// Waits until a window manager manages the display (`_NET_SUPPORTING_WM_CHECK`), so an
+    /// application launched next is managed and shown.
+    async fn wait_for_window_manager(
+        self: Arc<Core>,
+        timeout: Duration,
+        cancel: CancellationToken,
+    ) -> Result<Out, Error> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let ready = {
+                let guard = self.shared.desktop.lock().await;
+                let desktop = guard
+                    .as_ref()
+                    .ok_or_else(closed)
+                    .map_err(|e| desktop_error(e, &cancel))?;
+                desktop
+                    .window_manager_ready()
+                    .await
+                    .map_err(|e| desktop_error(e, &cancel))?
+            };
+            if ready {
+                return Ok(Out::Bool(true));
+            }
+            if Instant::now() > deadline {
+                return Ok(Out::Bool(false));
+            }
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(10)) => {}
+                () = cancel.cancelled() => return Err(Error::Cancelled),
+            }
+        }
+    }
+
     async fn wait_for_window(
         self: Arc<Core>,
         timeout: Duration,
@@ -607,6 +640,23 @@ impl Desktop {
         let core = Arc::clone(&self.core);
         run(py, blocking, cancelled, move |cancel| {
             core.wait_for_window(timeout, cancel)
+        })
+    }
+
+    /// Waits up to `timeout` seconds for a window manager to manage the display; whether one
+    /// did. Launch applications after it (one mapped before may never be shown).
+    fn wait_for_window_manager(
+        &self,
+        py: Python<'_>,
+        timeout: f64,
+        cancelled: Option<Py<PyAny>>,
+        blocking: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = Duration::try_from_secs_f64(timeout)
+            .map_err(|_| Error::Argument("timeout must be a non-negative number".into()))?;
+        let core = Arc::clone(&self.core);
+        run(py, blocking, cancelled, move |cancel| {
+            core.wait_for_window_manager(timeout, cancel)
         })
     }
 

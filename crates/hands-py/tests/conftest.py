@@ -42,6 +42,7 @@ def note_desktop() -> Iterator[Tuple[hands.sync.Desktop, NoteTask]]:
     assert desktop.home_dir is not None
     try:
         desktop.launch("openbox")
+        assert desktop.wait_for_window_manager(20.0), "openbox managed nothing within 20 s"
         desktop.launch("mousepad", "--disable-server")
         assert desktop.wait_for_window(20.0), "mousepad showed no window within 20 s"
         task = NoteTask(

@@ -153,9 +153,8 @@ def test_file_upload_redeems_a_grant_named_in_document_ids(tmp_path):
     the ``target`` ref names, once; a used grant and a path are refused (the model reads why)."""
     attachment = tmp_path / "grant.txt"
     attachment.write_text("hello grant")
-    # On the host: a jailed Chromium is handed the granted file empty (size 0), a hands-cdp
-    # upload-through-a-jail gap reported to the lead; the grant rules are what is tested here.
-    browser = hands.sync.Browser.launch(sandbox="none")
+    # Jailed (the default): the granted host file is staged into the browser's jail.
+    browser = hands.sync.Browser.launch()
     try:
         browser.navigate(UPLOAD_PAGE)
         [field] = browser.read_page("interactive")["elements"]

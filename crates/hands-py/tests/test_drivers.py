@@ -145,9 +145,8 @@ def test_file_grants_are_single_use_through_the_sdk(tmp_path):
     before any effect, with the outcome the SDK validates (``ok`` only when completed)."""
     attachment = tmp_path / "grant.txt"
     attachment.write_text("hello grant")
-    # On the host: a jailed Chromium is handed the granted file empty (size 0), a hands-cdp
-    # upload-through-a-jail gap reported to the lead; the grant rules are what is tested here.
-    browser = hands.sync.Browser.launch(sandbox="none")
+    # Jailed (the default): the granted host file is staged into the browser's jail.
+    browser = hands.sync.Browser.launch()
     try:
         browser.navigate(UPLOAD_PAGE)
         [field] = browser.read_page("interactive")["elements"]

@@ -256,6 +256,13 @@ impl X11Desktop {
         self.clients.spawn(program, args)
     }
 
+    /// Whether a window manager runs on this display: it has put `_NET_SUPPORTING_WM_CHECK` on
+    /// the root window (EWMH), which it does once it manages windows. A client mapped before
+    /// then may be left unmanaged, or never shown, so desktops start their applications after.
+    pub async fn window_manager_ready(&self) -> Result<bool, DesktopError> {
+        self.call(|state| state.window_manager_ready()).await
+    }
+
     /// Runs `f` on the X thread and waits for its answer.
     async fn call<T: Send + 'static>(
         &self,

@@ -30,6 +30,17 @@ impl DesktopEnv {
                 .spawn_client("openbox", &[])
                 .context("starting the window manager")?,
         ];
+        // Applications start once the window manager manages windows: one mapped before may be
+        // left unmanaged, or never shown (seen in about one start in three in a jail).
+        let deadline = Instant::now() + APP_READY_TIMEOUT;
+        while !desktop.window_manager_ready().await? {
+            if Instant::now() > deadline {
+                anyhow::bail!(
+                    "the window manager (openbox) was not ready within {APP_READY_TIMEOUT:?}"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         if editor {
             clients.push(
                 desktop

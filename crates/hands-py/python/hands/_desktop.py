@@ -235,6 +235,11 @@ class Desktop(_DesktopBase):
         """Where the pointer is, in screenshot pixels."""
         return await self.member("cursor_position", {}, cancelled=cancelled)
 
+    async def wait_for_window_manager(self, timeout: float = 20.0, *,
+                                      cancelled: Cancelled = None) -> bool:
+        """Waits until a window manager manages the display (launch applications after it)."""
+        return await self._native.wait_for_window_manager(timeout, cancelled, False)
+
     async def wait_for_window(self, timeout: float = 20.0, *, cancelled: Cancelled = None) -> bool:
         """Waits until a window is on screen (the bare root is uniform); whether one appeared."""
         return await self._native.wait_for_window(timeout, cancelled, False)
@@ -302,6 +307,11 @@ class SyncDesktop(_DesktopBase):
 
     def cursor_position(self, *, cancelled: Cancelled = None) -> Point:
         return self.member("cursor_position", {}, cancelled=cancelled)
+
+    def wait_for_window_manager(self, timeout: float = 20.0, *,
+                                cancelled: Cancelled = None) -> bool:
+        """Waits until a window manager manages the display (launch applications after it)."""
+        return self._native.wait_for_window_manager(timeout, cancelled, True)
 
     def wait_for_window(self, timeout: float = 20.0, *, cancelled: Cancelled = None) -> bool:
         return self._native.wait_for_window(timeout, cancelled, True)

@@ -100,6 +100,29 @@ pub(crate) struct XState {
 }
 
 impl XState {
+    /// Whether the root window carries `_NET_SUPPORTING_WM_CHECK` (a window manager runs).
+    pub(crate) fn window_manager_ready(&mut self) -> Result<bool, DesktopError> {
+        use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
+        let gone = |e: &dyn std::fmt::Display| DesktopError::Gone(format!("X connection: {e}"));
+        let atom = self
+            .conn
+            .intern_atom(true, b"_NET_SUPPORTING_WM_CHECK")
+            .map_err(|e| gone(&e))?
+            .reply()
+            .map_err(|e| gone(&e))?
+            .atom;
+        if atom == 0 {
+            return Ok(false);
+        }
+        let reply = self
+            .conn
+            .get_property(false, self.root, atom, AtomEnum::WINDOW, 0, 1)
+            .map_err(|e| gone(&e))?
+            .reply()
+            .map_err(|e| gone(&e))?;
+        Ok(reply.value_len > 0)
+    }
+
     pub(crate) fn connect(
         endpoint: Endpoint,
         screen_info: Arc<Mutex<ScreenInfo>>,
