@@ -191,9 +191,12 @@ impl Drop for Inner {
         let _ = rustix::net::shutdown(&self.control, rustix::net::Shutdown::Both);
         let _ = self.bwrap.kill();
         limits::remove(&self.limits.enforcement);
-        remove_tree(&self.dirs.home);
-        remove_tree(&self.dirs.scratch);
+        for dir in [&self.dirs.home, &self.dirs.scratch] {
+            layout::unmount(dir);
+            remove_tree(dir);
+        }
         if self.remove_workspace {
+            layout::unmount(&self.dirs.workspace);
             remove_tree(&self.dirs.workspace);
         }
         remove_tree(&self.dirs.root);
@@ -442,14 +445,15 @@ impl Jail {
             Workspace::Bind(dir) => Some(dir.as_path()),
             _ => None,
         };
-        let dirs = layout::create(&name, uid.uid, bound)
+        let (dirs, dirs_capped) = layout::create(&name, uid.uid, bound, config.limits.dir_size)
             .map_err(|e| JailError::Prepare(format!("episode directories: {e}")))?;
         if let Workspace::Copy(from) = &config.workspace {
             copy_tree(from, &dirs.workspace, uid.uid).map_err(|e| {
                 JailError::Prepare(format!("copying the workspace {}: {e}", from.display()))
             })?;
         }
-        let applied = limits::apply(config.limits, &name);
+        let mut applied = limits::apply(config.limits, &name);
+        applied.dirs_capped = dirs_capped;
         let _ = fs::write(
             dirs.root.join("cgroups"),
             match &applied.enforcement {
@@ -501,6 +505,11 @@ impl Jail {
             let _ = spawned.process.kill();
             let said = stderr.map(read_tail).unwrap_or_default();
             limits::remove(&applied.enforcement);
+            for own in [&dirs.home, &dirs.scratch, &dirs.workspace] {
+                if !matches!(config.workspace, Workspace::Bind(_)) || own != &dirs.workspace {
+                    layout::unmount(own);
+                }
+            }
             remove_tree(&dirs.root);
             return Err(JailError::Start {
                 why: if said.is_empty() {

@@ -69,6 +69,9 @@ pub fn sweep() -> Swept {
             .map(PathBuf::from)
             .collect();
         crate::limits::remove_dirs(&cgroups);
+        for own in ["home", "scratch", "workspace"] {
+            layout::unmount(&dir.join(own));
+        }
         if fs::remove_dir_all(&dir).is_ok() {
             swept.episodes.push(dir);
         }

@@ -118,7 +118,58 @@ fn mkdir(path: &Path, mode: u32) -> io::Result<()> {
 }
 
 /// Creates the directories of episode `name`, owned by `uid`.
-pub fn create(name: &str, uid: u32, bound_workspace: Option<&Path>) -> io::Result<EpisodeDirs> {
+/// Mounts a tmpfs of `size` bytes owned by `uid` on `dir` (root only); whether it did.
+fn mount_capped(dir: &Path, uid: u32, size: u64) -> io::Result<bool> {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(false);
+    }
+    let target = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| io::Error::other("a path with a NUL"))?;
+    let options = std::ffi::CString::new(format!("size={size},mode=0700,uid={uid},gid={uid}"))
+        .map_err(|_| io::Error::other("options with a NUL"))?;
+    // SAFETY: every pointer is a NUL-terminated string that outlives the call.
+    let rc = unsafe {
+        libc::mount(
+            c"hands-episode".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            options.as_ptr().cast(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::new(
+            io::Error::last_os_error().kind(),
+            format!(
+                "mounting a tmpfs on {}: {}",
+                dir.display(),
+                io::Error::last_os_error()
+            ),
+        ));
+    }
+    Ok(true)
+}
+
+/// Detaches a mount at `dir`, if there is one (the tmpfs of a capped episode directory).
+pub fn unmount(dir: &Path) {
+    if let Ok(target) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) {
+        // SAFETY: a NUL-terminated path; MNT_DETACH needs nothing else.
+        unsafe {
+            libc::umount2(target.as_ptr(), libc::MNT_DETACH);
+        }
+    }
+}
+
+/// Creates the directories of episode `name`, owned by `uid`; home, scratch and (unless
+/// bound) the workspace are tmpfs mounts of `dir_size` bytes each when hands is root (whether
+/// they are is the second value).
+pub fn create(
+    name: &str,
+    uid: u32,
+    bound_workspace: Option<&Path>,
+    dir_size: u64,
+) -> io::Result<(EpisodeDirs, bool)> {
     let base = base_dir();
     if !base.exists() {
         fs::create_dir_all(&base)?;
@@ -142,19 +193,21 @@ pub fn create(name: &str, uid: u32, bound_workspace: Option<&Path>) -> io::Resul
         etc: root.join("etc"),
         root,
     };
-    for dir in [&dirs.home, &dirs.scratch] {
-        mkdir(dir, 0o700)?;
-        chown(dir, uid)?;
-    }
+    let mut capped = true;
+    let mut own = vec![&dirs.home, &dirs.scratch];
     if bound_workspace.is_none() {
-        mkdir(&dirs.workspace, 0o700)?;
-        chown(&dirs.workspace, uid)?;
+        own.push(&dirs.workspace);
+    }
+    for dir in own {
+        mkdir(dir, 0o700)?;
+        capped &= mount_capped(dir, uid, dir_size)?;
+        chown(dir, uid)?;
     }
     mkdir(&dirs.etc, 0o755)?;
     for (name, text) in generated_etc(uid) {
         fs::write(dirs.etc.join(name), text)?;
     }
-    Ok(dirs)
+    Ok((dirs, capped))
 }
 
 /// Changes a path's owner (and group) to `uid` when we are root; a no-op otherwise.

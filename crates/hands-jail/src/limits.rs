@@ -25,10 +25,15 @@ pub struct Limits {
     pub shm_size: u64,
     /// Largest file a program may write, bytes.
     pub max_file_size: u64,
+    /// Size of each of the episode's home, workspace (unless bound) and scratch, bytes: each is
+    /// a tmpfs of this size when hands runs as root, so a disk bomb fills it and not the host's
+    /// disk (its pages count against `max_memory` too).
+    pub dir_size: u64,
 }
 
 impl Default for Limits {
-    /// 1,024 processes, 4 GiB, 1.5 cores, a 512 MiB `/tmp`, a 256 MiB `/dev/shm`, 1 GiB files.
+    /// 1,024 processes, 4 GiB, 1.5 cores, a 512 MiB `/tmp`, a 256 MiB `/dev/shm`, 1 GiB files,
+    /// 2 GiB each for home, workspace and scratch.
     fn default() -> Limits {
         Limits {
             max_pids: 1024,
@@ -37,6 +42,7 @@ impl Default for Limits {
             tmp_size: 512 << 20,
             shm_size: 256 << 20,
             max_file_size: 1 << 30,
+            dir_size: 2 << 30,
         }
     }
 }
@@ -62,6 +68,8 @@ pub struct Applied {
     pub enforcement: Enforcement,
     /// The `cgroup.procs` files the jail's first process writes itself into.
     pub(crate) procs_files: Vec<PathBuf>,
+    /// Whether home, workspace and scratch are size-capped tmpfs mounts.
+    pub dirs_capped: bool,
 }
 
 impl fmt::Display for Applied {
@@ -95,7 +103,18 @@ impl fmt::Display for Applied {
             mib(l.tmp_size),
             mib(l.shm_size),
             mib(l.max_file_size)
-        )
+        )?;
+        if self.dirs_capped {
+            write!(
+                f,
+                "; home, workspace and scratch {} MiB each",
+                mib(l.dir_size)
+            )
+        } else {
+            f.write_str(
+                "; home, workspace and scratch not capped (only root can mount them as tmpfs)",
+            )
+        }
     }
 }
 
@@ -111,6 +130,7 @@ pub fn apply(limits: Limits, name: &str) -> Applied {
             limits,
             procs_files: vec![dir.join("cgroup.procs")],
             enforcement: Enforcement::CgroupV2(dir),
+            dirs_capped: false,
         };
     }
     if let Some(dirs) = try_v1(limits, name) {
@@ -118,12 +138,14 @@ pub fn apply(limits: Limits, name: &str) -> Applied {
             limits,
             procs_files: dirs.iter().map(|d| d.join("cgroup.procs")).collect(),
             enforcement: Enforcement::CgroupV1(dirs),
+            dirs_capped: false,
         };
     }
     Applied {
         limits,
         enforcement: Enforcement::Rlimits,
         procs_files: Vec::new(),
+        dirs_capped: false,
     }
 }
 

@@ -55,3 +55,34 @@ fn the_network_is_loopback_only_and_a_listener_from_inside_reaches_hands() {
     assert!(out.ends_with("pong\n"), "{out}");
     assert_eq!(&server.join().unwrap(), b"ping\n");
 }
+
+#[test]
+fn a_disk_bomb_in_home_fills_the_episodes_cap_not_the_hosts_disk() {
+    let mut config = hands_jail::JailConfig::new(JailKind::Desktop);
+    config.init = common::init();
+    config.limits.dir_size = 16 << 20;
+    let jail = hands_jail::Jail::start(&config).unwrap();
+    let (out, _err, _code) = sh(
+        &jail,
+        "i=0; while head -c 1048576 /dev/zero > $HOME/f$i 2>/dev/null; do i=$((i+1)); [ $i -ge 64 ] && break; done; du -sm $HOME | cut -f1",
+    );
+    let written_mib: u64 = out.trim().parse().unwrap_or(u64::MAX);
+    if rustix::process::geteuid().is_root() {
+        assert!(
+            written_mib <= 16,
+            "{written_mib} MiB written past a 16 MiB cap"
+        );
+        assert!(
+            jail.limits_in_force().contains("16 MiB each"),
+            "{}",
+            jail.limits_in_force()
+        );
+    } else {
+        // Only root can mount the capped tmpfs; the limits say so instead of claiming a cap.
+        assert!(
+            jail.limits_in_force().contains("not capped"),
+            "{}",
+            jail.limits_in_force()
+        );
+    }
+}
