@@ -611,6 +611,12 @@ impl Jail {
             ("XDG_RUNTIME_DIR", "/tmp"),
             ("NO_PROXY", ""),
             ("no_proxy", ""),
+            // No session bus in a jail: GSettings keeps settings in memory for the episode
+            // instead of trying dconf's bus (whose failed commits left GTK apps such as
+            // mousepad unshown in about one start in ten), and GTK does not look for the
+            // accessibility bus.
+            ("GSETTINGS_BACKEND", "memory"),
+            ("NO_AT_BRIDGE", "1"),
         ]
         .into_iter()
         .map(|(k, v)| (k.into(), v.into()))

@@ -161,8 +161,9 @@ def test_file_grants_are_single_use_through_the_sdk(tmp_path):
         assert refused["ok"] is False and refused["result"]["status"] == "refused"
         assert output_payload(toolset.execute(function_call("browser_click", {"target": field["ref"], "tab_id": None})))["ok"]
         done = upload("g1")
+        # The staged copy stays until the browser closes (the page may read it later): pending.
         assert done["ok"] and done["result"] == {"version": 1, "status": "completed", "effect": "completed",
-                                                 "cleanup": "completed"}
+                                                 "cleanup": "pending"}
         assert upload("g1")["result"]["status"] == "refused"
         assert browser.get_page_text()["text"].endswith("grant.txt:11")
     finally:

@@ -217,14 +217,18 @@ _TEXT_ONLY = frozenset({"get_page_text", "read_console", "read_network"})
 _READS = frozenset({"read_page", "find", "javascript_exec"}) | _TEXT_ONLY
 
 
-#: ``upload_file``'s outcome when the file reached the page (hands-core ``FileOutcome``).
-_UPLOADED = {"version": 1, "status": "completed", "effect": "completed", "cleanup": "completed"}
+def _uploaded(result: Any) -> bool:
+    """Whether ``upload_file``'s outcome says the file reached the page (hands-core
+    ``FileOutcome::ok``: status and effect completed; the staged copy's cleanup may be
+    ``pending``, kept until the browser closes because the page may still read it)."""
+    return (isinstance(result, dict) and result.get("status") == "completed"
+            and result.get("effect") == "completed")
 
 
 def _browser_result(name: str, result: Any, state: Optional[Dict[str, Any]], tabs: _Tabs) -> Any:
     if name == "file_upload":
         # A refused grant (unknown, used, too large) or no chooser: nothing reached the page.
-        if result != _UPLOADED:
+        if not _uploaded(result):
             raise ToolError(f"The upload did not complete: {json.dumps(result, sort_keys=True)}")
         return None
     if isinstance(result, Image):
