@@ -4,7 +4,7 @@
 //! when the spawning *thread* exits).
 
 use std::io;
-use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::DirBuilderExt as _;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt as _;
@@ -58,16 +58,7 @@ impl Launcher for HostLauncher {
     fn private_dir(&self, name: &str) -> io::Result<SharedDir> {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let safe: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let safe = crate::spawn::safe_component(name);
         let dir = std::env::temp_dir().join(format!("hands-{safe}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
@@ -190,23 +181,14 @@ pub(crate) fn spawn_from_long_lived_thread(
 ) -> io::Result<Child> {
     // Move the descriptors out of the way of 3, 4, … first, so placing one cannot overwrite
     // another that is still to be placed.
-    let high: Vec<OwnedFd> = extra_fds
-        .iter()
-        .map(|fd| rustix::io::fcntl_dupfd_cloexec(fd, 100).map_err(io::Error::from))
-        .collect::<io::Result<_>>()?;
-    drop(extra_fds);
-    let raw: Vec<i32> = high.iter().map(|fd| fd.as_raw_fd()).collect();
+    let (high, raw) = crate::spawn::lift_extra_fds(extra_fds)?;
     let parent = std::process::id() as i32;
     // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
     // functions (dup2, prctl, getppid, kill) on plain integers captured by value.
     #[allow(unsafe_code)]
     unsafe {
         command.pre_exec(move || {
-            for (i, fd) in raw.iter().enumerate() {
-                if libc::dup2(*fd, 3 + i as i32) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
+            crate::spawn::place_extra_fds(&raw)?;
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(io::Error::last_os_error());
             }

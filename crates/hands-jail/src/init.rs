@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{AsFd as _, AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::os::fd::{AsFd as _, FromRawFd as _, OwnedFd};
 use std::os::unix::ffi::OsStringExt as _;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Command, Stdio};
@@ -288,20 +288,13 @@ fn spawn(
         command.stdin(i).stdout(o).stderr(e);
     }
     // Move the extra descriptors above where they go, so placing one cannot overwrite another.
-    let high: Vec<OwnedFd> = fds
-        .map(|fd| rustix::io::fcntl_dupfd_cloexec(&fd, 100).map_err(io::Error::from))
-        .collect::<io::Result<_>>()?;
-    let raw: Vec<i32> = high.iter().map(|fd| fd.as_raw_fd()).collect();
+    let (high, raw) = crate::spawn::lift_extra_fds(fds)?;
     // SAFETY: runs in the forked child before exec; dup2 and sigprocmask on plain integers and
     // a local set (the init is single-threaded, so nothing else holds a lock).
     #[allow(unsafe_code)]
     unsafe {
         command.pre_exec(move || {
-            for (i, fd) in raw.iter().enumerate() {
-                if libc::dup2(*fd, 3 + i as i32) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
+            crate::spawn::place_extra_fds(&raw)?;
             // The init blocks SIGCHLD for its signalfd; programs start with nothing blocked.
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);

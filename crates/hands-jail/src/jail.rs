@@ -1003,16 +1003,7 @@ impl Launcher for Jail {
 
     fn private_dir(&self, name: &str) -> io::Result<SharedDir> {
         let n = self.inner.n_private.fetch_add(1, Ordering::Relaxed);
-        let safe: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let safe = crate::spawn::safe_component(name);
         let leaf = format!("{safe}-{n}");
         let host = self.inner.dirs.scratch.join(&leaf);
         fs::create_dir(&host)?;

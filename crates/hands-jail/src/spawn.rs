@@ -343,3 +343,42 @@ pub trait Launcher: Send + Sync + fmt::Debug {
         Ok(())
     }
 }
+
+/// A name safe as one path component: ASCII letters, digits and `-`; anything else is `_`.
+pub(crate) fn safe_component(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Descriptors moved above 100 (close-on-exec), so that placing them at 3, 4, … in a child
+/// ([`place_extra_fds`]) cannot overwrite one still to be placed; and their numbers.
+pub(crate) fn lift_extra_fds(
+    fds: impl IntoIterator<Item = OwnedFd>,
+) -> io::Result<(Vec<OwnedFd>, Vec<i32>)> {
+    use std::os::fd::AsRawFd as _;
+    let high: Vec<OwnedFd> = fds
+        .into_iter()
+        .map(|fd| rustix::io::fcntl_dupfd_cloexec(&fd, 100).map_err(io::Error::from))
+        .collect::<io::Result<_>>()?;
+    let raw = high.iter().map(|fd| fd.as_raw_fd()).collect();
+    Ok((high, raw))
+}
+
+/// In a forked child before `exec`: puts `raw` at 3, 4, … (`dup2` clears close-on-exec).
+/// Async-signal-safe: `dup2` on plain integers.
+pub(crate) fn place_extra_fds(raw: &[i32]) -> io::Result<()> {
+    for (i, fd) in raw.iter().enumerate() {
+        // SAFETY: dup2 on plain integers; an invalid one fails with EBADF.
+        if unsafe { libc::dup2(*fd, 3 + i as i32) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
