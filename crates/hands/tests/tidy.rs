@@ -166,9 +166,22 @@ struct Arrow {
     line: usize,
 }
 
-/// The first word of each comma-separated item (`hands (bin)` is `hands`).
+/// The first word of each comma-separated item, remarks in parentheses left out (`hands (bin)` is
+/// `hands`; `hands-mcp (+ rmcp, axum)` is `hands-mcp`).
 fn names(list: &str) -> Vec<String> {
-    list.split(',')
+    let mut depth = 0usize;
+    let bare: String = list
+        .chars()
+        .filter(|c| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect();
+    bare.split(',')
         .filter_map(|item| item.split_whitespace().next())
         .map(str::to_owned)
         .collect()
@@ -470,8 +483,10 @@ mod rules {
         ];
         assert_eq!(
             binary_or_generated(&files),
-            ["crates/x/y.so: a build output (`.so`) is tracked; `git rm --cached` it and let \
-              .gitignore cover it"]
+            [
+                "crates/x/y.so: a build output (`.so`) is tracked; `git rm --cached` it and let \
+              .gitignore cover it"
+            ]
         );
     }
 
@@ -484,7 +499,9 @@ mod rules {
             assert!(found[0].starts_with(&format!("{path}: a build output")));
         }
         // A name that only ends in the letters is not an extension.
-        assert!(binary_or_generated(&[file("docs/so", 1, b"x"), file("a/.so", 1, b"x")]).is_empty());
+        assert!(
+            binary_or_generated(&[file("docs/so", 1, b"x"), file("a/.so", 1, b"x")]).is_empty()
+        );
     }
 
     #[test]
@@ -549,7 +566,7 @@ mod rules {
         ### The differential suite (`difftest/`, not a crate)\n\n\
         ## Dependency directions\n\n```\n\
         hands (bin) ──> hands-x11, hands-core\n\
-        hands-x11   ──> hands-core (the vocabulary)\n\
+        hands-x11   ──> hands-core (the vocabulary, and more)\n\
         hands       ──(dev)──> hands-x11\n\
         hands-core  ──> (no hands crate)\n```\n\nMore prose ──> not an arrow.\n";
 
@@ -593,7 +610,11 @@ mod rules {
                 .from,
             s(&["hands", "hands-x11"])
         );
-        assert!(arrows("# nothing").unwrap_err().contains("no `## Dependency directions`"));
+        assert!(
+            arrows("# nothing")
+                .unwrap_err()
+                .contains("no `## Dependency directions`")
+        );
         assert!(
             arrows("## Dependency directions\n```\nhands uses hands-core\n```")
                 .unwrap_err()
@@ -666,11 +687,15 @@ mod rules {
         );
         let unknown = "## Dependency directions\n```\nhands-nope ──> hands-core\n```\n";
         assert!(
-            dependency_arrows(unknown, &m)
-                .contains(&"ARCHITECTURE.md:3: `hands-nope` is not a crate under crates/".to_owned())
+            dependency_arrows(unknown, &m).contains(
+                &"ARCHITECTURE.md:3: `hands-nope` is not a crate under crates/".to_owned()
+            )
         );
         let broken = manifests(&[("hands-core", "[dependencies\n")]);
-        let found = dependency_arrows("## Dependency directions\n```\nhands-core ──> (no hands crate)\n```\n", &broken);
+        let found = dependency_arrows(
+            "## Dependency directions\n```\nhands-core ──> (no hands crate)\n```\n",
+            &broken,
+        );
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].starts_with("crates/hands-core/Cargo.toml: not TOML"));
     }
@@ -688,7 +713,10 @@ mod rules {
             spec_stem("docs/spec/claude-computer-use-tool.es.md"),
             Some("claude-computer-use-tool")
         );
-        assert_eq!(spec_stem("docs/spec/api-contracts.md"), Some("api-contracts"));
+        assert_eq!(
+            spec_stem("docs/spec/api-contracts.md"),
+            Some("api-contracts")
+        );
         assert_eq!(spec_stem("docs/spec/old/x.md"), None);
         assert_eq!(spec_stem("docs/decisions.md"), None);
     }

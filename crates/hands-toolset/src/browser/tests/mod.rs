@@ -528,6 +528,6 @@ fn no_changes(sequence: u64) -> Value {
            "title_truncated": false, "changes": []})
 }
 
-mod selection;
-mod call_flow;
 mod answers;
+mod call_flow;
+mod selection;

@@ -111,7 +111,7 @@ fn state_blocks(result: &BrowserResult) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-mod members;
-mod results;
-mod refusals;
 mod construction;
+mod members;
+mod refusals;
+mod results;
