@@ -7,7 +7,7 @@
 //! DevTools WebSocket ([`Connection::connect`]). Everything above the transport — ids, answers,
 //! events, sessions, the owning task — is the same for both.
 //!
-//! Spec: Claude computer use, "Precauciones" 1 and 3; issue 17.
+//! Spec: claude-computer-use-tool, precautions 1 and 3; issue 17.
 
 use std::collections::HashMap;
 use std::fmt;

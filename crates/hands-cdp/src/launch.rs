@@ -17,7 +17,7 @@
 //! `inside` paths while this process writes them through their `host` paths, its pid may be a
 //! jail's, and the parent-death signal is the launcher's.
 //!
-//! Spec: Claude computer use, "Precauciones" 1 and 3 ("una máquina virtual o contenedor dedicado
+//! Spec: claude-computer-use-tool, precautions 1 and 3 ("una máquina virtual o contenedor dedicado
 //! con privilegios mínimos"; internet limited to an allow-list); issue 17.
 
 use std::collections::VecDeque;

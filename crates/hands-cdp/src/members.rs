@@ -47,7 +47,8 @@ impl Browser for CdpBrowser {
         self.state_impl().await
     }
 
-    /// Spec: "navigate", with the request-level policy applied to every hop.
+    /// Spec: openai-browser-desktop-drivers, "navigate", with the request-level policy applied to
+    /// every hop.
     async fn navigate(
         &mut self,
         url: &PageUrl,
@@ -58,7 +59,7 @@ impl Browser for CdpBrowser {
         self.navigate_impl(url, tab, cancel).await
     }
 
-    /// Spec: "read_page".
+    /// Spec: openai-browser-desktop-drivers, "read_page".
     async fn read_page(
         &mut self,
         filter: ReadFilter,
@@ -70,7 +71,7 @@ impl Browser for CdpBrowser {
         Ok(Some(ReadResult::Structured(read)))
     }
 
-    /// Spec: "get_page_text".
+    /// Spec: openai-browser-desktop-drivers, "get_page_text".
     async fn get_page_text(
         &mut self,
         tab: Option<&TabId>,
@@ -81,7 +82,7 @@ impl Browser for CdpBrowser {
         Ok(Some(ReadResult::Structured(read)))
     }
 
-    /// Spec: "find".
+    /// Spec: openai-browser-desktop-drivers, "find".
     async fn find(
         &mut self,
         query: &str,
@@ -93,7 +94,7 @@ impl Browser for CdpBrowser {
         Ok(Some(ReadResult::Structured(read)))
     }
 
-    /// Spec: "click".
+    /// Spec: openai-browser-desktop-drivers, "click".
     async fn click(
         &mut self,
         target: &Ref,
@@ -104,7 +105,7 @@ impl Browser for CdpBrowser {
         self.click_impl(target, tab, cancel).await
     }
 
-    /// Spec: "type".
+    /// Spec: openai-browser-desktop-drivers, "type".
     async fn type_text(
         &mut self,
         text: &str,
@@ -116,7 +117,7 @@ impl Browser for CdpBrowser {
         self.type_impl(text, target, tab, cancel).await
     }
 
-    /// Spec: "key".
+    /// Spec: openai-browser-desktop-drivers, "key".
     async fn key(
         &mut self,
         keys: &[KeyPress],
@@ -127,7 +128,7 @@ impl Browser for CdpBrowser {
         self.key_impl(keys, tab, cancel).await
     }
 
-    /// Spec: "scroll".
+    /// Spec: openai-browser-desktop-drivers, "scroll".
     async fn scroll(
         &mut self,
         direction: ScrollDirection,
@@ -153,7 +154,7 @@ impl Browser for CdpBrowser {
             .await
     }
 
-    /// Spec: "scroll_to".
+    /// Spec: openai-browser-desktop-drivers, "scroll_to".
     async fn scroll_to(
         &mut self,
         target: &Ref,
@@ -164,7 +165,7 @@ impl Browser for CdpBrowser {
         self.scroll_to_impl(target, tab, cancel).await
     }
 
-    /// Spec: "wait_for".
+    /// Spec: openai-browser-desktop-drivers, "wait_for".
     async fn wait_for(
         &mut self,
         text: &WaitText,
@@ -176,7 +177,7 @@ impl Browser for CdpBrowser {
         self.wait_for_impl(text, timeout, tab, cancel).await
     }
 
-    /// Spec: "select_option".
+    /// Spec: openai-browser-desktop-drivers, "select_option".
     async fn select_option(
         &mut self,
         target: &Ref,
@@ -188,7 +189,7 @@ impl Browser for CdpBrowser {
         self.select_option_impl(target, values, tab, cancel).await
     }
 
-    /// Spec: "hover".
+    /// Spec: openai-browser-desktop-drivers, "hover".
     async fn hover(
         &mut self,
         target: &Ref,
@@ -199,7 +200,7 @@ impl Browser for CdpBrowser {
         self.hover_impl(target, tab, cancel).await
     }
 
-    /// Spec: "screenshot".
+    /// Spec: openai-browser-desktop-drivers, "screenshot".
     async fn screenshot(
         &mut self,
         tab: Option<&TabId>,
@@ -209,7 +210,7 @@ impl Browser for CdpBrowser {
         self.screenshot_impl(tab, cancel).await
     }
 
-    /// Spec: "zoom".
+    /// Spec: openai-browser-desktop-drivers, "zoom".
     async fn zoom(
         &mut self,
         region: CssRegion,
@@ -220,7 +221,7 @@ impl Browser for CdpBrowser {
         self.zoom_impl(region, tab, cancel).await
     }
 
-    /// Spec: "new_tab".
+    /// Spec: openai-browser-desktop-drivers, "new_tab".
     async fn new_tab(
         &mut self,
         url: Option<&PageUrl>,
@@ -230,7 +231,7 @@ impl Browser for CdpBrowser {
         self.new_tab_impl(url, cancel).await
     }
 
-    /// Spec: "switch_tab".
+    /// Spec: openai-browser-desktop-drivers, "switch_tab".
     async fn switch_tab(
         &mut self,
         tab: &TabId,
@@ -240,7 +241,7 @@ impl Browser for CdpBrowser {
         self.switch_tab_impl(tab, cancel).await
     }
 
-    /// Spec: "close_tab".
+    /// Spec: openai-browser-desktop-drivers, "close_tab".
     async fn close_tab(
         &mut self,
         tab: &TabId,
@@ -250,7 +251,7 @@ impl Browser for CdpBrowser {
         self.close_tab_impl(tab, cancel).await
     }
 
-    /// Spec: "Leer dentro de una sección".
+    /// Spec: openai-browser-desktop-drivers, "Leer dentro de una sección".
     async fn read_page_scoped(
         &mut self,
         root: Option<&Ref>,
@@ -263,7 +264,7 @@ impl Browser for CdpBrowser {
         self.scoped_impl(root, depth, filter, tab, cancel).await
     }
 
-    /// Spec: "click_at".
+    /// Spec: openai-browser-desktop-drivers, "click_at".
     async fn click_at(
         &mut self,
         at: CssPoint,
@@ -278,7 +279,7 @@ impl Browser for CdpBrowser {
             .await
     }
 
-    /// Spec: "drag_path".
+    /// Spec: openai-browser-desktop-drivers, "drag_path".
     async fn drag_path(
         &mut self,
         path: &[CssPoint],
@@ -290,7 +291,7 @@ impl Browser for CdpBrowser {
         self.drag_path_impl(path, keys, tab, cancel).await
     }
 
-    /// Spec: "hold_keys".
+    /// Spec: openai-browser-desktop-drivers, "hold_keys".
     async fn hold_keys(
         &mut self,
         keys: &[Key],
@@ -302,7 +303,7 @@ impl Browser for CdpBrowser {
         self.hold_keys_impl(keys, duration, tab, cancel).await
     }
 
-    /// Spec: "hover_at".
+    /// Spec: openai-browser-desktop-drivers, "hover_at".
     async fn hover_at(
         &mut self,
         at: CssPoint,
@@ -325,7 +326,7 @@ impl Browser for CdpBrowser {
         self.mouse_button_impl(at, press, tab, cancel).await
     }
 
-    /// Spec: "set_checked".
+    /// Spec: openai-browser-desktop-drivers, "set_checked".
     async fn set_checked(
         &mut self,
         target: &Ref,
@@ -337,7 +338,7 @@ impl Browser for CdpBrowser {
         self.set_checked_impl(target, checked, tab, cancel).await
     }
 
-    /// Spec: "read_diagnostics".
+    /// Spec: openai-browser-desktop-drivers, "read_diagnostics".
     async fn read_diagnostics(
         &mut self,
         source: DiagnosticsSource,
@@ -349,7 +350,7 @@ impl Browser for CdpBrowser {
         self.read_diagnostics_impl(source, limit, tab).await
     }
 
-    /// Spec: "run_script".
+    /// Spec: openai-browser-desktop-drivers, "run_script".
     async fn run_script(
         &mut self,
         source: &str,
@@ -361,7 +362,7 @@ impl Browser for CdpBrowser {
         self.run_script_impl(source, timeout, tab, cancel).await
     }
 
-    /// Spec: "upload_file".
+    /// Spec: openai-browser-desktop-drivers, "upload_file".
     async fn upload_file(
         &mut self,
         grant: &GrantId,
@@ -371,7 +372,7 @@ impl Browser for CdpBrowser {
         self.upload_impl(grant, cancel).await
     }
 
-    /// Spec: "download_file".
+    /// Spec: openai-browser-desktop-drivers, "download_file".
     async fn download_file(
         &mut self,
         grant: &GrantId,

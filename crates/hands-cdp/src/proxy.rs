@@ -1,11 +1,11 @@
 //! The second wall of the network policy, and the only way out of an episode's jail: a local HTTP proxy that checks the policy per connection, resolves names itself, and connects only to the address it checked.
 //!
-//! Spec: Claude computer use, precaution 3: "acceso a internet limitado a una lista de dominios
-//! permitidos"; issue 17, item 2 ("One allow-list for every process"): a jail has an empty
-//! network namespace, its bash, curl, X apps and Chromium reach the world only through this
-//! proxy (`HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` = `http://127.0.0.1:3128`, a listener made in
-//! the jail's namespace and served here by [`PolicyProxy::serve_listener`]), and no DNS answers
-//! there. So the proxy holds against a client the attacker writes, not only against a browser.
+//! Spec: claude-computer-use-tool, precaution 3: "acceso a internet limitado a una lista de
+//! dominios permitidos"; issue 17, item 2 ("One allow-list for every process"): a jail has an empty
+//! network namespace, its bash, curl, X apps and Chromium reach the world only through this proxy
+//! (`HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` = `http://127.0.0.1:3128`, a listener made in the jail's
+//! namespace and served here by [`PolicyProxy::serve_listener`]), and no DNS answers there. So the
+//! proxy holds against a client the attacker writes, not only against a browser.
 //!
 //! For the launched browser: request interception (`Fetch`) sees every request a target makes,
 //! but not WebSocket handshakes (measured on Chromium 156) nor the browser's own requests

@@ -8,7 +8,7 @@
 //! process holding the other ends of the two pipes can speak CDP to it, where a port on loopback
 //! let any local process, of any uid, attach and turn the URL fence off (`Fetch.disable`).
 //!
-//! Spec: Claude computer use, "Precauciones" 1 and 3; issue 17 ("CDP over
+//! Spec: claude-computer-use-tool, precautions 1 and 3; issue 17 ("CDP over
 //! `--remote-debugging-pipe`: no DevTools port anywhere").
 
 use std::future::Future;

@@ -9,7 +9,7 @@
 //! call async-signal-safe functions before `exec`). What bwrap cannot do — run several programs
 //! in one jail on request, pass descriptors both ways — the init does ([`crate::init`]).
 //!
-//! Spec: Claude computer use, "Precauciones" 1 and 3; issue 17 items 1–6.
+//! Spec: claude-computer-use-tool, precautions 1 and 3; issue 17 items 1–6.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};

@@ -8,7 +8,7 @@
 //! module loading are kernel surface no desktop program needs. A denied call fails with `EPERM`
 //! (nothing is killed: a program that probes degrades as it would under Docker's profile).
 //!
-//! Spec: Claude computer use, precaution 1 ("privilegios mínimos"); issue 17 item 1.
+//! Spec: claude-computer-use-tool, precaution 1 ("privilegios mínimos"); issue 17 item 1.
 
 use std::collections::BTreeMap;
 

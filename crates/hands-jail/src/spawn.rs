@@ -5,7 +5,7 @@
 //! a `std::process::Command` themselves, so one switch — the host or the episode's jail — moves
 //! every program of an episode at once.
 //!
-//! Spec: Claude computer use, "Precauciones" 1 ("una máquina virtual o contenedor dedicado con
+//! Spec: claude-computer-use-tool, precautions 1 ("una máquina virtual o contenedor dedicado con
 //! privilegios mínimos").
 
 use std::ffi::OsString;

@@ -4,8 +4,8 @@
 //! cut at the budget) and `snapshot` / `screenshot` on actions (nothing is returned after an
 //! action unless asked).
 //!
-//! Spec: MCP `2025-11-25` / `2026-07-28`, "Tools" (`inputSchema`, `annotations`:
-//! `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`).
+//! Spec: api-contracts C (MCP `2025-11-25` / `2026-07-28`), the tools' `inputSchema` and
+//! `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`).
 
 use std::sync::Arc;
 

@@ -24,7 +24,7 @@ pub const HEADER_RETRY_AFTER: &str = "retry-after";
 /// Retried: HTTP 408, 409, 429, every 5xx (529 included), and connection errors or timeouts
 /// before any response byte. Never retried: any other status (400, 401, 403, 404, 413...), a
 /// 429 that reports a quota or spend limit, or a stream once it has started. `x-should-retry:
-/// true|false` overrides the status rule. Spec: api-contracts.md A, "Errors".
+/// true|false` overrides the status rule. Spec: api-contracts A, "Errors".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Retries after the first attempt; 0 disables retries.

@@ -8,7 +8,7 @@
 //! files (crates/hands-py/build.rs puts it there); `$HANDS_JAIL_INIT` overrides it, and without
 //! either it is looked for on `PATH`.
 //!
-//! Spec: Claude computer use, "Precauciones" 1 and 3; issue 17 items 1 and 2.
+//! Spec: claude-computer-use-tool, precautions 1 and 3; issue 17 items 1 and 2.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

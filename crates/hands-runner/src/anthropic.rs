@@ -73,8 +73,8 @@ pub struct AnthropicSettings {
     /// servers (their results are examined first) and on the last allowed request. A call run
     /// early is answered with its result whatever the message's end.
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`eager`); the Anthropic SDK's
-    /// `run_tools_eagerly`.
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (`eager`); the
+    /// Anthropic SDK's `run_tools_eagerly`.
     pub eager: bool,
     /// With `eager`: which functions may run early (`None`: every ordinary function; an empty
     /// policy defers them all). Only `functions` applies on Claude; `computer: true` is
@@ -83,7 +83,8 @@ pub struct AnthropicSettings {
     /// With `eager` and no ledger: how many calls of functions marked
     /// [`crate::functions::Function::independent`] may run at once (at least 1), as on OpenAI.
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`max_concurrent_calls`, default 2).
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución"
+    /// (`max_concurrent_calls`, default 2).
     pub max_concurrent_calls: usize,
     /// The context of each request: who shrinks it (hands, in cache-friendly batches and an
     /// optional budget; or the API's tool-result clearing), cache breakpoints, unchanged
@@ -518,8 +519,8 @@ impl AnthropicSession {
 
     /// Whether `tool_use` calls an ordinary function marked independent and may run
     /// concurrently: only when no ledger is kept (a ledger's checkpoints follow the calls'
-    /// order). Spec: "Las ejecuciones persistentes, las acciones del navegador y las acciones de
-    /// la computadora mantienen el orden."
+    /// order). Spec: openai-browser-desktop-drivers, "Las ejecuciones persistentes, las acciones
+    /// del navegador y las acciones de la computadora mantienen el orden."
     fn is_independent(&self, ctx: &StepContext<'_>, tool_use: &ToolUse) -> bool {
         ctx.checkpoints.is_none()
             && self.is_ordinary(ctx, tool_use)
@@ -1299,8 +1300,9 @@ impl Session for AnthropicSession {
             }
         }
         if let Some(why) = server_trouble {
-            // Spec: "Si los resultados del servidor indican un fallo, están incompletos o
-            // siguen pendientes, el turno se detiene antes de las acciones locales."
+            // Spec: openai-browser-desktop-drivers, "Si los resultados del servidor indican un
+            // fallo, están incompletos o siguen pendientes, el turno se detiene antes de las
+            // acciones locales."
             self.answer_unrun(&uses, NOT_EXECUTED_SERVER_RESULT);
             self.unanswered = false;
             return Err(StopReason::ServerToolFailed(why));

@@ -20,8 +20,8 @@ use crate::functions::ToolOutput;
 use crate::outcome::{RunError, RunOutcome, RunStatus};
 
 /// The default of [`crate::OpenAiSettings::max_concurrent_calls`]: at most two independent
-/// calls run at once. Spec: "se ejecutan simultáneamente como máximo dos llamadas anticipadas
-/// independientes".
+/// calls run at once. Spec: openai-browser-desktop-drivers, "se ejecutan simultáneamente como
+/// máximo dos llamadas anticipadas independientes".
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 2;
 
 /// The journal's and diagnostics' summary of a call answered with a supplied output.
@@ -64,7 +64,8 @@ pub struct EarlyExecution {
 /// What a `before_early_call` hook decides about one completed streamed call the policy lets
 /// run early. It cannot make a call run early that the policy defers.
 ///
-/// Spec: "Transmitir y reanudar una ejecución" (`before_early_call` "puede devolver defer").
+/// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (`before_early_call`
+/// "puede devolver defer").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EarlyDecision {
     /// Run it now, while the response streams.
@@ -92,8 +93,8 @@ pub type BeforeEarlyCall = Box<dyn FnMut(&EarlyCall) -> EarlyDecision + Send>;
 /// What happened in a run, delivered to the `on_event` callback ([`crate::Runner::set_on_event`]).
 /// Each event is the callback's own copy: changing it changes nothing in the run.
 ///
-/// Spec: "Transmitir y reanudar una ejecución" ("el ejecutor proporciona copias independientes
-/// de los eventos").
+/// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" ("el ejecutor
+/// proporciona copias independientes de los eventos").
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum RunEvent {
@@ -213,8 +214,8 @@ pub(crate) struct Choices {
 /// changing them changes nothing. [`Turn::supply_outputs`] and [`Turn::append_user_text`] act
 /// until the stream is advanced.
 ///
-/// Spec: "Transmitir y reanudar una ejecución" (`iterate()`: "examina el turno completado antes
-/// de avanzar").
+/// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (`iterate()`:
+/// "examina el turno completado antes de avanzar").
 #[derive(Debug)]
 pub struct Turn {
     /// The request's number in the run.
@@ -242,7 +243,8 @@ impl Turn {
     /// Text only (never tool outputs or approvals); it does not reset the step limit. Refused
     /// on a final turn, once the run moved on, and for blank text.
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`append_user_text`).
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución"
+    /// (`append_user_text`).
     pub fn append_user_text(&self, text: impl Into<String>) -> Result<(), TurnError> {
         let text = text.into();
         let mut choices = self.choices();
@@ -265,7 +267,8 @@ impl Turn {
     /// refused whole when one output is not allowed. Never for computer, browser, bash or
     /// editor calls, nor MCP approvals.
     ///
-    /// Spec: "Combinar acciones del navegador con otras herramientas" (`supply_outputs`).
+    /// Spec: openai-browser-desktop-drivers, "Combinar acciones del navegador con otras
+    /// herramientas" (`supply_outputs`).
     pub fn supply_outputs<I, S>(&self, outputs: I) -> Result<(), TurnError>
     where
         I: IntoIterator<Item = (S, ToolOutput)>,
@@ -394,8 +397,8 @@ impl<'r> TurnStream<'r> {
     /// with [`crate::StopReason::IterationClosed`] (a final turn stays finished). Returns how
     /// the run ended.
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" ("Si cierras la iteración en ese punto, no
-    /// se ejecuta ninguna herramienta pospuesta").
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" ("Si cierras la
+    /// iteración en ese punto, no se ejecuta ninguna herramienta pospuesta").
     pub async fn close(mut self) -> Result<RunOutcome, RunError> {
         while self.advance(Flow::Close).await.is_some() {}
         self.take_result()

@@ -167,8 +167,8 @@ impl ApprovalRule {
     /// tool matched by neither filter takes the opposite of the one given alone (only `never`
     /// listed: the others are asked), as the openai SDK reads it.
     ///
-    /// Spec: "Para las aprobaciones de MCP, un filtro vacío always: {} o never: {} se aplica a
-    /// todas las herramientas."
+    /// Spec: openai-browser-desktop-drivers, "Para las aprobaciones de MCP, un filtro vacío always:
+    /// {} o never: {} se aplica a todas las herramientas."
     pub fn mode(&self, tool: &str) -> Option<ApprovalMode> {
         match self {
             ApprovalRule::Always => Some(ApprovalMode::Always),

@@ -82,7 +82,8 @@ pub struct OpenAiSettings {
     /// [`crate::functions::Function::independent`] may run at once (at least 1). The runner
     /// waits for the group under way before reading more calls from the stream.
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`max_concurrent_calls`, default 2).
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución"
+    /// (`max_concurrent_calls`, default 2).
     pub max_concurrent_calls: usize,
     /// `parallel_tool_calls` (`Some(false)`: at most one function call per response).
     pub parallel_tool_calls: Option<bool>,
@@ -322,9 +323,9 @@ impl OpenAiSession {
     }
 
     /// Whether `item`, a completed streamed call, may run now: the policy allows it and the
-    /// hook does not defer it. Spec: "Transmitir y reanudar una ejecución" (`early_execution`,
-    /// `before_early_call`: "No puede adelantar una llamada que esté fuera de la lista
-    /// permitida").
+    /// hook does not defer it. Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una
+    /// ejecución" (`early_execution`, `before_early_call`: "No puede adelantar una llamada que esté
+    /// fuera de la lista permitida").
     fn may_run_early(
         ctx: &mut StepContext<'_>,
         policy: Option<&(BTreeSet<String>, bool)>,
@@ -450,8 +451,8 @@ impl OpenAiSession {
 
     /// Whether `item` calls an ordinary function marked independent, and may run concurrently:
     /// only when no ledger is kept (a ledger's checkpoints must follow the calls' order).
-    /// Spec: "Las ejecuciones persistentes, las acciones del navegador y las acciones de la
-    /// computadora mantienen el orden."
+    /// Spec: openai-browser-desktop-drivers, "Las ejecuciones persistentes, las acciones del
+    /// navegador y las acciones de la computadora mantienen el orden."
     fn is_independent(&self, ctx: &StepContext<'_>, item: &Item) -> bool {
         if ctx.checkpoints.is_some() {
             return false;
@@ -1072,8 +1073,8 @@ async fn consume_told(
 
 /// Refuses an early-execution policy that names a function the run does not declare (or one
 /// twice), lets the computer run early without the computer tool, and a concurrency limit of
-/// zero. Spec: "Transmitir y reanudar una ejecución"; the SDK's checks ("Early functions must be
-/// unique registered function names").
+/// zero. Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución"; the SDK's
+/// checks ("Early functions must be unique registered function names").
 fn check_early_execution(
     settings: &OpenAiSettings,
     tools: &[Value],
@@ -1179,7 +1180,8 @@ impl Session for OpenAiSession {
             }
         }
         // The next request must send the image generation call back by reference.
-        // Spec: "Rechaza store: false … cuando declaras image_generation."
+        // Spec: openai-browser-desktop-drivers, "Rechaza store: false … cuando declaras
+        // image_generation."
         if !self.settings.store
             && tools
                 .iter()
@@ -1234,9 +1236,9 @@ impl Session for OpenAiSession {
         cancel: &hands_core::CancellationToken,
     ) -> Result<(), StopReason> {
         // Approvals given before the run stopped whose calls no completed result shows are
-        // asked again: the person decides on the world as it is now. Spec: "el ejecutor vuelve
-        // a pedir cada aprobación para la que no haya una llamada MCP correspondiente ya
-        // completada".
+        // asked again: the person decides on the world as it is now.
+        // Spec: openai-browser-desktop-drivers, "el ejecutor vuelve a pedir cada aprobación para
+        // la que no haya una llamada MCP correspondiente ya completada".
         let open = server_items::approved_requests(&self.items);
         // Chained requests sent the older answers already; only unsent ones can change.
         let chained = self.settings.store && self.previous_response_id.is_some();
@@ -1401,7 +1403,8 @@ impl Session for OpenAiSession {
             return Ok(StepResult::Finished(text));
         }
         // A server result that failed, is incomplete or still pending: nothing local runs
-        // after it. Spec: "el turno se detiene antes de las acciones locales".
+        // after it. Spec: openai-browser-desktop-drivers, "el turno se detiene antes de las
+        // acciones locales".
         if let Some(why) = response.output.iter().find_map(server_items::unfinished) {
             return Err(StopReason::ServerToolFailed(why));
         }

@@ -81,7 +81,8 @@ pub enum StopReason {
     #[error("the run was cancelled")]
     Cancelled,
     /// The caller closed the iteration at a paused turn: none of its deferred calls ran.
-    /// Spec: "Transmitir y reanudar una ejecución" ("Si cierras la iteración …").
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" ("Si cierras la
+    /// iteración …").
     #[error("the iteration was closed before this turn's deferred calls ran")]
     IterationClosed,
     /// A model request failed after its retries.
@@ -273,13 +274,15 @@ pub struct RunOutcome {
     /// Tool calls attempted, in order: their effects may have happened, fully or in part
     /// (the SDK's `attempted_call_ids`). Ids only.
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`attempted_call_ids`).
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución"
+    /// (`attempted_call_ids`).
     pub executed_call_ids: Vec<String>,
     /// Calls whose answer was built, in the order they were answered (the SDK's
     /// `completed_call_ids`): a call run to its end, or answered with a supplied output. A
     /// supplied output is completed without being attempted — nothing ran. Ids only.
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`completed_call_ids`).
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución"
+    /// (`completed_call_ids`).
     pub completed_call_ids: Vec<String>,
     /// How the API said its last answer ended (`None` when no answer came).
     pub api_stop: Option<ApiStop>,

@@ -193,7 +193,7 @@ impl Runner {
 
     /// Sets the `on_event` callback: it receives every [`RunEvent`] of the run as its own copy.
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`on_event`).
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (`on_event`).
     pub fn set_on_event(&mut self, on_event: OnEvent) {
         self.state.get_mut().on_event = Some(on_event);
     }
@@ -203,7 +203,8 @@ impl Runner {
     /// response). With eager execution and no policy, the hook makes every local call a
     /// candidate, as if the policy named them all.
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`before_early_call`).
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución"
+    /// (`before_early_call`).
     pub fn set_before_early_call(&mut self, hook: BeforeEarlyCall) {
         self.state.get_mut().before_early_call = Some(hook);
     }
@@ -247,7 +248,7 @@ impl Runner {
     /// # let _ = outcome; Ok(()) }
     /// ```
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`iterate()`).
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (`iterate()`).
     pub fn iterate<'r>(
         &'r self,
         task: impl Into<String>,

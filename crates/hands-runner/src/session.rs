@@ -163,7 +163,7 @@ impl StepContext<'_> {
     /// run here, before any deferred call runs; on a final turn the caller's choices are
     /// ignored (nothing follows it).
     ///
-    /// Spec: "Transmitir y reanudar una ejecución" (`iterate()`).
+    /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (`iterate()`).
     pub(crate) async fn inspect(
         &mut self,
         final_turn: bool,

@@ -3,7 +3,7 @@
 //! policy proxy with the run's allow-list) or `--sandbox none` (on the host, as the caller: only
 //! when asked, and recorded).
 //!
-//! Spec: Claude computer use, "Precauciones" 1 and 3; issue 17.
+//! Spec: claude-computer-use-tool, precautions 1 and 3; issue 17.
 
 use std::sync::Arc;
 

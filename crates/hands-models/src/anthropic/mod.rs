@@ -1,6 +1,6 @@
 //! The Anthropic Messages API client: `POST {base}/v1/messages`, whole or streamed.
 //!
-//! Spec: api-contracts.md A ("Transport", "Streaming", "Errors").
+//! Spec: api-contracts A ("Transport", "Streaming", "Errors").
 
 pub mod stream;
 pub mod types;

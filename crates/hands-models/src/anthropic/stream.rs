@@ -1,6 +1,6 @@
 //! Messages API streaming: typed SSE events, and the accumulator that rebuilds the message.
 //!
-//! Spec: api-contracts.md A, "Streaming (SSE, `stream:true`)".
+//! Spec: api-contracts A, "Streaming (SSE, `stream:true`)".
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! Messages API wire types: the request, content blocks kept verbatim for replay, the message.
 //!
-//! Spec: api-contracts.md A, "Request fields", "Response", "tool_result rules".
+//! Spec: api-contracts A, "Request fields", "Response", "tool_result rules".
 
 use std::fmt;
 

@@ -1,6 +1,6 @@
 //! The computer tool's action objects (`computer_call.action` / `.actions[]`), typed.
 //!
-//! Spec: api-contracts.md B, "Actions"; openai-browser-desktop-drivers.es.md, "Contrato del
+//! Spec: api-contracts B, "Actions"; openai-browser-desktop-drivers, "Contrato del
 //! controlador de computadora". An action this crate cannot type stays [`ComputerAction::Unknown`]
 //! or [`ComputerAction::Malformed`]: the runner refuses it, it is never silently dropped.
 

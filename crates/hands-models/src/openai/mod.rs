@@ -2,7 +2,7 @@
 //!
 //! The base URL includes the version, as in the official SDKs' `OPENAI_BASE_URL`
 //! (`https://api.openai.com/v1`), so OpenAI-compatible local servers work with their usual
-//! `http://127.0.0.1:PORT/v1`. Spec: api-contracts.md B.
+//! `http://127.0.0.1:PORT/v1`. Spec: api-contracts B.
 
 pub mod actions;
 pub mod stream;

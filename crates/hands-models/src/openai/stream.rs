@@ -1,7 +1,7 @@
 //! Responses API streaming: typed SSE events, and the accumulator that hands out completed
 //! output items in order and returns the final response.
 //!
-//! Spec: api-contracts.md B, "Streaming SSE"; openai-browser-desktop-drivers.es.md,
+//! Spec: api-contracts B, "Streaming SSE"; openai-browser-desktop-drivers,
 //! "Transmitir y reanudar una ejecución" (eager execution of completed items, in order).
 
 use std::collections::BTreeMap;

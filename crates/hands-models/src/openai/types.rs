@@ -1,6 +1,6 @@
 //! Responses API wire types: the request, items kept verbatim for replay, the response.
 //!
-//! Spec: api-contracts.md B.
+//! Spec: api-contracts B.
 
 use std::fmt;
 

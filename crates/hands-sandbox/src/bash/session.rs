@@ -5,7 +5,7 @@
 //! The launcher decides where the shell runs (the host for `--sandbox none`, the episode's jail
 //! otherwise: issue 17 item 1); this file only names what it starts (the program, the
 //! environment the allow-list admits, the working directory as the shell sees it) and talks to
-//! it through the three pipes the launcher hands back. Spec: Claude computer use, the bash
+//! it through the three pipes the launcher hands back. Spec: claude-computer-use-tool, the bash
 //! tool (`bash_20250124`).
 
 use std::collections::hash_map::RandomState;

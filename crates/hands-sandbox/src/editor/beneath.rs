@@ -8,7 +8,7 @@
 //! editor's `canonicalize` before) leaves a window in which a program in the workspace swaps a
 //! directory for a symlink and the write lands outside with hands' privileges; here the kernel
 //! resolves each component beneath the fd and refuses any symlink on the way, so there is no
-//! window. Spec: Claude computer use, the text editor tool (`text_editor_20250728`).
+//! window. Spec: claude-computer-use-tool, the text editor tool (`text_editor_20250728`).
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read as _, Write as _};

@@ -2,7 +2,7 @@
 //! `create`, `str_replace` and `insert` on UTF-8 text files, answered with the reference
 //! implementation's texts.
 //!
-//! Spec: Claude computer use, the text editor tool. Under configured roots (an episode's HOME
+//! Spec: claude-computer-use-tool, the text editor tool. Under configured roots (an episode's HOME
 //! and workspace), issue 17 item 3 holds: "Everything hands itself touches in the workspace …
 //! is opened beneath a directory fd without following symlinks." Each root's directory is
 //! opened once; every look, read, listing, `mkdir` and write afterwards is an `openat2`

@@ -482,8 +482,8 @@ fn tools(tools: Option<&Value>) -> Result<Declared> {
 /// One `mcp` tool: a non-empty `server_label`, one way to reach the server, well-formed
 /// `require_approval` and `allowed_tools`, no field the API does not know.
 ///
-/// Spec: openai 3.51 `tool_param.Mcp`; openai-browser-desktop-drivers, "Transmitir y reanudar
-/// una ejecución" (an empty filter covers all tools).
+/// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (an empty filter
+/// covers all tools); openai 3.51 `tool_param.Mcp`.
 fn mcp_tool(idx: usize, obj: &Map<String, Value>) -> Result<McpServer> {
     if let Some(key) = obj.keys().find(|k| !MCP_TOOL_FIELDS.contains(&k.as_str())) {
         return Err(unknown(&format!("tools[{idx}].{key}")));

@@ -80,8 +80,8 @@ pub enum ReadValues {
     /// Strip `value` and `options` from every element, adding the `value` omitted code, for an
     /// application whose privacy policy does not let the model see field values.
     ///
-    /// Spec: "Incluye el value de un campo o sus options … solo si tu aplicación permite que el
-    /// modelo los vea."
+    /// Spec: openai-browser-desktop-drivers, "Incluye el value de un campo o sus options … solo si
+    /// tu aplicación permite que el modelo los vea."
     Withheld,
 }
 
@@ -94,8 +94,8 @@ pub enum FocusedInput {
     /// Consent is bound to a target: `key` cannot be selected and `type` with a null target is
     /// refused.
     ///
-    /// Spec: "En ese flujo, deshabilita key y rechaza type si el destino es nulo, ya que ambos
-    /// usan el foco actual."
+    /// Spec: openai-browser-desktop-drivers, "En ese flujo, deshabilita key y rechaza type si el
+    /// destino es nulo, ya que ambos usan el foco actual."
     Refused,
 }
 
@@ -519,8 +519,9 @@ impl<B: Browser> BrowserToolset<B> {
     /// Checks the names of the run's other function tools: they may start with `browser_` but
     /// must not equal an enabled browser tool's name. Returns the first clash.
     ///
-    /// Spec: "Los nombres de funciones ordinarias pueden empezar con browser_, pero no deben
-    /// coincidir con el nombre de una herramienta de navegador habilitada."
+    /// Spec: openai-browser-desktop-drivers, "Los nombres de funciones ordinarias pueden empezar
+    /// con browser_, pero no deben coincidir con el nombre de una herramienta de navegador
+    /// habilitada."
     pub fn name_clash<'a>(
         &self,
         function_names: impl IntoIterator<Item = &'a str>,

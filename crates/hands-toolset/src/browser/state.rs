@@ -15,12 +15,14 @@ use serde_json::{Value, json};
 
 /// Most bytes of UTF-8 in a reported URL.
 ///
-/// Spec: "Su límite de 2048 bytes en UTF-8 se aplica al valor informado".
+/// Spec: openai-browser-desktop-drivers, "Su límite de 2048 bytes en UTF-8 se aplica al valor
+/// informado".
 pub const MAX_REPORTED_URL_BYTES: usize = 2048;
 
 /// Most bytes of UTF-8 in a reported title with observation metadata V1.
 ///
-/// Spec: "los títulos se recortan a un máximo de 1024 bytes en UTF-8 sin dividir caracteres".
+/// Spec: openai-browser-desktop-drivers, "los títulos se recortan a un máximo de 1024 bytes en
+/// UTF-8 sin dividir caracteres".
 pub const MAX_TITLE_BYTES: usize = 1024;
 
 /// Which state format the model sees.
