@@ -385,6 +385,13 @@ fn bwrap_args(kind: JailKind, dirs: &EpisodeDirs, limits: &Limits, init: &Path) 
         ]);
     }
     args.extend([OsString::from("--remount-ro"), "/etc".into()]);
+    // The system's font cache: without it every program that draws text (Chromium, GTK apps)
+    // scans every font and builds a cache of its own in the episode's fresh home first.
+    args.extend([
+        OsString::from("--ro-bind-try"),
+        "/var/cache/fontconfig".into(),
+        "/var/cache/fontconfig".into(),
+    ]);
     for (host, inside) in [
         (&dirs.home, JAIL_HOME),
         (&dirs.workspace, JAIL_WORKSPACE),
