@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use hands_core::{Desktop, DesktopError};
 use hands_models::anthropic::{
     AnthropicClient, Block, ContentBlock, Message, MessageContent, MessageParam, MessagesRequest,
-    Role, StopReason as ApiStopReason, StreamEvent, System, ThinkingConfig, ToolChoice,
+    MessagesStopReason, Role, StreamEvent, System, ThinkingConfig, ToolChoice,
     ToolResult as ApiToolResult,
 };
 use hands_sandbox::strings::{BASH_TOOL_NAME, EDITOR_TOOL_NAME};
@@ -1357,7 +1357,7 @@ impl Session for AnthropicSession {
                 _ => None,
             })
             .collect();
-        let stop = ApiStop::messages(message.stop_reason.as_ref().map(ApiStopReason::as_str));
+        let stop = ApiStop::messages(message.stop_reason.as_ref().map(MessagesStopReason::as_str));
         *ctx.api_stop = Some(stop.clone());
         let message_json = serde_json::to_value(&message).unwrap_or(Value::Null);
         let message_value = || message_json.clone();
@@ -1385,14 +1385,18 @@ impl Session for AnthropicSession {
         // Client tools run only on `tool_use`; every other stop runs nothing of the turn.
         // Spec: api-contracts A, `stop_reason`; the SDK's runner (`_STOP_REASON_STEPS`).
         match message.stop_reason {
-            Some(ApiStopReason::ToolUse) if !uses.is_empty() => {}
-            Some(ApiStopReason::PauseTurn) => {
+            Some(MessagesStopReason::ToolUse) if !uses.is_empty() => {}
+            Some(MessagesStopReason::PauseTurn) => {
                 // The API asks for the paused turn back, last and unchanged, to let it go on:
                 // nothing of it runs, and a later task cannot follow it.
                 self.unanswered = true;
                 return Ok(StepResult::Continue);
             }
-            Some(ApiStopReason::ToolUse | ApiStopReason::EndTurn | ApiStopReason::StopSequence) => {
+            Some(
+                MessagesStopReason::ToolUse
+                | MessagesStopReason::EndTurn
+                | MessagesStopReason::StopSequence,
+            ) => {
                 self.answer_unrun(ctx, &uses, &not_executed_turn_ended(&stop));
                 self.unanswered = false;
                 ctx.inspect(true, message_value, self.turn_calls(ctx, &uses))
