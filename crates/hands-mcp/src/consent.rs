@@ -295,16 +295,26 @@ fn now_unix() -> u64 {
 
 impl Rounds {
     /// Rounds sealed with a fresh random key (from the kernel), valid for this process only.
+    ///
+    /// The nonce counter starts from its own random value, drawn after the key: a sealed state
+    /// is signed, not encrypted, so every client reads its nonce, and nothing of the key may be
+    /// in it.
     pub fn new() -> std::io::Result<Rounds> {
+        Rounds::from_random(&mut std::fs::File::open("/dev/urandom")?)
+    }
+
+    /// Rounds whose key (32 bytes) and then first nonce (8 bytes) are read from `random`.
+    fn from_random(random: &mut impl std::io::Read) -> std::io::Result<Rounds> {
         let mut key = [0u8; 32];
-        std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut key)?;
-        let nonce = u64::from_le_bytes(key[..8].try_into().unwrap_or_default());
+        random.read_exact(&mut key)?;
+        let mut start = [0u8; 8];
+        random.read_exact(&mut start)?;
         let codec = RequestStateCodec::try_new(key.to_vec())
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Rounds {
             codec,
             used: Mutex::new(HashSet::new()),
-            next_nonce: Mutex::new(nonce),
+            next_nonce: Mutex::new(u64::from_le_bytes(start)),
         })
     }
 
@@ -484,6 +494,94 @@ mod tests {
         }
         let state = sealed(&rounds, "t", &args);
         assert_eq!(rounds.answer(&state, "t", &args, None), Ok(false));
+    }
+
+    /// What a client reads in a sealed state: the signed body (expiry, then the JSON payload).
+    fn readable_body(sealed: &str) -> Vec<u8> {
+        use base64::Engine as _;
+        let parts: Vec<&str> = sealed.split('.').collect();
+        assert_eq!(parts.len(), 3, "version.body.tag: {sealed}");
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(parts[1])
+            .unwrap()
+    }
+
+    fn readable_nonce(sealed: &str) -> u64 {
+        let body = readable_body(sealed);
+        let state: RoundState = serde_json::from_slice(&body[8..]).unwrap();
+        state.nonce
+    }
+
+    #[test]
+    fn no_byte_of_the_key_is_readable_in_a_sealed_state() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+        // Key bytes unlike anything JSON or a timestamp holds; then the nonce's own start.
+        let key: [u8; 32] = std::array::from_fn(|i| (0xA7u8).wrapping_mul(i as u8 + 3) ^ 0x5C);
+        let start = [0x13u8, 0x57, 0x9B, 0xDF, 0x02, 0x46, 0x8A, 0xCE];
+        let random: Vec<u8> = key.iter().chain(start.iter()).copied().collect();
+        let rounds = Rounds::from_random(&mut std::io::Cursor::new(random)).unwrap();
+        let head = &key[..8];
+        let head_le = u64::from_le_bytes(head.try_into().unwrap());
+        let head_be = u64::from_be_bytes(head.try_into().unwrap());
+        let hex: String = head.iter().map(|b| format!("{b:02x}")).collect();
+        let mut encodings: Vec<String> = vec![
+            hex.clone(),
+            hex.to_uppercase(),
+            head_le.to_string(),
+            head_be.to_string(),
+        ];
+        // Base64 of any 6 consecutive key bytes, at each alignment, in every alphabet.
+        for offset in 0..3 {
+            let window = &key[offset..offset + 6];
+            encodings.push(STANDARD.encode(window));
+            encodings.push(STANDARD_NO_PAD.encode(window));
+            encodings.push(URL_SAFE_NO_PAD.encode(window));
+        }
+        let mut nonces = HashSet::new();
+        for i in 0..50 {
+            let args = json!({"target": format!("e{i}")});
+            let sealed = sealed(&rounds, "browser_click", &args);
+            let body = readable_body(&sealed);
+            assert!(
+                !body.windows(head.len()).any(|w| w == head),
+                "raw key bytes in the body"
+            );
+            let body_text = String::from_utf8_lossy(&body).into_owned();
+            for encoded in &encodings {
+                assert!(!sealed.contains(encoded.as_str()), "{encoded} in {sealed}");
+                assert!(
+                    !body_text.contains(encoded.as_str()),
+                    "{encoded} in {body_text}"
+                );
+            }
+            let nonce = readable_nonce(&sealed);
+            // Not the key counted on from, in either byte order.
+            for from_key in [head_le, head_be] {
+                assert!(
+                    nonce.wrapping_sub(from_key) > 1 << 32,
+                    "{nonce} near {from_key}"
+                );
+            }
+            assert!(nonces.insert(nonce), "nonce {nonce} issued twice");
+            // Still single-use.
+            let yes = responses(json!({"action": "accept", "content": {"approve": true}}));
+            assert_eq!(
+                rounds.answer(&sealed, "browser_click", &args, Some(&yes)),
+                Ok(true)
+            );
+            assert_eq!(
+                rounds.answer(&sealed, "browser_click", &args, Some(&yes)),
+                Err(RoundError::Stale)
+            );
+        }
+    }
+
+    #[test]
+    fn two_servers_start_their_nonces_apart() {
+        let (a, b) = (Rounds::new().unwrap(), Rounds::new().unwrap());
+        let first = |r: &Rounds| readable_nonce(&sealed(r, "t", &json!({})));
+        assert_ne!(first(&a), first(&b));
     }
 
     #[tokio::test]

@@ -9,8 +9,8 @@ mod support;
 use hands_models::StreamErrorKind;
 use hands_models::anthropic::{
     self, Block, CacheControl, ContentBlock, CustomTool, Message, MessageAccumulator,
-    MessageContent, MessageParam, MessagesRequest, Metadata, OutputConfig, StopReason, StreamEvent,
-    System, SystemBlock, ThinkingConfig, ThinkingDisplay, ToolChoice, ToolResult,
+    MessageContent, MessageParam, MessagesRequest, MessagesStopReason, Metadata, OutputConfig,
+    StreamEvent, System, SystemBlock, ThinkingConfig, ThinkingDisplay, ToolChoice, ToolResult,
 };
 use hands_models::openai::{
     self, ActionShape, ComputerAction, ComputerCallOutput, FunctionCallOutput, FunctionOutput,
@@ -78,7 +78,7 @@ fn anthropic_message_round_trips_with_exact_block_bytes() {
         json!({"text":"Ada Lovelace é \"quoted\""})
     );
     assert_eq!(tool_uses[2].toolset_name, None);
-    assert_eq!(message.stop_reason, Some(StopReason::ToolUse));
+    assert_eq!(message.stop_reason, Some(MessagesStopReason::ToolUse));
     assert_eq!(message.usage.cache_read_input_tokens, Some(4500));
     assert_eq!(
         message

@@ -6,13 +6,14 @@
 //! "Gestionar el historial de capturas de pantalla"; api-contracts A.
 
 use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use hands_core::{Desktop, DesktopError};
 use hands_models::anthropic::{
     AnthropicClient, Block, ContentBlock, Message, MessageContent, MessageParam, MessagesRequest,
-    Role, StopReason as ApiStopReason, StreamEvent, System, ThinkingConfig, ToolChoice,
+    MessagesStopReason, Role, StreamEvent, System, ThinkingConfig, ToolChoice,
+    ToolResult as ApiToolResult,
 };
 use hands_sandbox::strings::{BASH_TOOL_NAME, EDITOR_TOOL_NAME};
 use hands_sandbox::{BashInput, EditorCommand};
@@ -35,7 +36,7 @@ use crate::context::{
     place_breakpoints, project_messages,
 };
 use crate::control::{EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall};
-use crate::diagnostics::{Api, Reason, Usage};
+use crate::diagnostics::{Api, Reason, Record, Stage, Usage};
 use crate::functions::{Job, OutputPart, ToolOutput};
 use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
@@ -210,8 +211,14 @@ impl AnthropicSession {
         let values: Vec<Value> = self
             .messages
             .iter()
-            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
-            .collect();
+            .enumerate()
+            .map(|(i, m)| {
+                serde_json::to_value(m).map_err(|e| StopReason::ProjectionFailed {
+                    what: format!("message {i}"),
+                    why: e.to_string(),
+                })
+            })
+            .collect::<Result<_, _>>()?;
         let projected = project_messages(&values, &self.settings.context, &mut self.projection)
             .map_err(|over| {
                 StopReason::from((
@@ -244,24 +251,8 @@ impl AnthropicSession {
             &mut kept,
             self.settings.context.turn_breakpoints,
         );
-        let messages = kept_at
-            .into_iter()
-            .zip(kept)
-            .map(|(i, value)| {
-                let original = &self.messages[i];
-                if original.role == Role::User
-                    && let Ok(rebuilt) = serde_json::from_value::<MessageParam>(value)
-                {
-                    rebuilt
-                } else {
-                    original.clone()
-                }
-            })
-            .collect();
-        let system = match system {
-            Value::Null => None,
-            other => serde_json::from_value::<System>(other).ok(),
-        };
+        let messages = rebuild_messages(&self.messages, kept_at, kept)?;
+        let system = rebuild_system(system)?;
         Ok((system, tools, messages))
     }
 
@@ -813,7 +804,8 @@ impl AnthropicSession {
             .zip(browser_json)
             .map(|(result, browser)| browser.unwrap_or_else(|| result.to_json()))
             .collect();
-        self.push_results(&blocks, ctx.take_queued());
+        let queued = ctx.take_queued();
+        self.push_results(ctx, &uses, &blocks, queued);
         // Every call is answered, even when the run stops here: this ends a completed turn,
         // unless a call was interrupted during its effect (then the turn stays pending).
         if let Err(reason) = ctx.end_turn(|| self.snapshot())
@@ -1001,7 +993,7 @@ impl AnthropicSession {
 
     /// Answers, in the conversation, the `tool_use` blocks of a turn that runs nothing, so a
     /// later task can continue it (the API refuses a `tool_use` left unanswered).
-    fn answer_unrun(&mut self, uses: &[ToolUse], text: &str) {
+    fn answer_unrun(&mut self, ctx: &mut StepContext<'_>, uses: &[ToolUse], text: &str) {
         if uses.is_empty() {
             return;
         }
@@ -1013,19 +1005,136 @@ impl AnthropicSession {
                 None => WireResult::error(tool_use, text).to_json(),
             })
             .collect();
-        self.push_results(&results, Vec::new());
+        self.push_results(ctx, uses, &results, Vec::new());
     }
 
-    fn push_results(&mut self, results: &[Value], queued: Vec<String>) {
-        // tool_result blocks first, then any text a person queued.
-        let mut blocks: Vec<ContentBlock> = results
-            .iter()
-            .filter_map(|r| ContentBlock::from_value(r).ok())
-            .collect();
+    /// Answers `uses` in one `user` message: each with its result (`results`, in the same
+    /// order), then any text a person queued. A result that is not a valid `tool_result` for
+    /// its call is answered with an error text instead and recorded
+    /// ([`Stage::Output`], [`Reason::InvalidOutput`]): every call gets exactly one answer, and
+    /// a result that answers no call is recorded as well, never dropped unseen.
+    fn push_results(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        uses: &[ToolUse],
+        results: &[Value],
+        queued: Vec<String>,
+    ) {
+        let (mut blocks, replaced, unpaired) = result_blocks(uses, results);
+        if unpaired > 0 {
+            tracing::warn!("{unpaired} result(s) answered no call of the turn and were not sent");
+            ctx.record(Record::new(
+                Api::Messages,
+                Stage::Output,
+                Reason::InvalidOutput,
+                Duration::ZERO,
+            ));
+        }
+        for tool_use in replaced {
+            tracing::warn!(
+                call_id = %tool_use.id,
+                "the result of `{}` was not a valid tool_result: the model was told it was lost",
+                tool_use.name
+            );
+            ctx.record(
+                Record::new(
+                    Api::Messages,
+                    Stage::Output,
+                    Reason::InvalidOutput,
+                    Duration::ZERO,
+                )
+                .of_call(&tool_use.id, &tool_use.name),
+            );
+        }
         blocks.extend(queued.iter().map(|t| ContentBlock::text(t)));
         self.messages.push(MessageParam::user(blocks));
         self.unanswered = false;
     }
+}
+
+/// The messages to send: each kept message (`kept`, at `kept_at` in `originals`) as projected.
+/// A user message is rebuilt from its projected JSON (screenshots pruned, breakpoints placed);
+/// an assistant message goes verbatim. A projected user message that no longer parses stops
+/// the run ([`StopReason::ProjectionFailed`]): sent unpruned instead, it would break the budget
+/// and the cache prefix the projection made.
+fn rebuild_messages(
+    originals: &[MessageParam],
+    kept_at: Vec<usize>,
+    kept: Vec<Value>,
+) -> Result<Vec<MessageParam>, StopReason> {
+    kept_at
+        .into_iter()
+        .zip(kept)
+        .map(|(i, value)| {
+            let original = originals
+                .get(i)
+                .ok_or_else(|| StopReason::ProjectionFailed {
+                    what: format!("message {i}"),
+                    why: "the projection kept a message the history does not have".into(),
+                })?;
+            if original.role != Role::User {
+                return Ok(original.clone());
+            }
+            serde_json::from_value::<MessageParam>(value).map_err(|e| {
+                StopReason::ProjectionFailed {
+                    what: format!("message {i}"),
+                    why: format!("the projected user message does not parse: {e}"),
+                }
+            })
+        })
+        .collect()
+}
+
+/// The system prompt to send, from its projected JSON (`null`: none). One that no longer parses
+/// stops the run ([`StopReason::ProjectionFailed`]) rather than being left out.
+fn rebuild_system(system: Value) -> Result<Option<System>, StopReason> {
+    match system {
+        Value::Null => Ok(None),
+        other => serde_json::from_value::<System>(other)
+            .map(Some)
+            .map_err(|e| StopReason::ProjectionFailed {
+                what: "the system prompt".into(),
+                why: format!("it does not parse once given its cache breakpoint: {e}"),
+            }),
+    }
+}
+
+/// What the model reads for a call whose result could not be sent.
+pub(crate) const LOST_RESULT_TEXT: &str = "hands could not send this call's result (it was not a valid tool_result); whether the call took effect is not known from here: check before doing it again";
+
+/// The `tool_result` blocks answering `uses`, one each and in order, from `results` (paired by
+/// position). A result that does not parse as a `tool_result`, answers another call, or is
+/// missing, is replaced by an `is_error` [`LOST_RESULT_TEXT`] answer for its call; the calls so
+/// answered are returned with the blocks, and so is the number of results beyond `uses` (they
+/// answer no call, and are left out).
+fn result_blocks<'u>(
+    uses: &'u [ToolUse],
+    results: &[Value],
+) -> (Vec<ContentBlock>, Vec<&'u ToolUse>, usize) {
+    let mut replaced = Vec::new();
+    let blocks = uses
+        .iter()
+        .enumerate()
+        .map(|(i, tool_use)| {
+            let valid = results
+                .get(i)
+                .and_then(|r| ContentBlock::from_value(r).ok())
+                .filter(|block| {
+                    matches!(block.view(), Block::ToolResult(head) if head.tool_use_id == tool_use.id)
+                });
+            valid.unwrap_or_else(|| {
+                replaced.push(tool_use);
+                ContentBlock::tool_result(&ApiToolResult {
+                    tool_use_id: tool_use.id.clone(),
+                    toolset_name: tool_use.toolset_name.clone(),
+                    content: MessageContent::Text(LOST_RESULT_TEXT.to_owned()),
+                    is_error: true,
+                    cache_control: None,
+                })
+            })
+        })
+        .collect();
+    (blocks, replaced, results.len().saturating_sub(uses.len()))
 }
 
 /// The answer to a call whose effect the approver refused: it did not run.
@@ -1249,7 +1358,7 @@ impl Session for AnthropicSession {
                 _ => None,
             })
             .collect();
-        let stop = ApiStop::messages(message.stop_reason.as_ref().map(ApiStopReason::as_str));
+        let stop = ApiStop::messages(message.stop_reason.as_ref().map(MessagesStopReason::as_str));
         *ctx.api_stop = Some(stop.clone());
         let message_json = serde_json::to_value(&message).unwrap_or(Value::Null);
         let message_value = || message_json.clone();
@@ -1257,7 +1366,7 @@ impl Session for AnthropicSession {
         if let Some(reason) = self.early_stop.take() {
             // A call run early stopped the run: every call is answered (the ones run with
             // their results), so the conversation stays valid.
-            self.answer_unrun(&uses, cancelled_text());
+            self.answer_unrun(ctx, &uses, cancelled_text());
             self.unanswered = false;
             return Err(reason);
         }
@@ -1269,7 +1378,7 @@ impl Session for AnthropicSession {
         let server_trouble = match server_blocks::check(&message.content, &self.toolsets) {
             Ok(trouble) => trouble,
             Err(reason) => {
-                self.answer_unrun(&uses, NOT_EXECUTED_SERVER_RESULT);
+                self.answer_unrun(ctx, &uses, NOT_EXECUTED_SERVER_RESULT);
                 self.unanswered = false;
                 return Err(reason);
             }
@@ -1277,15 +1386,19 @@ impl Session for AnthropicSession {
         // Client tools run only on `tool_use`; every other stop runs nothing of the turn.
         // Spec: api-contracts A, `stop_reason`; the SDK's runner (`_STOP_REASON_STEPS`).
         match message.stop_reason {
-            Some(ApiStopReason::ToolUse) if !uses.is_empty() => {}
-            Some(ApiStopReason::PauseTurn) => {
+            Some(MessagesStopReason::ToolUse) if !uses.is_empty() => {}
+            Some(MessagesStopReason::PauseTurn) => {
                 // The API asks for the paused turn back, last and unchanged, to let it go on:
                 // nothing of it runs, and a later task cannot follow it.
                 self.unanswered = true;
                 return Ok(StepResult::Continue);
             }
-            Some(ApiStopReason::ToolUse | ApiStopReason::EndTurn | ApiStopReason::StopSequence) => {
-                self.answer_unrun(&uses, &not_executed_turn_ended(&stop));
+            Some(
+                MessagesStopReason::ToolUse
+                | MessagesStopReason::EndTurn
+                | MessagesStopReason::StopSequence,
+            ) => {
+                self.answer_unrun(ctx, &uses, &not_executed_turn_ended(&stop));
                 self.unanswered = false;
                 ctx.inspect(true, message_value, self.turn_calls(ctx, &uses))
                     .await?;
@@ -1294,7 +1407,7 @@ impl Session for AnthropicSession {
             // `max_tokens`, `refusal`, `model_context_window_exceeded`, and a reason this
             // runner does not know (or none): the turn is not a finish, and runs nothing.
             _ => {
-                self.answer_unrun(&uses, &not_executed_turn_ended(&stop));
+                self.answer_unrun(ctx, &uses, &not_executed_turn_ended(&stop));
                 self.unanswered = false;
                 return Err(StopReason::ModelStopped(stop));
             }
@@ -1303,14 +1416,14 @@ impl Session for AnthropicSession {
             // Spec: openai-browser-desktop-drivers, "Si los resultados del servidor indican un
             // fallo, están incompletos o siguen pendientes, el turno se detiene antes de las
             // acciones locales."
-            self.answer_unrun(&uses, NOT_EXECUTED_SERVER_RESULT);
+            self.answer_unrun(ctx, &uses, NOT_EXECUTED_SERVER_RESULT);
             self.unanswered = false;
             return Err(StopReason::ServerToolFailed(why));
         }
         self.unanswered = true;
         if last_allowed {
             // Sent with tool choice `none`: its calls never run.
-            self.answer_unrun(&uses, NOT_EXECUTED_STEP_LIMIT);
+            self.answer_unrun(ctx, &uses, NOT_EXECUTED_STEP_LIMIT);
             ctx.inspect(true, message_value, self.turn_calls(ctx, &uses))
                 .await?;
             return Ok(StepResult::StepLimit(text));
@@ -1382,5 +1495,124 @@ impl Session for AnthropicSession {
             "the computer toolset requires a confirmation before {}: give the runner an approver (Runner::set_approver)",
             names.join(", ")
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(id: &str, toolset: Option<&str>) -> ToolUse {
+        ToolUse {
+            id: id.into(),
+            name: "screenshot".into(),
+            toolset_name: toolset.map(str::to_owned),
+            input: json!({}),
+        }
+    }
+
+    fn head(block: &ContentBlock) -> (String, bool) {
+        match block.view() {
+            Block::ToolResult(head) => (head.tool_use_id.clone(), head.is_error),
+            other => panic!("not a tool_result: {other:?}"),
+        }
+    }
+
+    /// A result that does not convert, one answering another call, and one missing: each call
+    /// is still answered exactly once, in order, and the replaced ones are named.
+    #[test]
+    fn every_call_gets_one_answer_even_when_its_result_does_not_convert() {
+        let uses = [
+            call("toolu_ok", Some("computer")),
+            call("toolu_bad", Some("computer")),
+            call("toolu_other", None),
+            call("toolu_missing", None),
+        ];
+        let good = WireResult::error(&uses[0], "kept").to_json();
+        let results = [
+            good.clone(),
+            // `tool_use_id` must be a string: this fails `ContentBlock::from_value`.
+            json!({"type": "tool_result", "tool_use_id": 7, "content": "x"}),
+            // A valid block, for a call of another turn.
+            json!({"type": "tool_result", "tool_use_id": "toolu_elsewhere", "content": "x"}),
+        ];
+        assert!(ContentBlock::from_value(&results[1]).is_err());
+        let (blocks, replaced, unpaired) = result_blocks(&uses, &results);
+        assert_eq!(unpaired, 0);
+        let ids: Vec<(String, bool)> = blocks.iter().map(head).collect();
+        assert_eq!(
+            ids,
+            [
+                ("toolu_ok".to_owned(), true),
+                ("toolu_bad".to_owned(), true),
+                ("toolu_other".to_owned(), true),
+                ("toolu_missing".to_owned(), true),
+            ]
+        );
+        assert_eq!(blocks[0].to_value(), good);
+        let replaced: Vec<&str> = replaced.iter().map(|u| u.id.as_str()).collect();
+        assert_eq!(replaced, ["toolu_bad", "toolu_other", "toolu_missing"]);
+        for block in &blocks[1..] {
+            assert_eq!(block.to_value()["content"], json!(LOST_RESULT_TEXT));
+        }
+        // A toolset member's answer echoes its toolset.
+        assert_eq!(blocks[1].to_value()["toolset_name"], json!("computer"));
+        assert!(blocks[2].to_value().get("toolset_name").is_none());
+        // A result beyond the calls is counted, not sent.
+        let extra = [good.clone(), good];
+        let (blocks, replaced, unpaired) = result_blocks(&uses[..1], &extra);
+        assert_eq!((blocks.len(), replaced.len(), unpaired), (1, 0, 1));
+    }
+
+    /// A projected user message or system prompt that does not parse stops the run, naming
+    /// it; an assistant message goes verbatim.
+    #[test]
+    fn a_projection_that_does_not_parse_stops_the_run() {
+        let originals = [
+            MessageParam::user_text("task"),
+            MessageParam::assistant(vec![ContentBlock::text("ok")]),
+            MessageParam::user_text("more"),
+        ];
+        let fine = rebuild_messages(
+            &originals,
+            vec![0, 1, 2],
+            vec![
+                json!({"role": "user", "content": "task, projected"}),
+                json!("ignored: the assistant goes verbatim"),
+                json!({"role": "user", "content": "more"}),
+            ],
+        )
+        .unwrap();
+        assert_eq!(fine[0], MessageParam::user_text("task, projected"));
+        assert_eq!(fine[1], originals[1]);
+        let broken = rebuild_messages(
+            &originals,
+            vec![0, 2],
+            vec![
+                json!({"role": "user", "content": "task"}),
+                json!({"role": "user", "content": 42}),
+            ],
+        );
+        assert!(
+            matches!(&broken, Err(StopReason::ProjectionFailed { what, .. }) if what == "message 2"),
+            "{broken:?}"
+        );
+        let outside = rebuild_messages(&originals, vec![9], vec![json!({})]);
+        assert!(
+            matches!(&outside, Err(StopReason::ProjectionFailed { what, .. }) if what == "message 9"),
+            "{outside:?}"
+        );
+        assert_eq!(rebuild_system(Value::Null), Ok(None));
+        assert_eq!(
+            rebuild_system(json!("be brief")),
+            Ok(Some(System::Text("be brief".into())))
+        );
+        let system = rebuild_system(json!([{"type": "text", "text": 3}]));
+        assert!(
+            matches!(&system, Err(StopReason::ProjectionFailed { what, .. }) if what == "the system prompt"),
+            "{system:?}"
+        );
     }
 }

@@ -203,6 +203,16 @@ pub enum StopReason {
         /// The budget's images.
         max_input_images: usize,
     },
+    /// The next request could not be built from the history: a message or the system prompt
+    /// did not survive its projection (pruned or given cache breakpoints, it no longer parses).
+    /// Nothing was sent: not the message unpruned, nor the request without its system prompt.
+    #[error("the next request could not be built from {what}: {why}; nothing was sent")]
+    ProjectionFailed {
+        /// What failed: `message <index>` of the history, or `the system prompt`.
+        what: String,
+        /// Why.
+        why: String,
+    },
     /// A `function_call` of a function the request did not declare: nothing of the response
     /// ran.
     #[error(

@@ -59,28 +59,13 @@ struct State {
     before_early_call: Option<BeforeEarlyCall>,
 }
 
-/// What [`Runner::close`] found.
+/// What [`Runner::close`] found: the one close status of hands, shared with the browser
+/// toolset (`closed`, or `draining` while a run started before may still produce effects: wait
+/// for its `run` call to return before closing the desktop or browser or handing them on).
 ///
 /// Spec: openai-browser-desktop-drivers, "Cerrar y cancelar operaciones" (`close()` → `closed`
 /// or `draining`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CloseStatus {
-    /// No run is active: nothing more will act through this runner.
-    Closed,
-    /// A run started before may still produce effects: wait for it (its `run` call returns)
-    /// before closing the desktop or browser or handing them to another owner.
-    Draining,
-}
-
-impl CloseStatus {
-    /// `closed` or `draining`, as the SDK spells it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            CloseStatus::Closed => "closed",
-            CloseStatus::Draining => "draining",
-        }
-    }
-}
+pub use hands_toolset::browser::CloseStatus;
 
 /// One runner serves one model API and one set of tools. It refuses a second run while one is
 /// active; sequential runs continue the same conversation. [`Runner::close`] stops admission.

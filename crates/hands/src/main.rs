@@ -22,6 +22,7 @@ mod run;
 mod rundir;
 mod runs;
 mod sandbox;
+mod stdout;
 mod view;
 
 use std::process::ExitCode;
@@ -72,6 +73,8 @@ fn main() -> ExitCode {
     });
     match result {
         Ok(code) => code,
+        // `hands read URL | head`: the reader has what it wanted (see `stdout`).
+        Err(e) if stdout::closed_early(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("hands: {e:#}");
             ExitCode::FAILURE

@@ -10,6 +10,7 @@ use hands_core::browser::args::{PageUrl, ReadFilter};
 use hands_core::browser::driver::ReadResult;
 
 use crate::cli::{FilterArg, ReadArgs};
+use crate::stdout::Out;
 
 pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
     let url = PageUrl::parse("URL", &args.url).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -41,13 +42,14 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
         .read_page(filter, None, &cancel)
         .await
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", url.as_str()))?;
+    let mut out = Out::lock();
     match read {
         None => eprintln!("hands read: the driver returned no content"),
-        Some(ReadResult::Text(text)) => println!("{text}"),
+        Some(ReadResult::Text(text)) => writeln!(out, "{text}")?,
         Some(ReadResult::Structured(read)) if args.json => {
-            println!("{}", serde_json::to_string_pretty(&read)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&read)?)?;
         }
-        Some(ReadResult::Structured(read)) => println!("{}", read.to_compact()),
+        Some(ReadResult::Structured(read)) => writeln!(out, "{}", read.to_compact())?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{RunsAction, RunsArgs};
 use crate::resume::{LEDGER_FILE, OLD_CHECKPOINT_FILE, ledger_path};
+use crate::stdout::Out;
 
 /// Where `hands run` puts run directories by default.
 const DEFAULT_DIR: &str = "runs";
@@ -49,6 +50,7 @@ fn report(run_dir: &Path) -> anyhow::Result<RunReport> {
 }
 
 fn list(dir: &Path) -> anyhow::Result<ExitCode> {
+    let mut out = Out::lock();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -66,22 +68,26 @@ fn list(dir: &Path) -> anyhow::Result<ExitCode> {
                         .identity
                         .as_ref()
                         .map_or(("?", 0), |i| (i.model.as_str(), i.max_steps));
-                    println!(
+                    writeln!(
+                        out,
                         "{name}  {}  {}/{} requests  {model}",
                         report.status(),
                         report.steps_used,
                         max_steps
-                    );
+                    )?;
                 }
-                Err(e) => println!("{name}  unreadable: {e:#}"),
+                Err(e) => writeln!(out, "{name}  unreadable: {e:#}")?,
             }
         } else if run_dir.join(OLD_CHECKPOINT_FILE).exists() {
             n_runs += 1;
-            println!("{name}  old format (checkpoint.json): cannot be resumed by this hands");
+            writeln!(
+                out,
+                "{name}  old format (checkpoint.json): cannot be resumed by this hands"
+            )?;
         }
     }
     if n_runs == 0 {
-        println!("no runs in {}", dir.display());
+        writeln!(out, "no runs in {}", dir.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -97,6 +103,7 @@ fn short(value: &Value) -> String {
 
 fn show(run_dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     let report = report(run_dir)?;
+    let mut out = Out::lock();
     let launch: Value = report
         .meta
         .get("hands.launch")
@@ -116,7 +123,7 @@ fn show(run_dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             json!({"run_id": i.run_id, "api": i.api, "model": i.model, "max_steps": i.max_steps,
                 "tools_fingerprint": i.tools_fingerprint()})
         });
-        let out = json!({
+        let shown = json!({
             "run_dir": run_dir, "run_id": report.run_id, "status": report.status(),
             "identity": identity, "checkpoints": report.checkpoints,
             "latest_revision": report.latest_revision, "steps_used": report.steps_used,
@@ -124,11 +131,11 @@ fn show(run_dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             "launch": launch,
             "sandbox": report.meta.get(crate::resume::SANDBOX_KEY),
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&shown)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("run {} in {}", report.run_id, run_dir.display());
-    println!("status: {}", report.status());
+    writeln!(out, "run {} in {}", report.run_id, run_dir.display())?;
+    writeln!(out, "status: {}", report.status())?;
     if let Some(identity) = &report.identity {
         let tools: Vec<String> = identity
             .tools
@@ -141,54 +148,60 @@ fn show(run_dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
                     .map(str::to_owned)
             })
             .collect();
-        println!(
+        writeln!(
+            out,
             "identity: {} API, model {}, step limit {}, tools {} ({})",
             identity.api,
             identity.model,
             identity.max_steps,
             tools.join(", "),
             identity.tools_fingerprint()
-        );
+        )?;
     }
     if let Some(task) = launch.get("task").and_then(Value::as_str) {
-        println!("task: {task}");
+        writeln!(out, "task: {task}")?;
     }
     let sandbox = report.meta.get(crate::resume::SANDBOX_KEY).cloned();
-    println!(
+    writeln!(
+        out,
         "sandbox: {}",
         sandbox
             .as_deref()
             .unwrap_or("not recorded (a run from before jails)")
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "requests used: {}; checkpoints: {} (latest revision {})",
         report.steps_used, report.checkpoints, report.latest_revision
-    );
+    )?;
     let Some(turn) = &report.pending else {
         return Ok(ExitCode::SUCCESS);
     };
-    println!("the last turn was interrupted; its calls:");
+    writeln!(out, "the last turn was interrupted; its calls:")?;
     for call in &turn.calls {
-        println!(
+        writeln!(
+            out,
             "  {}  {}  {}  {}",
             call.call_id,
             call.name,
             call.state.label(),
             short(&call.input)
-        );
+        )?;
     }
     if turn.uncertain().next().is_some() {
-        println!(
+        writeln!(
+            out,
             "Check in the environment what each UNCERTAIN call did, then record it:\n  \
              hands runs reconcile {dir} CALL_ID --happened      (or --not-happened; --note \"what you saw\")\n\
              and resume with `hands run --resume {dir}`. hands never runs an uncertain call again.",
             dir = run_dir.display()
-        );
+        )?;
     } else {
-        println!(
+        writeln!(
+            out,
             "Resume with `hands run --resume {}`: calls that ran keep their results, calls that did not are not run again unless the model asks anew.",
             run_dir.display()
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

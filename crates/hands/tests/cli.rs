@@ -1004,3 +1004,76 @@ fn a_jailed_run_shows_the_model_a_private_machine_and_records_its_jail() {
     let shown = runs_show(&out);
     assert!(shown.contains("sandbox: jail"), "{shown}");
 }
+
+/// `hands ARGS` with stdout a pipe whose read end is closed before it starts (`… | head -0`):
+/// its exit status and its stderr.
+fn with_stdout_closed(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = hands()
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `hands runs | head` and `hands runs show RUN | head`: a reader that closed stdout ends the
+/// command quietly with exit 0 (it panicked on the broken pipe).
+#[test]
+fn hands_runs_ends_quietly_when_stdout_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    // An empty runs directory: one line, "no runs in …".
+    let (code, stderr) = with_stdout_closed(&["runs".as_ref(), runs.as_ref()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    // A run with a ledger, listed and shown (text and JSON).
+    let run_dir = runs.join("run-1");
+    std::fs::create_dir(&run_dir).unwrap();
+    drop(
+        hands_runner::ledger::SqliteLedger::create(&run_dir.join("ledger.sqlite"), "run-1")
+            .unwrap(),
+    );
+    let listed = hands().arg("runs").arg(&runs).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("run-1"),
+        "{listed:?}"
+    );
+    for args in [
+        vec!["runs".as_ref(), runs.as_os_str()],
+        vec!["runs".as_ref(), "show".as_ref(), run_dir.as_os_str()],
+        vec![
+            "runs".as_ref(),
+            "show".as_ref(),
+            "--json".as_ref(),
+            run_dir.as_os_str(),
+        ],
+    ] {
+        let (code, stderr) = with_stdout_closed(&args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    // Any other failure still fails.
+    let (code, _) = with_stdout_closed(&["runs".as_ref(), "show".as_ref(), runs.as_ref()]);
+    assert_eq!(code, Some(1));
+}
+
+/// `hands read URL | head`: the page is read, the reader has closed stdout, hands ends quietly
+/// with exit 0 (it panicked on the broken pipe).
+#[test]
+fn hands_read_ends_quietly_when_stdout_closes() {
+    let page = "data:text/html,<title>T</title><p>Pick one</p><button>Go</button>";
+    for args in [vec!["read", page], vec!["read", "--json", page]] {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        let (code, stderr) = with_stdout_closed(&args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::types::{ContentBlock, Message, StopReason, Usage};
+use super::types::{ContentBlock, Message, MessagesStopReason, Usage};
 use crate::error::StreamErrorKind;
 use crate::verbatim;
 
@@ -334,7 +334,7 @@ impl MessageAccumulator {
                 for (key, value) in delta {
                     match key.as_str() {
                         "stop_reason" => {
-                            message.stop_reason = value.as_str().map(StopReason::parse);
+                            message.stop_reason = value.as_str().map(MessagesStopReason::parse);
                         }
                         "stop_sequence" => {
                             message.stop_sequence = value.as_str().map(str::to_owned);
@@ -627,7 +627,7 @@ mod tests {
             json!({"type":"text","text":"The check-in is at 3 pm.","citations":[{"type":"char_location",
                 "cited_text":"3 pm","document_index":0,"start_char_index":0,"end_char_index":4}]})
         );
-        assert_eq!(message.stop_reason, Some(StopReason::Refusal));
+        assert_eq!(message.stop_reason, Some(MessagesStopReason::Refusal));
         assert_eq!(
             message.stop_details(),
             Some(&json!({"type":"refusal","category":"cyber"}))

@@ -659,10 +659,13 @@ pub struct ToolResult {
     pub cache_control: Option<CacheControl>,
 }
 
-/// Why the model stopped.
+/// The Messages API's `stop_reason`: why the model ended its answer, as the API sent it.
+///
+/// Not why a hands run stopped: that is `hands_runner::StopReason`, which keeps this value,
+/// provider-neutral, in `ApiStop` when the model's answer ends the run.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum StopReason {
+pub enum MessagesStopReason {
     /// `end_turn`.
     EndTurn,
     /// `max_tokens`.
@@ -681,17 +684,17 @@ pub enum StopReason {
     Unknown(String),
 }
 
-impl StopReason {
+impl MessagesStopReason {
     /// Every known reason with its exact string.
-    pub const KNOWN: [(StopReason, &'static str); 7] = [
-        (StopReason::EndTurn, "end_turn"),
-        (StopReason::MaxTokens, "max_tokens"),
-        (StopReason::StopSequence, "stop_sequence"),
-        (StopReason::ToolUse, "tool_use"),
-        (StopReason::PauseTurn, "pause_turn"),
-        (StopReason::Refusal, "refusal"),
+    pub const KNOWN: [(MessagesStopReason, &'static str); 7] = [
+        (MessagesStopReason::EndTurn, "end_turn"),
+        (MessagesStopReason::MaxTokens, "max_tokens"),
+        (MessagesStopReason::StopSequence, "stop_sequence"),
+        (MessagesStopReason::ToolUse, "tool_use"),
+        (MessagesStopReason::PauseTurn, "pause_turn"),
+        (MessagesStopReason::Refusal, "refusal"),
         (
-            StopReason::ModelContextWindowExceeded,
+            MessagesStopReason::ModelContextWindowExceeded,
             "model_context_window_exceeded",
         ),
     ];
@@ -699,8 +702,8 @@ impl StopReason {
     /// The wire string.
     pub fn as_str(&self) -> &str {
         match self {
-            StopReason::Unknown(other) => other,
-            known => StopReason::KNOWN
+            MessagesStopReason::Unknown(other) => other,
+            known => MessagesStopReason::KNOWN
                 .iter()
                 .find(|(reason, _)| reason == known)
                 .map_or("", |(_, text)| text),
@@ -708,27 +711,27 @@ impl StopReason {
     }
 
     /// Parses a wire string.
-    pub fn parse(text: &str) -> StopReason {
-        StopReason::KNOWN
+    pub fn parse(text: &str) -> MessagesStopReason {
+        MessagesStopReason::KNOWN
             .iter()
             .find(|(_, known)| *known == text)
             .map_or_else(
-                || StopReason::Unknown(text.to_owned()),
+                || MessagesStopReason::Unknown(text.to_owned()),
                 |(reason, _)| reason.clone(),
             )
     }
 }
 
-impl Serialize for StopReason {
+impl Serialize for MessagesStopReason {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
 
-impl<'de> Deserialize<'de> for StopReason {
+impl<'de> Deserialize<'de> for MessagesStopReason {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
-        Ok(StopReason::parse(&text))
+        Ok(MessagesStopReason::parse(&text))
     }
 }
 
@@ -810,7 +813,7 @@ pub struct Message {
     /// The blocks, verbatim.
     pub content: Vec<ContentBlock>,
     /// Why it stopped (`None` while streaming).
-    pub stop_reason: Option<StopReason>,
+    pub stop_reason: Option<MessagesStopReason>,
     /// The stop sequence that matched.
     pub stop_sequence: Option<String>,
     /// Token usage.
@@ -906,7 +909,9 @@ impl<'de> Deserialize<'de> for Message {
                         "model" => model = Some(map.next_value::<String>()?),
                         "role" => role = Some(map.next_value::<Role>()?),
                         "content" => content = Some(map.next_value::<Vec<ContentBlock>>()?),
-                        "stop_reason" => stop_reason = map.next_value::<Option<StopReason>>()?,
+                        "stop_reason" => {
+                            stop_reason = map.next_value::<Option<MessagesStopReason>>()?
+                        }
                         "stop_sequence" => stop_sequence = map.next_value::<Option<String>>()?,
                         "usage" => usage = Some(map.next_value::<Usage>()?),
                         _ => {
@@ -938,15 +943,18 @@ mod tests {
 
     #[test]
     fn stop_reasons_round_trip_their_exact_strings() {
-        for (reason, text) in StopReason::KNOWN {
+        for (reason, text) in MessagesStopReason::KNOWN {
             assert_eq!(reason.as_str(), text);
-            assert_eq!(StopReason::parse(text), reason);
+            assert_eq!(MessagesStopReason::parse(text), reason);
         }
         assert_eq!(
-            StopReason::parse("new_reason"),
-            StopReason::Unknown("new_reason".into())
+            MessagesStopReason::parse("new_reason"),
+            MessagesStopReason::Unknown("new_reason".into())
         );
-        assert_eq!(StopReason::parse("new_reason").as_str(), "new_reason");
+        assert_eq!(
+            MessagesStopReason::parse("new_reason").as_str(),
+            "new_reason"
+        );
     }
 
     #[test]

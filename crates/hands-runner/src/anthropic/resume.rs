@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use hands_core::CancellationToken;
-use hands_models::anthropic::{ContentBlock, MessageContent, Role};
+use hands_models::anthropic::{ContentBlock, MessageContent, MessageParam, Role};
 use hands_toolset::computer::Shape;
 use hands_toolset::wire::{ResultBlock, ToolResult as WireResult, ToolUse};
 use serde_json::{Value, json};
@@ -80,25 +80,38 @@ impl Resumable for AnthropicSession {
                 "the pending turn's checkpoint has no tool uses".into(),
             ));
         };
-        let answers: Vec<Value> = blocks
+        let uses: Vec<ToolUse> = blocks
             .iter()
             .filter_map(ContentBlock::as_tool_use)
-            .map(|t| {
-                let tool_use = ToolUse {
-                    id: t.id.clone(),
-                    name: t.name.clone(),
-                    toolset_name: t.toolset_name.clone(),
-                    input: t.input.clone(),
-                };
+            .map(|t| ToolUse {
+                id: t.id.clone(),
+                name: t.name.clone(),
+                toolset_name: t.toolset_name.clone(),
+                input: t.input.clone(),
+            })
+            .collect();
+        let answers: Vec<Value> = uses
+            .iter()
+            .map(|tool_use| {
                 let state = turn
                     .calls
                     .iter()
-                    .find(|c| c.call_id == t.id)
+                    .find(|c| c.call_id == tool_use.id)
                     .map(|c| &c.state);
-                closing_answer(&tool_use, state)
+                closing_answer(tool_use, state)
             })
             .collect();
-        self.push_results(&answers, Vec::new());
+        // No diagnostics observer here: an answer that cannot be sent refuses the resume,
+        // naming its call, rather than being replaced unseen.
+        let (answer_blocks, replaced, _) = super::result_blocks(&uses, &answers);
+        if let Some(tool_use) = replaced.first() {
+            return Err(RunError::Ledger(format!(
+                "the closing answer to call {} (`{}`) of the pending turn is not a valid tool_result",
+                tool_use.id, tool_use.name
+            )));
+        }
+        self.messages.push(MessageParam::user(answer_blocks));
+        self.unanswered = false;
         Ok(())
     }
 

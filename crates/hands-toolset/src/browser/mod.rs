@@ -260,18 +260,24 @@ pub struct ResponseOutcome {
     pub fault: Option<BrowserFault>,
 }
 
-/// What `close()` found.
+/// What `close()` found, on a browser toolset ([`BrowserToolset::close`]) or a runner
+/// (`hands_runner::Runner::close`, which re-exports this type): one status for both.
+///
+/// Spec: openai-browser-desktop-drivers, "Cerrar y cancelar operaciones" (`close()` → `closed`
+/// or `draining`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CloseStatus {
-    /// No call is active: nothing more will happen through this toolset.
+    /// Nothing is active (no call of the toolset, no run of the runner): nothing more will act
+    /// through it.
     Closed,
-    /// A call is still active and may still produce effects: wait for it
-    /// ([`BrowserToolset::drained`]) before closing the driver or handing the session on.
+    /// A call or run started before is still active and may still produce effects: wait for it
+    /// (a toolset's [`BrowserToolset::drained`], a runner's `run` returning) before closing the
+    /// driver or handing the session on.
     Draining,
 }
 
 impl CloseStatus {
-    /// `closed` or `draining`.
+    /// `closed` or `draining`, as the SDK spells it.
     pub const fn name(self) -> &'static str {
         match self {
             CloseStatus::Closed => "closed",
