@@ -1,7 +1,7 @@
 //! A jail's lifetime as an attacker would test it: kill hands with SIGKILL (no destructor runs)
 //! and nothing of the episode may survive; the janitor then removes its files.
 //!
-//! The victim is this test binary itself, run again as a child with `HANDS_JAIL_VICTIM` set:
+//! The victim is this test itself, run again in a child process with `HANDS_JAIL_VICTIM` set:
 //! it makes a jail, starts a detached sleeper inside, prints the pids and waits to be killed.
 
 mod common;
@@ -18,11 +18,13 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-#[test]
+/// The victim's side: run by this same test, in a child process, with `HANDS_JAIL_VICTIM` set.
+#[allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a test's helper: a failure is the test's failure; its pids go to the parent on stdout"
+)]
 fn victim() {
-    if std::env::var_os("HANDS_JAIL_VICTIM").is_none() {
-        return;
-    }
     let jail = common::jail(JailKind::Desktop);
     // A program that tries to outlive the episode: its own session, nohup, in the background.
     let spawned = jail
@@ -53,8 +55,17 @@ fn victim() {
 
 #[test]
 fn a_sigkilled_hands_leaves_no_process_of_the_episode_and_the_janitor_removes_its_files() {
+    if std::env::var_os("HANDS_JAIL_VICTIM").is_some() {
+        return victim();
+    }
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "victim", "--nocapture", "--test-threads", "1"])
+        .args([
+            "--exact",
+            "a_sigkilled_hands_leaves_no_process_of_the_episode_and_the_janitor_removes_its_files",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
         .env("HANDS_JAIL_VICTIM", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
