@@ -80,7 +80,7 @@ use crate::policy::{BlockedRequest, SharedPolicy, Verdict};
 
 pub mod address;
 pub mod head;
-mod sni;
+pub mod sni;
 
 use address::classify;
 use head::{Framing, RequestHead, parse_head, relay_body};

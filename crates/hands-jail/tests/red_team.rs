@@ -1037,11 +1037,7 @@ fn bombs() -> Vec<Row> {
         &jail,
         "for i in $(seq 25); do dd if=/dev/zero of=/tmp/fill$i bs=1M count=4 2>&1 | grep -m1 'No space'; done; du -sm /tmp | cut -f1",
     );
-    let used: u64 =
-        o.0.lines()
-            .last()
-            .and_then(|l| l.trim().parse().ok())
-            .unwrap_or(u64::MAX);
+    let used = last_number(&o.0);
     row(
         "disk bomb in /tmp stops at its 16 MiB cap",
         (o.0.contains("No space left") && used <= 16, said(&o)),
@@ -1050,11 +1046,7 @@ fn bombs() -> Vec<Row> {
         &jail,
         "for i in $(seq 25); do dd if=/dev/zero of=/dev/shm/fill$i bs=1M count=4 2>&1 | grep -m1 'No space'; done; du -sm /dev/shm | cut -f1",
     );
-    let used: u64 =
-        o.0.lines()
-            .last()
-            .and_then(|l| l.trim().parse().ok())
-            .unwrap_or(u64::MAX);
+    let used = last_number(&o.0);
     row(
         "disk bomb in /dev/shm stops at its 16 MiB cap",
         (o.0.contains("No space left") && used <= 16, said(&o)),
@@ -1063,11 +1055,7 @@ fn bombs() -> Vec<Row> {
         &jail,
         "dd if=/dev/zero of=$HOME/fill bs=1M count=20 2>&1; stat -c %s $HOME/fill",
     );
-    let size: u64 =
-        o.0.lines()
-            .last()
-            .and_then(|l| l.trim().parse().ok())
-            .unwrap_or(u64::MAX);
+    let size = last_number(&o.0);
     row(
         "one file in home stops at the 8 MiB file-size cap",
         (size <= 8 << 20, said(&o)),
@@ -1367,4 +1355,13 @@ fn red_team_every_attempt_holds() {
         .map(|r| r.attempt.as_str())
         .collect();
     assert!(failed.is_empty(), "attempts that got through: {failed:#?}");
+}
+
+/// The number on the last line of a command's output (`u64::MAX` when there is none, so a
+/// missing measurement never passes for a small one).
+fn last_number(out: &str) -> u64 {
+    out.lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(u64::MAX)
 }

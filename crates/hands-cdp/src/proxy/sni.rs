@@ -103,32 +103,33 @@ pub fn names_same_host(sni: &str, host: &str) -> bool {
     host.parse::<std::net::IpAddr>().is_err() && norm(sni) == norm(host)
 }
 
-#[cfg(test)]
-pub(crate) fn client_hello(name: Option<&str>) -> Vec<u8> {
+/// A minimal TLS 1.3 ClientHello record naming `name` (no name when `None`): what a client sends
+/// first in a `CONNECT` tunnel. For probes and tests of [`server_name`] and the proxy's check
+/// (a name longer than a record can hold is cut to 255 bytes).
+pub fn client_hello(name: Option<&str>) -> Vec<u8> {
+    let be16 = |n: usize| u16::try_from(n).unwrap_or(u16::MAX).to_be_bytes();
     let mut ext = Vec::new();
     if let Some(name) = name {
-        let n = name.len() as u16;
+        let name = &name.as_bytes()[..name.len().min(255)];
         ext.extend_from_slice(&[0, 0]);
-        ext.extend_from_slice(&(n + 5).to_be_bytes());
-        ext.extend_from_slice(&(n + 3).to_be_bytes());
+        ext.extend_from_slice(&be16(name.len() + 5));
+        ext.extend_from_slice(&be16(name.len() + 3));
         ext.push(0);
-        ext.extend_from_slice(&n.to_be_bytes());
-        ext.extend_from_slice(name.as_bytes());
+        ext.extend_from_slice(&be16(name.len()));
+        ext.extend_from_slice(name);
     }
     // supported_versions, to have an extension that is not the name.
     ext.extend_from_slice(&[0, 43, 0, 3, 2, 3, 4]);
     let mut hello = vec![3, 3];
     hello.extend_from_slice(&[7; 32]);
-    hello.push(0);
-    hello.extend_from_slice(&[0, 2, 0x13, 0x01]);
-    hello.extend_from_slice(&[1, 0]);
-    hello.extend_from_slice(&(ext.len() as u16).to_be_bytes());
+    hello.extend_from_slice(&[0, 0, 2, 0x13, 0x01, 1, 0]);
+    hello.extend_from_slice(&be16(ext.len()));
     hello.extend_from_slice(&ext);
     let mut handshake = vec![1];
-    handshake.extend_from_slice(&(hello.len() as u32).to_be_bytes()[1..]);
+    handshake.extend_from_slice(&u32::try_from(hello.len()).unwrap_or(0).to_be_bytes()[1..]);
     handshake.extend_from_slice(&hello);
     let mut record = vec![0x16, 3, 1];
-    record.extend_from_slice(&(handshake.len() as u16).to_be_bytes());
+    record.extend_from_slice(&be16(handshake.len()));
     record.extend_from_slice(&handshake);
     record
 }

@@ -156,33 +156,7 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A minimal TLS 1.3 ClientHello record, naming `name` when given (as hands-cdp's proxy tests
-/// build it).
-pub fn client_hello(name: Option<&str>) -> Vec<u8> {
-    let mut ext = Vec::new();
-    if let Some(name) = name {
-        let n = u16::try_from(name.len()).unwrap();
-        ext.extend_from_slice(&[0, 0]);
-        ext.extend_from_slice(&(n + 5).to_be_bytes());
-        ext.extend_from_slice(&(n + 3).to_be_bytes());
-        ext.push(0);
-        ext.extend_from_slice(&n.to_be_bytes());
-        ext.extend_from_slice(name.as_bytes());
-    }
-    ext.extend_from_slice(&[0, 43, 0, 3, 2, 3, 4]);
-    let mut hello = vec![3, 3];
-    hello.extend_from_slice(&[7; 32]);
-    hello.extend_from_slice(&[0, 0, 2, 0x13, 0x01, 1, 0]);
-    hello.extend_from_slice(&u16::try_from(ext.len()).unwrap().to_be_bytes());
-    hello.extend_from_slice(&ext);
-    let mut handshake = vec![1];
-    handshake.extend_from_slice(&u32::try_from(hello.len()).unwrap().to_be_bytes()[1..]);
-    handshake.extend_from_slice(&hello);
-    let mut record = vec![0x16, 3, 1];
-    record.extend_from_slice(&u16::try_from(handshake.len()).unwrap().to_be_bytes());
-    record.extend_from_slice(&handshake);
-    record
-}
+pub use hands_cdp::proxy::sni::client_hello;
 
 /// `pid` and every process below it (by parent, or in its process group), read on the host.
 pub fn process_tree(pid: u32) -> HashSet<u32> {
