@@ -52,6 +52,8 @@ struct State {
 pub struct Live {
     state: Arc<Mutex<State>>,
     version: Arc<watch::Sender<u64>>,
+    /// The newest version a page has shown (`None` until a page showed one).
+    served: Arc<watch::Sender<Option<u64>>>,
 }
 
 impl Default for Live {
@@ -59,6 +61,7 @@ impl Default for Live {
         Live {
             state: Arc::default(),
             version: Arc::new(watch::channel(0).0),
+            served: Arc::new(watch::channel(None).0),
         }
     }
 }
@@ -88,6 +91,28 @@ impl Live {
         let mut rx = self.version.subscribe();
         let _ = tokio::time::timeout(timeout, rx.wait_for(|v| *v > seen)).await;
         self.version()
+    }
+
+    /// A page showed the run as it was at `version` (it waits for what comes after).
+    pub fn served(&self, version: u64) {
+        let version = version.min(self.version());
+        self.served
+            .send_modify(|v| *v = Some(v.map_or(version, |old| old.max(version))));
+    }
+
+    /// Before the run's process ends (and the page's server with it): waits, at most
+    /// `timeout`, until a page that watched the run has shown its last version, so the
+    /// person sees how the run ended. With no page watching, returns at once; true when the
+    /// last version reached a page (or none watched).
+    pub async fn delivered(&self, timeout: Duration) -> bool {
+        let last = self.version();
+        let mut rx = self.served.subscribe();
+        if rx.borrow().is_none() {
+            return true;
+        }
+        tokio::time::timeout(timeout, rx.wait_for(|v| v.is_some_and(|v| v >= last)))
+            .await
+            .is_ok()
     }
 
     /// Asks the person; waits for the click. Cancelled, or the view gone: denied.
@@ -189,6 +214,27 @@ mod tests {
         assert!(approvals.pending.is_empty());
         assert!(approvals.decided[0].approved);
         assert_eq!(approvals.decided[0].by, "person");
+    }
+
+    #[tokio::test]
+    async fn the_end_waits_for_a_watching_page_to_show_it() {
+        let live = Live::default();
+        assert!(live.delivered(Duration::ZERO).await, "nobody watches");
+        live.served(live.version());
+        live.bump();
+        assert!(
+            !live.delivered(Duration::from_millis(20)).await,
+            "the page has not shown the last change"
+        );
+        let page = {
+            let live = live.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                live.served(live.version());
+            })
+        };
+        assert!(live.delivered(Duration::from_secs(5)).await);
+        page.await.unwrap();
     }
 
     #[tokio::test]

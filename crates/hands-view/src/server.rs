@@ -162,13 +162,16 @@ async fn run(
     if !authorised(&shared, &headers, &query) {
         return refused();
     }
+    // The version is read before the log and the approvals: what is sent is at least that
+    // version, so a page never counts as having seen a change it was not sent.
+    let version = shared.live.as_ref().map_or(0, Live::version);
     let log = tokio::fs::read_to_string(shared.dir.join("log.jsonl"))
         .await
         .unwrap_or_default();
     let view = read_log(&log);
-    let (approvals, version) = match &shared.live {
-        Some(live) => (json!(live.approvals()), live.version()),
-        None => (json!({"pending": [], "decided": []}), 0),
+    let approvals = match &shared.live {
+        Some(live) => json!(live.approvals()),
+        None => json!({"pending": [], "decided": []}),
     };
     Json(
         json!({"run": view, "approvals": approvals, "live": shared.live.is_some(),
@@ -186,7 +189,12 @@ async fn wait(
         return refused();
     }
     let version = match &shared.live {
-        Some(live) => live.changed_since(query.version.unwrap_or(0), WAIT).await,
+        Some(live) => {
+            // The page waits past the version it has shown: that is its receipt.
+            let shown = query.version.unwrap_or(0);
+            live.served(shown);
+            live.changed_since(shown, WAIT).await
+        }
         None => 0,
     };
     Json(json!({"version": version})).into_response()

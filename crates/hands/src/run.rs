@@ -426,6 +426,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => runner.run(&task, &cancel).await?,
     };
     bar.finish_and_clear();
+    if let Some(view) = &live {
+        view.finish().await;
+    }
     println!("{}", outcome.final_text);
     eprintln!(
         "hands run: {} after {} request(s){}; {} input + {} cached + {} output tokens{}; run directory {}{}",

@@ -28,6 +28,9 @@ pub async fn run(args: ViewArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// How long a finished run waits for a watching page to show its end.
+const LAST_LOOK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A live view of a running run.
 pub struct LiveView {
     /// The approvals and the change counter; the page is served until the process ends.
@@ -50,6 +53,16 @@ impl LiveView {
     /// bash, the editor, functions, browser confirmations).
     pub fn approver(&self) -> TerminalApprover {
         TerminalApprover::on_page(self.live.clone())
+    }
+
+    /// The run ended: gives a watching page up to [`LAST_LOOK`] to show how, before the
+    /// process (and the page's server) ends.
+    pub async fn finish(&self) {
+        if !self.live.delivered(LAST_LOOK).await {
+            eprintln!(
+                "hands run: the page did not show the run's end in time; `hands view` shows it"
+            );
+        }
     }
 
     /// The run directory's journal, waking the page after each entry.
