@@ -16,7 +16,6 @@ use hands_models::anthropic::{
     ToolResult as ApiToolResult,
 };
 use hands_sandbox::strings::{BASH_TOOL_NAME, EDITOR_TOOL_NAME};
-use hands_sandbox::{BashInput, EditorCommand};
 use hands_toolset::browser::BrowserFault;
 use hands_toolset::claude_browser::Batch as ClaudeBatch;
 use hands_toolset::computer::declaration::check_tools;
@@ -27,8 +26,8 @@ use hands_toolset::wire::{ResultBlock, ToolResult as WireResult, ToolUse};
 use serde_json::Value;
 
 use crate::approval::{
-    ActionContext, Approver, BashEffect, Decision, EditorEffect, Effect, FunctionEffect,
-    McpServerEffect, decide, refused_text,
+    ActionContext, Approver, Decision, Effect, FunctionEffect, McpServerEffect, decide,
+    refused_text,
 };
 use crate::checkpoint::interruption;
 use crate::context::{
@@ -42,13 +41,15 @@ use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::server_blocks::{self, ClaudeToolset};
 use crate::session::{
-    NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult, cancelled_text, function_result,
-    not_executed_turn_ended, unknown_tool_text,
+    NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult, cancelled_text,
+    not_executed_turn_ended,
 };
 use crate::tools::is_server_tool;
 
 mod rebuild;
 mod resume;
+
+use crate::executor::{self, Arguments, CallAnswer, CallSite, Finished, ToolCall};
 
 #[cfg(test)]
 use rebuild::LOST_RESULT_TEXT;
@@ -468,35 +469,33 @@ impl AnthropicSession {
             if self.early_stop.is_some() {
                 continue;
             }
-            let start = Instant::now();
-            if let Err(reason) = ctx.call_attempted(resume::proposed(&tool_use), || self.snapshot())
-            {
-                ctx.call_stopped(&tool_use.id, &reason);
-                self.early_stop = Some(reason);
-                continue;
-            }
-            ctx.call_started(&tool_use.id, &tool_use.name);
-            let mut batch = Batch::default();
+            let site = CallSite {
+                call_id: &tool_use.id,
+                name: &tool_use.name,
+            };
+            let start = match executor::begin(ctx, site, Some(resume::proposed(&tool_use)), || {
+                self.snapshot()
+            }) {
+                Ok(start) => start,
+                Err(reason) => {
+                    self.early_stop = Some(reason);
+                    continue;
+                }
+            };
+            // Only ordinary functions run early: never a toolset's block.
             let mut browser_failed = false;
-            match self
-                .run_one(ctx, &mut batch, &mut browser_failed, &tool_use, 0)
-                .await
-            {
+            match run_plain(ctx, &mut browser_failed, &tool_use).await {
                 Ok((result, reason)) => {
-                    ctx.action_done(
-                        Api::Messages,
-                        &tool_use.id,
-                        &tool_use.name,
+                    let finished = Finished {
                         reason,
-                        start.elapsed(),
-                        reason != Reason::Completed,
-                        result.text().unwrap_or(""),
-                    );
-                    let answer = result.to_json();
-                    if let Err(reason) = ctx.call_answered(&tool_use.id, || answer.clone(), None) {
+                        summary: result.text().unwrap_or(""),
+                        wire: result.to_json(),
+                        interruption: None,
+                    };
+                    if let Err(reason) = executor::finish(ctx, Api::Messages, site, start, finished)
+                    {
                         self.early_stop = Some(reason);
                     }
-                    ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
                     self.early_results.insert(tool_use.id.clone(), result);
                 }
                 Err(reason) => {
@@ -542,7 +541,10 @@ impl AnthropicSession {
             arguments: tool_use.input.clone(),
         });
         if ctx.approve(effect).await? == Decision::Deny {
-            let (result, reason) = refused(tool_use, &tool_use.name);
+            let (result, reason) = (
+                text_result(tool_use, true, &refused_text(&tool_use.name)),
+                Reason::Refused,
+            );
             let text = result.text().unwrap_or("").to_owned();
             ctx.action_done(
                 Api::Messages,
@@ -621,160 +623,18 @@ impl AnthropicSession {
         uses: Vec<ToolUse>,
         mut supplied: std::collections::BTreeMap<String, ToolOutput>,
     ) -> Result<(), StopReason> {
-        let mut results: Vec<WireResult> = Vec::with_capacity(uses.len());
-        // Results of Claude's browser toolset carry a `browser_state` block the wire type has no
-        // room for: their JSON replaces the placeholder at the same position.
-        let mut browser_json: Vec<Option<Value>> = Vec::with_capacity(uses.len());
-        let mut batch = Batch::default();
-        let mut browser_batch = ClaudeBatch::default();
-        let mut browser_failed = false;
-        let mut stop: Option<StopReason> = None;
+        let mut turn = TurnUnderWay::with_capacity(uses.len());
         for tool_use in &uses {
-            let index = results.len();
-            browser_json.push(None);
-            // Run while the message streamed: its result is ready.
-            if let Some(result) = self.early_results.remove(&tool_use.id) {
-                results.push(result);
-                continue;
-            }
-            if stop.is_some() || ctx.cancel.is_cancelled() {
-                // Answered without running, so the conversation stays valid for a resume.
-                results.push(WireResult::error(tool_use, cancelled_text()));
-                continue;
-            }
-            // Answered by the caller: nothing runs, and nobody is asked (nothing takes effect).
-            if let Some(out) = supplied.remove(&tool_use.id) {
-                let result = tool_output_result(tool_use, &out);
-                ctx.action_done(
-                    Api::Messages,
-                    &tool_use.id,
-                    &tool_use.name,
-                    Reason::Completed,
-                    std::time::Duration::ZERO,
-                    false,
-                    crate::control::SUPPLIED_SUMMARY,
-                );
-                let answer = result.to_json();
-                if let Err(reason) = ctx.call_answered(&tool_use.id, || answer.clone(), None) {
-                    stop = Some(reason);
-                }
-                ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
-                results.push(result);
-                continue;
-            }
-            let start = Instant::now();
-            ctx.call_started(&tool_use.id, &tool_use.name);
-            // The checkpoint before the effect says it may have happened.
-            if let Err(reason) = ctx.call_attempted(resume::proposed(tool_use), || self.snapshot())
-            {
-                ctx.call_stopped(&tool_use.id, &reason);
-                results.push(WireResult::error(tool_use, cancelled_text()));
-                stop = Some(reason);
-                continue;
-            }
-            if let Some(browser) = ctx.toolbox.claude_browser.as_mut()
-                && browser.owns(tool_use)
-            {
-                let result = browser
-                    .run_block(&mut browser_batch, tool_use, ctx.cancel)
-                    .await;
-                let interruption =
-                    interruption(ctx.cancel.is_cancelled(), browser_batch.has_fault());
-                let failed = result.is_error();
-                ctx.action_done(
-                    Api::Messages,
-                    &tool_use.id,
-                    &tool_use.name,
-                    if failed {
-                        Reason::Failed
-                    } else {
-                        Reason::Completed
-                    },
-                    start.elapsed(),
-                    failed,
-                    result.text().unwrap_or(""),
-                );
-                for image in result.result().images() {
-                    ctx.journal_image(&tool_use.id, image);
-                }
-                browser_json[index] = Some(result.to_json());
-                results.push(result.result().clone());
-                ctx.call_completed(&tool_use.id, &tool_use.name, || {
-                    browser_json[index].clone().unwrap_or_default()
-                });
-                let answer = browser_json[index].clone().unwrap_or_default();
-                if let Err(reason) = ctx.call_answered(&tool_use.id, || answer, interruption)
-                    && stop.is_none()
-                {
-                    stop = Some(reason);
-                }
-                if browser_batch.has_fault() && stop.is_none() {
-                    stop = Some(StopReason::BrowserFault(format!(
-                        "the browser failed during `{}`",
-                        tool_use.name
-                    )));
-                }
-                continue;
-            }
-            let ran = self
-                .run_one(ctx, &mut batch, &mut browser_failed, tool_use, index)
+            self.answer_one(ctx, &mut turn, tool_use, &mut supplied)
                 .await;
-            let interruption = interruption(ctx.cancel.is_cancelled(), batch.has_fault());
-            let (result, reason) = match ran {
-                Ok(done) => done,
-                Err(reason) => {
-                    // This call is the one that stopped the run: its answer says why.
-                    ctx.call_stopped(&tool_use.id, &reason);
-                    results.push(WireResult::error(tool_use, format!("Error: {reason}")));
-                    stop = Some(reason);
-                    continue;
-                }
-            };
-            ctx.action_done(
-                Api::Messages,
-                &tool_use.id,
-                &tool_use.name,
-                reason,
-                start.elapsed(),
-                reason != Reason::Completed,
-                result.text().unwrap_or(""),
-            );
-            ctx.call_completed(&tool_use.id, &tool_use.name, || result.to_json());
-            results.push(result);
-            let answered = results.last();
-            if let Err(reason) = ctx.call_answered(
-                &tool_use.id,
-                || answered.map(WireResult::to_json).unwrap_or_default(),
-                interruption,
-            ) && stop.is_none()
-            {
-                stop = Some(reason);
-            }
-            if batch.has_fault() && stop.is_none() {
-                stop = Some(StopReason::DriverFault(format!(
-                    "the desktop failed during `{}`",
-                    tool_use.name
-                )));
-            }
         }
-        if let Some(computer) = self.computer.as_mut()
-            && let Some(fault) = computer.finish_batch(batch, &mut results, ctx.cancel).await
-            && stop.is_none()
-        {
-            stop = Some(match fault {
-                DesktopError::Cancelled => StopReason::Cancelled,
-                other => StopReason::DriverFault(other.to_string()),
-            });
-        }
-        if let Some(browser) = ctx.toolbox.claude_browser.as_mut()
-            && let Some(fault) = browser.finish_batch(browser_batch)
-            && stop.is_none()
-        {
-            stop = Some(match fault {
-                BrowserFault::Cancelled => StopReason::Cancelled,
-                other => StopReason::BrowserFault(other.to_string()),
-            });
-        }
+        self.finish_batches(ctx, &mut turn).await;
+        let TurnUnderWay {
+            mut results,
+            browser_json,
+            mut stop,
+            ..
+        } = turn;
         for (result, browser) in results.iter().zip(&browser_json) {
             if browser.is_none() {
                 for image in result.images() {
@@ -784,22 +644,7 @@ impl AnthropicSession {
         }
         // The run directory keeps every screenshot; the model is not sent the same one twice.
         if self.settings.context.unchanged_screenshots {
-            let is_screenshot: Vec<bool> = uses
-                .iter()
-                .zip(&browser_json)
-                .map(|(tool_use, browser)| {
-                    browser.is_none()
-                        && self.computer.as_ref().is_some_and(|c| {
-                            c.owns(tool_use) && c.member(tool_use) != Some(Member::Zoom)
-                        })
-                })
-                .collect();
-            let visible_for = match &self.settings.context.management {
-                ContextManagement::Native(native) => Some(native.keep_tool_uses),
-                ContextManagement::Client(_) => None,
-            };
-            self.last_screenshot
-                .dedupe(&mut results, &is_screenshot, visible_for);
+            self.dedupe_screenshots(&uses, &browser_json, &mut results);
         }
         if ctx.cancel.is_cancelled() && stop.is_none() {
             stop = Some(StopReason::Cancelled);
@@ -824,154 +669,263 @@ impl AnthropicSession {
         }
     }
 
-    /// Routes one block: the computer toolset (by `toolset_name`, or the legacy `computer`
-    /// tool), bash, the editor, the browser tools, an ordinary function, or nothing.
-    async fn run_one(
+    /// Answers one `tool_use` of the turn: with the result of its early run, as not executed
+    /// once the run is stopping, with what the caller supplied, or by running it in the
+    /// executor's frame (the checkpoint before its effect, the record and checkpoint after).
+    async fn answer_one(
         &mut self,
         ctx: &mut StepContext<'_>,
-        batch: &mut Batch,
-        browser_failed: &mut bool,
+        turn: &mut TurnUnderWay,
+        tool_use: &ToolUse,
+        supplied: &mut std::collections::BTreeMap<String, ToolOutput>,
+    ) {
+        let index = turn.results.len();
+        turn.browser_json.push(None);
+        // Run while the message streamed: its result is ready.
+        if let Some(result) = self.early_results.remove(&tool_use.id) {
+            turn.results.push(result);
+            return;
+        }
+        if turn.stop.is_some() || ctx.cancel.is_cancelled() {
+            // Answered without running, so the conversation stays valid for a resume.
+            turn.results
+                .push(WireResult::error(tool_use, cancelled_text()));
+            return;
+        }
+        // Answered by the caller: nothing runs, and nobody is asked (nothing takes effect).
+        if let Some(out) = supplied.remove(&tool_use.id) {
+            let result = tool_output_result(tool_use, &out);
+            ctx.action_done(
+                Api::Messages,
+                &tool_use.id,
+                &tool_use.name,
+                Reason::Completed,
+                Duration::ZERO,
+                false,
+                crate::control::SUPPLIED_SUMMARY,
+            );
+            let answer = result.to_json();
+            if let Err(reason) = ctx.call_answered(&tool_use.id, || answer.clone(), None) {
+                turn.stop_once(reason);
+            }
+            ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
+            turn.results.push(result);
+            return;
+        }
+        let site = CallSite {
+            call_id: &tool_use.id,
+            name: &tool_use.name,
+        };
+        let start = match executor::begin(ctx, site, Some(resume::proposed(tool_use)), || {
+            self.snapshot()
+        }) {
+            Ok(start) => start,
+            Err(reason) => {
+                turn.results
+                    .push(WireResult::error(tool_use, cancelled_text()));
+                turn.stop = Some(reason);
+                return;
+            }
+        };
+        if ctx
+            .toolbox
+            .claude_browser
+            .as_ref()
+            .is_some_and(|b| b.owns(tool_use))
+        {
+            self.run_claude_browser(ctx, turn, tool_use, index, start)
+                .await;
+            return;
+        }
+        let owned_by_computer = self.computer.as_ref().is_some_and(|c| c.owns(tool_use));
+        let ran = if owned_by_computer {
+            self.run_computer(ctx, &mut turn.batch, tool_use, index)
+                .await
+        } else {
+            run_plain(ctx, &mut turn.browser_failed, tool_use).await
+        };
+        let interruption = interruption(ctx.cancel.is_cancelled(), turn.batch.has_fault());
+        let (result, reason) = match ran {
+            Ok(done) => done,
+            Err(reason) => {
+                // This call is the one that stopped the run: its answer says why.
+                ctx.call_stopped(&tool_use.id, &reason);
+                turn.results
+                    .push(WireResult::error(tool_use, format!("Error: {reason}")));
+                turn.stop = Some(reason);
+                return;
+            }
+        };
+        let finished = Finished {
+            reason,
+            summary: result.text().unwrap_or(""),
+            wire: result.to_json(),
+            interruption,
+        };
+        if let Err(reason) = executor::finish(ctx, Api::Messages, site, start, finished) {
+            turn.stop_once(reason);
+        }
+        turn.results.push(result);
+        if turn.batch.has_fault() {
+            turn.stop_once(StopReason::DriverFault(format!(
+                "the desktop failed during `{}`",
+                tool_use.name
+            )));
+        }
+    }
+
+    /// A member of Claude's browser toolset: its result keeps its `browser_state` block (the
+    /// JSON replaces the wire result at the same position).
+    async fn run_claude_browser(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        turn: &mut TurnUnderWay,
         tool_use: &ToolUse,
         index: usize,
-    ) -> Result<(WireResult, Reason), StopReason> {
-        let reason_of = |r: &WireResult| {
-            if r.is_error {
+        start: Instant,
+    ) {
+        let Some(browser) = ctx.toolbox.claude_browser.as_mut() else {
+            return;
+        };
+        let result = browser
+            .run_block(&mut turn.browser_batch, tool_use, ctx.cancel)
+            .await;
+        let interruption = interruption(ctx.cancel.is_cancelled(), turn.browser_batch.has_fault());
+        for image in result.result().images() {
+            ctx.journal_image(&tool_use.id, image);
+        }
+        let wire = result.to_json();
+        let finished = Finished {
+            reason: if result.is_error() {
                 Reason::Failed
             } else {
                 Reason::Completed
-            }
+            },
+            summary: result.text().unwrap_or(""),
+            wire: wire.clone(),
+            interruption,
         };
-        if let Some(computer) = self.computer.as_mut()
-            && computer.owns(tool_use)
-        {
-            let member = computer.member(tool_use);
-            let confirm_required = computer.requires_confirm(tool_use);
-            // Nobody is asked about a block that will not run: one after a failure (answered
-            // as not executed) or one naming no enabled member (answered with what is wrong).
-            let decision = match member {
-                Some(member) if !batch.failed() => {
-                    ctx.approve(Effect::Computer(ActionContext {
-                        call_id: tool_use.id.clone(),
-                        index,
-                        name: member.name().to_owned(),
-                        action: tool_use.input.clone(),
-                        final_screenshot: false,
-                        confirm_required,
-                    }))
-                    .await?
-                }
-                _ => Decision::Approve,
-            };
-            let computer = self
-                .computer
-                .as_mut()
-                .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
-            return Ok(match (decision, member) {
-                (Decision::Approve, _) | (Decision::Deny, None) => {
-                    let r = computer.run_block(batch, tool_use, index, ctx.cancel).await;
-                    let reason = reason_of(&r);
-                    (r, reason)
-                }
-                (Decision::Deny, Some(member)) => (
-                    computer.refuse_block(batch, tool_use, index, &refused_text(member.name())),
-                    Reason::Refused,
-                ),
-            });
+        let site = CallSite {
+            call_id: &tool_use.id,
+            name: &tool_use.name,
+        };
+        if let Err(reason) = executor::finish(ctx, Api::Messages, site, start, finished) {
+            turn.stop_once(reason);
         }
-        let plain = tool_use.toolset_name.is_none();
-        if plain && tool_use.name == BASH_TOOL_NAME && ctx.toolbox.bash.is_some() {
-            let input = match BashInput::parse(&tool_use.input) {
-                Ok(input) => input,
-                // Nothing would run: the model reads what is wrong, nobody is asked.
-                Err(e) => return Ok((text_result(tool_use, true, &e.to_string()), Reason::Failed)),
-            };
-            let effect = Effect::Bash(BashEffect {
-                call_id: tool_use.id.clone(),
-                input: input.clone(),
-            });
-            if ctx.approve(effect).await? == Decision::Deny {
-                return Ok(refused(tool_use, BASH_TOOL_NAME));
-            }
-            let Some(bash) = ctx.toolbox.bash.as_mut() else {
-                return Ok(refused(tool_use, BASH_TOOL_NAME));
-            };
-            let outcome = bash.answer(input, ctx.cancel).await;
-            let r = text_result(tool_use, outcome.is_error, &outcome.text);
-            let reason = reason_of(&r);
-            return Ok((r, reason));
+        if let Some(slot) = turn.browser_json.get_mut(index) {
+            *slot = Some(wire);
         }
-        if plain && tool_use.name == EDITOR_TOOL_NAME && ctx.toolbox.editor.is_some() {
-            let command = match EditorCommand::parse(&tool_use.input) {
-                Ok(command) => command,
-                Err(e) => return Ok((text_result(tool_use, true, &e.to_string()), Reason::Failed)),
-            };
-            let effect = Effect::Editor(EditorEffect {
-                call_id: tool_use.id.clone(),
-                command: command.clone(),
-            });
-            if ctx.approve(effect).await? == Decision::Deny {
-                return Ok(refused(tool_use, EDITOR_TOOL_NAME));
-            }
-            let Some(editor) = ctx.toolbox.editor.as_ref() else {
-                return Ok(refused(tool_use, EDITOR_TOOL_NAME));
-            };
-            let outcome = editor.answer(command, ctx.cancel).await;
-            let r = text_result(tool_use, outcome.is_error, &outcome.text);
-            let reason = reason_of(&r);
-            return Ok((r, reason));
+        turn.results.push(result.result().clone());
+        if turn.browser_batch.has_fault() {
+            turn.stop_once(StopReason::BrowserFault(format!(
+                "the browser failed during `{}`",
+                tool_use.name
+            )));
         }
-        if plain
-            && let Some(browser) = ctx.toolbox.browser.as_mut()
-            && browser.owns(&tool_use.name)
-        {
-            let outcome = browser
-                .call(
-                    &tool_use.id,
-                    &tool_use.name,
-                    &tool_use.input,
-                    *browser_failed,
-                    ctx.cancel,
-                )
-                .await
-                .map_err(|e| match e {
-                    crate::tools::BrowserStop::Cancelled => StopReason::Cancelled,
-                    crate::tools::BrowserStop::Fault(why) => StopReason::BrowserFault(why),
-                })?;
-            *browser_failed |= !outcome.ok;
-            let mut content = vec![ResultBlock::Text(outcome.text)];
-            content.extend(outcome.images.into_iter().map(ResultBlock::Image));
-            let r = WireResult {
-                tool_use_id: tool_use.id.clone(),
-                toolset_name: None,
-                is_error: !outcome.ok,
-                content,
-            };
-            let reason = reason_of(&r);
-            return Ok((r, reason));
-        }
-        if plain && ctx.toolbox.functions.get(&tool_use.name).is_some() {
-            let effect = Effect::Function(FunctionEffect {
-                call_id: tool_use.id.clone(),
-                name: tool_use.name.clone(),
-                arguments: tool_use.input.clone(),
-            });
-            if ctx.approve(effect).await? == Decision::Deny {
-                return Ok(refused(tool_use, &tool_use.name));
-            }
-            if let Some(function) = ctx.toolbox.functions.get(&tool_use.name) {
-                let start = Instant::now();
-                return match function_result(function, tool_use.input.clone()).await {
-                    Ok(out) => Ok((tool_output_result(tool_use, &out), Reason::Completed)),
-                    Err(e) => Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
-                };
-            }
-        }
-        Ok((
-            text_result(tool_use, true, &unknown_tool_text(&tool_use.name)),
-            Reason::Failed,
-        ))
     }
 
+    /// A block of the computer toolset (by `toolset_name`, or the legacy `computer` tool): its
+    /// member is read once; the approver is asked about the member and its input (nobody about a
+    /// block that will not run: one after a failure, answered as not executed, or one naming no
+    /// enabled member, answered with what is wrong).
+    async fn run_computer(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        batch: &mut Batch,
+        tool_use: &ToolUse,
+        index: usize,
+    ) -> Result<(WireResult, Reason), StopReason> {
+        let computer = self
+            .computer
+            .as_mut()
+            .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
+        let member = computer.member(tool_use);
+        let confirm_required = computer.requires_confirm(tool_use);
+        let decision = match member {
+            Some(member) if !batch.failed() => {
+                ctx.approve(Effect::Computer(ActionContext {
+                    call_id: tool_use.id.clone(),
+                    index,
+                    name: member.name().to_owned(),
+                    action: tool_use.input.clone(),
+                    final_screenshot: false,
+                    confirm_required,
+                }))
+                .await?
+            }
+            _ => Decision::Approve,
+        };
+        let computer = self
+            .computer
+            .as_mut()
+            .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
+        Ok(match (decision, member) {
+            (Decision::Approve, _) | (Decision::Deny, None) => {
+                let result = computer.run_block(batch, tool_use, index, ctx.cancel).await;
+                let reason = if result.is_error {
+                    Reason::Failed
+                } else {
+                    Reason::Completed
+                };
+                (result, reason)
+            }
+            (Decision::Deny, Some(member)) => (
+                computer.refuse_block(batch, tool_use, index, &refused_text(member.name())),
+                Reason::Refused,
+            ),
+        })
+    }
+
+    /// The turn's batches end: the computer toolset's final screenshot joins the results, and a
+    /// fault of either toolset stops the run (after this turn is answered).
+    async fn finish_batches(&mut self, ctx: &mut StepContext<'_>, turn: &mut TurnUnderWay) {
+        let batch = std::mem::take(&mut turn.batch);
+        if let Some(computer) = self.computer.as_mut()
+            && let Some(fault) = computer
+                .finish_batch(batch, &mut turn.results, ctx.cancel)
+                .await
+        {
+            turn.stop_once(match fault {
+                DesktopError::Cancelled => StopReason::Cancelled,
+                other => StopReason::DriverFault(other.to_string()),
+            });
+        }
+        let browser_batch = std::mem::take(&mut turn.browser_batch);
+        if let Some(browser) = ctx.toolbox.claude_browser.as_mut()
+            && let Some(fault) = browser.finish_batch(browser_batch)
+        {
+            turn.stop_once(match fault {
+                BrowserFault::Cancelled => StopReason::Cancelled,
+                other => StopReason::BrowserFault(other.to_string()),
+            });
+        }
+    }
+
+    /// Replaces a screenshot the model has already seen unchanged with a note (the journal kept
+    /// it); zoom and browser images are never replaced.
+    fn dedupe_screenshots(
+        &mut self,
+        uses: &[ToolUse],
+        browser_json: &[Option<Value>],
+        results: &mut [WireResult],
+    ) {
+        let is_screenshot: Vec<bool> = uses
+            .iter()
+            .zip(browser_json)
+            .map(|(tool_use, browser)| {
+                browser.is_none()
+                    && self.computer.as_ref().is_some_and(|c| {
+                        c.owns(tool_use) && c.member(tool_use) != Some(Member::Zoom)
+                    })
+            })
+            .collect();
+        let visible_for = match &self.settings.context.management {
+            ContextManagement::Native(native) => Some(native.keep_tool_uses),
+            ContextManagement::Client(_) => None,
+        };
+        self.last_screenshot
+            .dedupe(results, &is_screenshot, visible_for);
+    }
     /// The client calls of a turn, as a paused turn shows them: suppliable when they call an
     /// ordinary function registered as suppliable (not a toolset's member, the browser, bash
     /// or the editor).
@@ -1058,11 +1012,84 @@ impl AnthropicSession {
 }
 
 /// The answer to a call whose effect the approver refused: it did not run.
-fn refused(tool_use: &ToolUse, name: &str) -> (WireResult, Reason) {
-    (
-        text_result(tool_use, true, &refused_text(name)),
-        Reason::Refused,
-    )
+/// The calls of a turn under way: their results in order (a Claude browser member's JSON, with
+/// its `browser_state`, beside it), the two toolsets' batches, and why the run stops, once
+/// known.
+#[derive(Default)]
+struct TurnUnderWay {
+    results: Vec<WireResult>,
+    browser_json: Vec<Option<Value>>,
+    batch: Batch,
+    browser_batch: ClaudeBatch,
+    /// An earlier browser function tool call of this turn was not ok.
+    browser_failed: bool,
+    stop: Option<StopReason>,
+}
+
+impl TurnUnderWay {
+    fn with_capacity(n: usize) -> TurnUnderWay {
+        TurnUnderWay {
+            results: Vec::with_capacity(n),
+            browser_json: Vec::with_capacity(n),
+            ..TurnUnderWay::default()
+        }
+    }
+
+    /// The first reason the run stops wins.
+    fn stop_once(&mut self, reason: StopReason) {
+        if self.stop.is_none() {
+            self.stop = Some(reason);
+        }
+    }
+}
+
+/// A plain `tool_use` (bash, the editor, a browser function tool, an ordinary function, or an
+/// unknown name) through the shared executor, answered as a `tool_result`.
+async fn run_plain(
+    ctx: &mut StepContext<'_>,
+    browser_failed: &mut bool,
+    tool_use: &ToolUse,
+) -> Result<(WireResult, Reason), StopReason> {
+    let site = CallSite {
+        call_id: &tool_use.id,
+        name: &tool_use.name,
+    };
+    // A `toolset_name` no toolset of the run owns names nothing this run has.
+    let call = if tool_use.toolset_name.is_some() {
+        ToolCall::Unknown
+    } else {
+        let start = Instant::now();
+        match executor::parse(
+            ctx.toolbox,
+            Api::Messages,
+            &tool_use.name,
+            Arguments::Json(&tool_use.input),
+        ) {
+            Ok(call) => call,
+            Err(e) => return Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
+        }
+    };
+    let answer = executor::run(ctx, site, call, browser_failed).await?;
+    Ok((claude_result(tool_use, &answer), answer.reason))
+}
+
+/// An answer as a `tool_result`: text (never empty), or text and `image` blocks in order.
+fn claude_result(tool_use: &ToolUse, answer: &CallAnswer) -> WireResult {
+    match &answer.output {
+        ToolOutput::Text(text) => text_result(tool_use, answer.is_error(), text),
+        ToolOutput::Parts(parts) => WireResult {
+            tool_use_id: tool_use.id.clone(),
+            toolset_name: tool_use.toolset_name.clone(),
+            is_error: answer.is_error(),
+            content: parts
+                .iter()
+                .map(|part| match part {
+                    OutputPart::Text(text) => ResultBlock::Text(text.clone()),
+                    OutputPart::Image(image) => ResultBlock::Image(image.clone()),
+                })
+                .collect(),
+        },
+    }
 }
 
 /// A text result; an empty text still says something (an empty content is not useful).

@@ -39,6 +39,7 @@ mod checkpoint;
 pub mod context;
 pub mod control;
 pub mod diagnostics;
+mod executor;
 pub mod functions;
 mod items;
 pub mod journal;

@@ -38,16 +38,13 @@ use crate::items::{
 use crate::mcp::{MCP_APPROVAL_RESPONSE, shown_url};
 use crate::outcome::{RunError, StopReason};
 use crate::server_items::{self, raw};
-use crate::session::{Session, StepContext, StepResult, function_result, unknown_tool_text};
+use crate::session::{Session, StepContext, StepResult};
 use crate::tools::{Toolbox, is_server_tool};
 
 mod resume;
 
-/// The text answering a browser call skipped after an earlier one failed is the browser
-/// toolset's; this one answers a function call of a tool the run does not have.
-fn unknown(name: &str) -> String {
-    unknown_tool_text(name)
-}
+use crate::executor::{self, Arguments, CallSite, Finished};
+use hands_toolset::browser::ImageDetail;
 
 /// How a run talks to the Responses API.
 #[derive(Debug, Clone)]
@@ -582,7 +579,7 @@ impl OpenAiSession {
         );
         let output = Item::function_call_output(&FunctionCallOutput {
             call_id: call_id.to_owned(),
-            output: openai_output(out),
+            output: openai_output(out, None),
         });
         ctx.call_completed(call_id, name, || output.to_value());
         output
@@ -598,24 +595,23 @@ impl OpenAiSession {
         let Some(call_id) = call_id_of(item) else {
             return Ok(None);
         };
-        // The checkpoint before the effect says it may have happened.
+        match item.view() {
+            ItemView::ComputerCall(_) => {}
+            ItemView::FunctionCall(call) => {
+                let (name, args) = (call.name.clone(), call.arguments.clone());
+                return self
+                    .function_call(ctx, item, &call_id, &name, &args, browser_failed)
+                    .await
+                    .map(Some);
+            }
+            _ => return Ok(None),
+        }
+        // The checkpoint before the effect says it may have happened; the call starts once its
+        // safety checks are approved.
         if let Some(call) = resume::proposed(item) {
             ctx.call_attempted(call, || self.snapshot())?;
         }
-        let ran = match item.view() {
-            ItemView::ComputerCall(_) => self.computer_call(ctx, item).await,
-            ItemView::FunctionCall(call) => {
-                let (id, name, args) = (
-                    call.call_id.clone(),
-                    call.name.clone(),
-                    call.arguments.clone(),
-                );
-                self.function_call(ctx, &id, &name, &args, browser_failed)
-                    .await
-            }
-            _ => return Ok(None),
-        };
-        let output = match ran {
+        let output = match self.computer_call(ctx, item).await {
             Ok(output) => output,
             Err(reason) => {
                 ctx.call_stopped(&call_id, &reason);
@@ -623,11 +619,7 @@ impl OpenAiSession {
             }
         };
         ctx.call_answered(&call_id, || output.to_value(), None)?;
-        let name = match item.view() {
-            ItemView::FunctionCall(call) => call.name.clone(),
-            _ => "computer_call".to_owned(),
-        };
-        ctx.call_completed(&call_id, &name, || output.to_value());
+        ctx.call_completed(&call_id, "computer_call", || output.to_value());
         Ok(Some(output))
     }
 
@@ -704,7 +696,7 @@ impl OpenAiSession {
         );
         let output = Item::function_call_output(&FunctionCallOutput {
             call_id: call_id.to_owned(),
-            output: openai_output(out),
+            output: openai_output(out, None),
         });
         ctx.call_answered(call_id, || output.to_value(), None)?;
         ctx.call_completed(call_id, &name, || output.to_value());
@@ -933,114 +925,60 @@ impl OpenAiSession {
         Item::from_value(&output).map_err(|e| StopReason::InvalidResponse(e.to_string()))
     }
 
-    /// One `function_call`: a browser tool or an ordinary function.
+    /// One `function_call` (a browser tool, an ordinary function, or a name the run does not
+    /// have) through the shared executor, in its frame: started, the checkpoint before its
+    /// effect, the record and the checkpoint with its answer.
     async fn function_call(
         &mut self,
         ctx: &mut StepContext<'_>,
+        item: &Item,
         call_id: &str,
         name: &str,
         arguments: &str,
         browser_failed: &mut bool,
     ) -> Result<Item, StopReason> {
-        let start = Instant::now();
-        ctx.call_started(call_id, name);
-        // Arguments arrive as JSON text; text that is not JSON is invalid arguments.
-        let parsed = crate::functions::parse_arguments(arguments);
-        let (output, reason) =
-            if let Some(browser) = ctx.toolbox.browser.as_mut()
-                && browser.owns(name)
-            {
-                // The text as sent: arguments that are not JSON are answered "not valid JSON".
-                let outcome = browser
-                    .call_text(call_id, name, arguments, *browser_failed, ctx.cancel)
-                    .await
-                    .map_err(|e| match e {
-                        crate::tools::BrowserStop::Cancelled => StopReason::Cancelled,
-                        crate::tools::BrowserStop::Fault(why) => StopReason::BrowserFault(why),
-                    })?;
-                *browser_failed |= !outcome.ok;
-                for image in &outcome.images {
-                    ctx.journal_image(call_id, image);
-                }
-                let output =
-                    if outcome.images.is_empty() {
-                        FunctionOutput::Text(outcome.text)
-                    } else {
-                        let mut parts = vec![FunctionOutputPart::InputText { text: outcome.text }];
-                        parts.extend(outcome.images.iter().map(|i| {
-                            FunctionOutputPart::InputImage {
-                                image_url: Some(i.data_url()),
-                                file_id: None,
-                                detail: outcome.detail.map(|d| d.name().to_owned()),
-                            }
-                        }));
-                        FunctionOutput::Parts(parts)
-                    };
-                (
-                    output,
-                    if outcome.ok {
-                        Reason::Completed
-                    } else {
-                        Reason::Failed
-                    },
-                )
-            } else if ctx.toolbox.functions.get(name).is_some() {
-                let args = match parsed {
-                    Ok(args) => args,
-                    Err(why) => {
-                        return Err(ctx.function_stopped(
-                            call_id,
-                            name,
-                            FunctionError::InvalidArguments(why),
-                            start,
-                        ));
-                    }
-                };
-                let effect = Effect::Function(FunctionEffect {
-                    call_id: call_id.to_owned(),
-                    name: name.to_owned(),
-                    arguments: args.clone(),
-                });
-                match ctx.approve(effect).await? {
-                    Decision::Deny => (FunctionOutput::Text(refused_text(name)), Reason::Refused),
-                    Decision::Approve => match ctx.toolbox.functions.get(name) {
-                        Some(function) => match function_result(function, args).await {
-                            Ok(out) => {
-                                for image in out.images() {
-                                    ctx.journal_image(call_id, image);
-                                }
-                                (openai_output(&out), Reason::Completed)
-                            }
-                            Err(e) => return Err(ctx.function_stopped(call_id, name, e, start)),
-                        },
-                        None => (FunctionOutput::Text(unknown(name)), Reason::Failed),
-                    },
-                }
-            } else {
-                (FunctionOutput::Text(unknown(name)), Reason::Failed)
-            };
-        ctx.action_done(
+        let site = CallSite { call_id, name };
+        let start = executor::begin(ctx, site, resume::proposed(item), || self.snapshot())?;
+        // Arguments arrive as JSON text: a function's that are not a JSON object stop the run;
+        // the browser toolset answers its own ("not valid JSON").
+        let answer = match executor::parse(
+            ctx.toolbox,
             Api::Responses,
-            call_id,
             name,
-            reason,
-            start.elapsed(),
-            reason != Reason::Completed,
-            match &output {
-                FunctionOutput::Text(t) => t,
-                FunctionOutput::Parts(_) => "",
-            },
-        );
-        Ok(Item::function_call_output(&FunctionCallOutput {
+            Arguments::Text(arguments),
+        ) {
+            Ok(call) => executor::run(ctx, site, call, browser_failed).await,
+            Err(e) => Err(ctx.function_stopped(call_id, name, e, start)),
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(reason) => {
+                ctx.call_stopped(call_id, &reason);
+                return Err(reason);
+            }
+        };
+        for image in answer.output.images() {
+            ctx.journal_image(call_id, image);
+        }
+        let output = Item::function_call_output(&FunctionCallOutput {
             call_id: call_id.to_owned(),
-            output,
-        }))
+            output: openai_output(&answer.output, answer.detail),
+        });
+        let summary = answer.summary();
+        let finished = Finished {
+            reason: answer.reason,
+            summary: &summary,
+            wire: output.to_value(),
+            interruption: None,
+        };
+        executor::finish(ctx, Api::Responses, site, start, finished)?;
+        Ok(output)
     }
 }
 
 /// A function's output as a `function_call_output`'s `output`: text, or a list of
 /// `input_text` and `input_image` parts. Spec: api-contracts B (function call output list).
-fn openai_output(out: &ToolOutput) -> FunctionOutput {
+fn openai_output(out: &ToolOutput, detail: Option<ImageDetail>) -> FunctionOutput {
     match out {
         ToolOutput::Text(text) => FunctionOutput::Text(text.clone()),
         ToolOutput::Parts(parts) => FunctionOutput::Parts(
@@ -1051,7 +989,7 @@ fn openai_output(out: &ToolOutput) -> FunctionOutput {
                     OutputPart::Image(image) => FunctionOutputPart::InputImage {
                         image_url: Some(image.data_url()),
                         file_id: None,
-                        detail: None,
+                        detail: detail.map(|d| d.name().to_owned()),
                     },
                 })
                 .collect(),
