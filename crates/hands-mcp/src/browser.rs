@@ -12,7 +12,6 @@ use hands_core::browser::{Browser, BrowserMember};
 use hands_toolset::browser::consent::UrlPolicy;
 use hands_toolset::browser::{
     BrowserFault, BrowserToolCall, BrowserToolset, BrowserToolsetConfig, CallOutput, ConfigError,
-    tool_name,
 };
 use rmcp::model::ContentBlock;
 use serde_json::{Map, Value, json};
@@ -103,7 +102,6 @@ pub struct BrowserSurface {
     reads: ReadCache,
     /// The tab state the client saw last, to say what an action changed.
     last_state: Option<Value>,
-    n_calls: u64,
 }
 
 impl std::fmt::Debug for BrowserSurface {
@@ -144,14 +142,16 @@ impl BrowserSurface {
             toolset,
             reads: ReadCache::default(),
             last_state: None,
-            n_calls: 0,
         }
     }
 
-    /// Runs `member` with the client's `arguments`, within `budget`. `decided` is filled in by
-    /// the caller after the call (who approved), so it is not known here.
+    /// Runs `member` with the client's `arguments`, within `budget`. `call_id` names the
+    /// client's request (the MCP request id): it is what `confirm` and the answer are bound to.
+    /// `decided` is filled in by the caller after the call (who approved), so it is not known
+    /// here.
     pub async fn call(
         &mut self,
+        call_id: &str,
         member: BrowserMember,
         arguments: &Map<String, Value>,
         budget: Budget,
@@ -179,13 +179,16 @@ impl BrowserSurface {
                 arguments.insert((*field).to_owned(), value);
             }
         }
-        let (output, fault) = self.run(member, Value::Object(arguments), cancel).await;
+        let (output, fault) = self
+            .run(call_id, member, Value::Object(arguments), cancel)
+            .await;
         let mut answer = self.present(member, &output, budget);
         answer.fault = fault;
         if snapshot && output.ok() && answer.fault.is_none() {
             let used = Budget::cost(&answer.content);
             let (read, fault) = self
                 .run(
+                    call_id,
                     BrowserMember::ReadPage,
                     json!({"filter": "interactive", "tab_id": null}),
                     cancel,
@@ -215,16 +218,12 @@ impl BrowserSurface {
 
     async fn run(
         &mut self,
+        call_id: &str,
         member: BrowserMember,
         arguments: Value,
         cancel: &CancellationToken,
     ) -> (CallOutput, Option<BrowserFault>) {
-        self.n_calls += 1;
-        let call = BrowserToolCall::from_value(
-            &format!("mcp_{}", self.n_calls),
-            &tool_name(member),
-            arguments,
-        );
+        let call = BrowserToolCall::for_member(call_id, member, arguments);
         self.toolset.call(&call, cancel).await
     }
 

@@ -12,9 +12,9 @@ use hands_core::image::Pixels;
 use hands_core::{CancellationToken, image::ImageFormat};
 use hands_toolset::computer::declaration::DeclarationError;
 use hands_toolset::computer::members::Member;
-use hands_toolset::computer::{ComputerConfig, ComputerToolset};
-use hands_toolset::strings::COMPUTER_TOOLSET_NAME;
-use hands_toolset::wire::{ResultBlock, ToolUse};
+use hands_toolset::computer::{ComputerConfig, ComputerToolset, MemberError};
+use hands_toolset::errtext::error_line;
+use hands_toolset::wire::ResultBlock;
 use rmcp::model::ContentBlock;
 use serde_json::{Map, Value};
 
@@ -24,12 +24,15 @@ use crate::tools::SCREENSHOT_ARG;
 /// A computer toolset with its desktop type erased.
 #[async_trait]
 pub trait DesktopCalls: Send {
-    /// Runs one block; returns its content and whether it failed, or the driver fault.
-    async fn block(
+    /// Runs one member with its input object, read by the toolset's own parser: its content,
+    /// or why it did not do its work (typed: a driver fault is told apart by
+    /// [`MemberError::Desktop`] and [`DesktopError::is_fault`]).
+    async fn member(
         &mut self,
-        tool_use: &ToolUse,
+        member: Member,
+        input: &Value,
         cancel: &CancellationToken,
-    ) -> (Vec<ResultBlock>, bool, Option<DesktopError>);
+    ) -> Result<Vec<ResultBlock>, MemberError>;
     /// A capture of the whole screen, after waiting for it to settle.
     async fn settled_capture(
         &mut self,
@@ -42,16 +45,14 @@ pub trait DesktopCalls: Send {
 
 #[async_trait]
 impl<D: Desktop + 'static> DesktopCalls for ComputerToolset<D> {
-    async fn block(
+    async fn member(
         &mut self,
-        tool_use: &ToolUse,
+        member: Member,
+        input: &Value,
         cancel: &CancellationToken,
-    ) -> (Vec<ResultBlock>, bool, Option<DesktopError>) {
-        let mut outcome = self.run_turn(std::slice::from_ref(tool_use), cancel).await;
-        match outcome.results.pop() {
-            Some(result) => (result.content, result.is_error, outcome.fault),
-            None => (Vec::new(), true, outcome.fault),
-        }
+    ) -> Result<Vec<ResultBlock>, MemberError> {
+        let action = self.parse_member(member, input)?;
+        self.act(action, cancel).await.map_err(MemberError::Desktop)
     }
 
     async fn settled_capture(
@@ -92,7 +93,6 @@ pub fn computer_config(budget: Budget, image_format: ImageFormat) -> ComputerCon
 /// The desktop surface of the server.
 pub struct DesktopSurface {
     toolset: Box<dyn DesktopCalls>,
-    n_calls: u64,
 }
 
 impl std::fmt::Debug for DesktopSurface {
@@ -122,7 +122,6 @@ impl DesktopSurface {
         let toolset = ComputerToolset::new(desktop, computer_config(budget, image_format))?;
         Ok(DesktopSurface {
             toolset: Box::new(toolset),
-            n_calls: 0,
         })
     }
 
@@ -212,18 +211,27 @@ impl DesktopSurface {
         input: Value,
         cancel: &CancellationToken,
     ) -> (Vec<ResultBlock>, bool, Option<DesktopError>) {
-        self.n_calls += 1;
         let input = match input {
             Value::Null => Value::Object(Map::new()),
             other => other,
         };
-        let tool_use = ToolUse {
-            id: format!("mcp_{}", self.n_calls),
-            name: member.name().to_owned(),
-            toolset_name: Some(COMPUTER_TOOLSET_NAME.to_owned()),
-            input,
-        };
-        self.toolset.block(&tool_use, cancel).await
+        match self.toolset.member(member, &input, cancel).await {
+            Ok(content) => (content, false, None),
+            Err(e) => {
+                // The client reads what went wrong as the model would; a driver fault (or a
+                // cancellation) also stops the server's use of the display.
+                let text = error_line(&format!("Error: {e}"));
+                let fault = match e {
+                    MemberError::Desktop(e)
+                        if e.is_fault() || matches!(e, DesktopError::Cancelled) =>
+                    {
+                        Some(e)
+                    }
+                    _ => None,
+                };
+                (vec![ResultBlock::Text(text)], true, fault)
+            }
+        }
     }
 }
 

@@ -240,6 +240,8 @@ impl HandsMcp {
             Err(why) => return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into()),
         };
         let cancel = context.ct.clone();
+        // The client's request id names the call (what `confirm` and the answer are bound to).
+        let call_id = format!("mcp-request-{}", context.id);
         let budget = self.inner.config.budget;
         let _one_call = self.inner.calls.lock().await;
         self.inner.slot.begin(asker);
@@ -251,7 +253,7 @@ impl HandsMcp {
                 let answer = browser
                     .lock()
                     .await
-                    .call(member, &arguments, budget, &cancel)
+                    .call(&call_id, member, &arguments, budget, &cancel)
                     .await;
                 if let Some(fault) = &answer.fault {
                     tracing::error!(target: "hands::mcp", %fault, "browser fault");

@@ -16,10 +16,11 @@ use hands_core::geometry::{ImageTier, ScreenPoint, ScreenshotSizing, Size};
 use hands_core::image::{ImageFormat, Pixels};
 use hands_core::input::{Button, KeyChord, ModifierSet, ScrollDirection};
 use hands_jail::{Jail, JailKind};
-use hands_toolset::computer::{Batch, ComputerConfig, ComputerToolset};
+use hands_toolset::computer::members::Member;
+use hands_toolset::computer::{ComputerConfig, ComputerToolset, MemberError};
 use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor, parse_call};
-use hands_toolset::strings::COMPUTER_TOOLSET_NAME;
-use hands_toolset::wire::{ResultBlock, ToolUse};
+use hands_toolset::errtext;
+use hands_toolset::wire::ResultBlock;
 use hands_x11::{X11Desktop, XClient, XClients, XvfbConfig};
 use pyo3::prelude::*;
 use serde_json::{Value, json};
@@ -30,12 +31,6 @@ use crate::sandbox::{self, Jailed, Mode};
 
 /// The member whose answer is a point, not content: answered from the frame here.
 const CURSOR_POSITION: &str = "cursor_position";
-
-/// How hands-toolset starts the text of a failed member's result.
-const ERROR_PREFIX: &str = "Error: ";
-
-/// The id of the synthetic `tool_use` a member call is run as (never sent anywhere).
-const LOCAL_TOOL_USE_ID: &str = "toolu_hands_py_local";
 
 /// One X11 desktop shared by the two surfaces: each call takes the lock for its duration, and
 /// the screen size is cached after every call so `screen()` needs no lock. `None` once closed.
@@ -125,6 +120,17 @@ impl DesktopDriver for Shared {
     }
 }
 
+/// A member call that did not do its work, as the Python side sees it: a call that cannot
+/// run as written is an `ActionError` whose message is safe to show a model (as a failed
+/// action's is).
+fn member_error(e: MemberError, cancel: &CancellationToken) -> Error {
+    match e {
+        MemberError::Desktop(e) => desktop_error(e, cancel),
+        MemberError::Invalid(why) => Error::Action(why),
+        other => Error::Action(other.to_string()),
+    }
+}
+
 /// A desktop error as the Python side sees it.
 fn desktop_error(e: DesktopError, cancel: &CancellationToken) -> Error {
     match e {
@@ -173,36 +179,25 @@ impl Core {
             let shot = frame.to_shot(at);
             return Ok(Out::Point(shot.x(), shot.y()));
         }
-        let tool_use = ToolUse {
-            id: LOCAL_TOOL_USE_ID.into(),
-            name,
-            toolset_name: Some(COMPUTER_TOOLSET_NAME.into()),
-            input,
-        };
-        let mut batch = Batch::default();
-        let result = toolset.run_block(&mut batch, &tool_use, 0, &cancel).await;
-        let mut content = result.content.into_iter();
-        match (result.is_error, content.next(), content.next()) {
-            (true, text, _) => {
-                // The toolset writes "Error: <why>" for the model; the exception carries <why>.
-                let text = match text {
-                    Some(ResultBlock::Text(text)) => match text.strip_prefix(ERROR_PREFIX) {
-                        Some(why) => why.to_owned(),
-                        None => text,
-                    },
-                    _ => "the action failed".into(),
-                };
-                Err(if cancel.is_cancelled() {
-                    Error::Cancelled
-                } else if batch.has_fault() {
-                    Error::DesktopGone(text)
-                } else {
-                    Error::Action(text)
-                })
-            }
-            (false, Some(ResultBlock::Image(image)), None) => Ok(Out::Image(image.into())),
-            (false, _, _) => Ok(Out::None),
-        }
+        // Read once by the toolset's own parser (its member, its input rules), then run: the
+        // errors are typed, never read back out of a model's text.
+        let member = Member::from_name(&name).ok_or_else(|| {
+            Error::Argument(format!(
+                "unknown computer member `{}`",
+                errtext::name(&name)
+            ))
+        })?;
+        let action = toolset
+            .parse_member(member, &input)
+            .map_err(|e| member_error(e, &cancel))?;
+        let content = toolset
+            .act(action, &cancel)
+            .await
+            .map_err(|e| desktop_error(e, &cancel))?;
+        Ok(match content.as_slice() {
+            [ResultBlock::Image(image)] => Out::Image(image.clone().into()),
+            _ => Out::None,
+        })
     }
 
     /// Runs one OpenAI `computer_call` action (the action object as the API sends it).

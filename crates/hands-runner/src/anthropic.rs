@@ -824,10 +824,10 @@ impl AnthropicSession {
         }
     }
 
-    /// A block of the computer toolset (by `toolset_name`, or the legacy `computer` tool): its
-    /// member is read once; the approver is asked about the member and its input (nobody about a
-    /// block that will not run: one after a failure, answered as not executed, or one naming no
-    /// enabled member, answered with what is wrong).
+    /// A block of the computer toolset (by `toolset_name`, or the legacy `computer` tool): read
+    /// once — member and validated action — and only a block that will run is shown to the
+    /// approver (nobody is asked about one after a failure, answered as not executed, or one
+    /// that cannot be read, answered with what is wrong); the run uses the same reading.
     async fn run_computer(
         &mut self,
         ctx: &mut StepContext<'_>,
@@ -839,29 +839,37 @@ impl AnthropicSession {
             .computer
             .as_mut()
             .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
-        let member = computer.member(tool_use);
-        let confirm_required = computer.requires_confirm(tool_use);
-        let decision = match member {
-            Some(member) if !batch.failed() => {
-                ctx.approve(Effect::Computer(ActionContext {
-                    call_id: tool_use.id.clone(),
-                    index,
-                    name: member.name().to_owned(),
-                    action: tool_use.input.clone(),
-                    final_screenshot: false,
-                    confirm_required,
-                }))
-                .await?
+        let parsed = computer.parse_block(tool_use);
+        let refused_member = match &parsed {
+            Ok(block) if !batch.failed() => {
+                let confirm_required = computer.config().confirm_members.contains(&block.member);
+                let decision = ctx
+                    .approve(Effect::Computer(ActionContext {
+                        call_id: tool_use.id.clone(),
+                        index,
+                        name: block.member.name().to_owned(),
+                        action: tool_use.input.clone(),
+                        final_screenshot: false,
+                        confirm_required,
+                    }))
+                    .await?;
+                (decision == Decision::Deny).then_some(block.member)
             }
-            _ => Decision::Approve,
+            _ => None,
         };
         let computer = self
             .computer
             .as_mut()
             .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
-        Ok(match (decision, member) {
-            (Decision::Approve, _) | (Decision::Deny, None) => {
-                let result = computer.run_block(batch, tool_use, index, ctx.cancel).await;
+        Ok(match refused_member {
+            Some(member) => (
+                computer.refuse_block(batch, tool_use, index, &refused_text(member.name())),
+                Reason::Refused,
+            ),
+            None => {
+                let result = computer
+                    .run_parsed(batch, tool_use, parsed, index, ctx.cancel)
+                    .await;
                 let reason = if result.is_error {
                     Reason::Failed
                 } else {
@@ -869,10 +877,6 @@ impl AnthropicSession {
                 };
                 (result, reason)
             }
-            (Decision::Deny, Some(member)) => (
-                computer.refuse_block(batch, tool_use, index, &refused_text(member.name())),
-                Reason::Refused,
-            ),
         })
     }
 

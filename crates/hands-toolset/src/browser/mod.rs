@@ -223,6 +223,8 @@ pub struct BrowserToolCall {
     /// The tool name, `browser_<member>`.
     pub name: String,
     arguments: Result<Value, String>,
+    /// The member, when the caller named it typed (not a model: MCP, Python).
+    member: Option<BrowserMember>,
 }
 
 impl BrowserToolCall {
@@ -233,6 +235,7 @@ impl BrowserToolCall {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
             arguments: serde_json::from_str(arguments).map_err(|e| e.to_string()),
+            member: None,
         }
     }
 
@@ -247,6 +250,18 @@ impl BrowserToolCall {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
             arguments: Ok(input),
+            member: None,
+        }
+    }
+
+    /// A call of `member` by a caller that is not a model (an MCP client, Python): the member is
+    /// typed, never a tool name to be read back; `call_id` is the caller's own request id.
+    pub fn for_member(call_id: &str, member: BrowserMember, arguments: Value) -> BrowserToolCall {
+        BrowserToolCall {
+            call_id: call_id.to_owned(),
+            name: tool_name(member),
+            arguments: Ok(arguments),
+            member: Some(member),
         }
     }
 }
@@ -496,6 +511,14 @@ impl<B: Browser> BrowserToolset<B> {
         member_of_tool(tool_name).filter(|m| self.enabled.contains(*m))
     }
 
+    /// The enabled member a call names: its typed member, else its tool name's.
+    fn member_of(&self, call: &BrowserToolCall) -> Option<BrowserMember> {
+        match call.member {
+            Some(member) => Some(member).filter(|m| self.enabled.contains(*m)),
+            None => self.member(&call.name),
+        }
+    }
+
     /// Whether a function call is this toolset's (an enabled `browser_<member>`).
     pub fn owns(&self, tool_name: &str) -> bool {
         self.member(tool_name).is_some()
@@ -616,7 +639,7 @@ impl<B: Browser> BrowserToolset<B> {
         cancel: &CancellationToken,
     ) -> (CallOutput, Option<BrowserFault>) {
         let id = call.call_id.as_str();
-        match self.member(&call.name) {
+        match self.member_of(call) {
             Some(member) if !self.confirm_reads.contains(member) && !cancel.is_cancelled() => {
                 match self.read_state(driver, cancel, true).await {
                     Ok(state) => (CallOutput::failure(id, BROWSER_CALL_SKIPPED, &state), None),
@@ -719,7 +742,7 @@ impl<B: Browser> BrowserToolset<B> {
         let id = tool_call.call_id.as_str();
         let refuse = |text: &str| (CallOutput::refusal(id, text), None);
         // 1. Enabled? Nothing is read or asked for a disabled member.
-        let Some(member) = self.member(&tool_call.name) else {
+        let Some(member) = self.member_of(tool_call) else {
             return refuse(BROWSER_NOT_ENABLED);
         };
         // 2. Arguments. A refusal here carries the current state, except for a read that

@@ -146,6 +146,45 @@ enum BlockError {
     NoAction,
     #[error("{0}")]
     Desktop(#[from] DesktopError),
+    /// A block read before (its reading's text).
+    #[error("{0}")]
+    Read(String),
+}
+
+/// A block of this toolset read once: the member it names and its action, validated against
+/// the current screenshot frame. Approvers are shown this; running it parses nothing again.
+///
+/// Spec: claude-computer-use-tool, "Acciones por lotes" (every action is validated before it
+/// runs); anthropic 2.10's toolsets show `confirm` the member and its parsed input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedBlock {
+    /// The enabled member.
+    pub member: Member,
+    /// Its validated action.
+    pub action: Action,
+}
+
+/// Why a call of a member did not do its work, for callers that are not a model (MCP, Python):
+/// typed, so nobody reads it back out of a model's text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MemberError {
+    /// The call cannot run as written (an unknown or disabled member, invalid input): nothing
+    /// ran, and the text says what to change.
+    #[error("{0}")]
+    Invalid(String),
+    /// The desktop failed the action, was cancelled, or is gone ([`DesktopError::is_fault`]).
+    #[error("{0}")]
+    Desktop(DesktopError),
+}
+
+impl From<BlockError> for MemberError {
+    fn from(e: BlockError) -> MemberError {
+        match e {
+            BlockError::Desktop(e) => MemberError::Desktop(e),
+            other => MemberError::Invalid(other.to_string()),
+        }
+    }
 }
 
 /// The refusal of a block that needs a confirmation nobody can give: the wording of the SDK's
@@ -253,6 +292,50 @@ impl<D: Desktop> ComputerToolset<D> {
             .is_some_and(|m| self.config.confirm_members.contains(&m))
     }
 
+    /// Reads a block of this toolset once: its member (enabled) and its action, validated.
+    /// An `Err` is what the model is told; nothing ran.
+    pub fn parse_block(&self, tool_use: &ToolUse) -> Result<ParsedBlock, MemberError> {
+        Ok(self.parse_inner(tool_use)?)
+    }
+
+    fn parse_inner(&self, tool_use: &ToolUse) -> Result<ParsedBlock, BlockError> {
+        let member = self.resolve(tool_use)?;
+        let shape = match self.config.shape {
+            Shape::Toolset(_) => InputShape::Toolset,
+            _ => InputShape::Legacy,
+        };
+        let action = Action::parse(member, &tool_use.input, self.frame(), shape)?;
+        Ok(ParsedBlock { member, action })
+    }
+
+    /// Reads a call of `member` with `input` (the member's input object of
+    /// `computer_toolset_20260801`), as a caller that is not a model makes it.
+    pub fn parse_member(&self, member: Member, input: &Value) -> Result<Action, MemberError> {
+        let tool_use = ToolUse {
+            id: String::new(),
+            name: member.name().to_owned(),
+            toolset_name: Some(COMPUTER_TOOLSET_NAME.to_owned()),
+            input: input.clone(),
+        };
+        match self.config.shape {
+            Shape::Toolset(_) => self.parse_block(&tool_use).map(|parsed| parsed.action),
+            Shape::Legacy20251124 { .. } | Shape::Legacy20250124 => Err(MemberError::Invalid(
+                "this toolset has the legacy `computer` shape: call it by `action`".to_owned(),
+            )),
+        }
+    }
+
+    /// Runs one validated action and answers with what it gave: `ok`, the cursor's position, or
+    /// an image. No batch: a caller that is not a model runs one action at a time.
+    pub async fn act(
+        &mut self,
+        action: Action,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ResultBlock>, DesktopError> {
+        let frame = self.frame();
+        self.execute(action, frame, cancel).await
+    }
+
     /// Runs this toolset's blocks of a turn in order (blocks it does not own are skipped) and
     /// answers each. Nobody can confirm here: a block whose member requires a confirmation
     /// ([`ComputerConfig::confirm_members`]) is refused with [`confirm_unavailable_text`] and
@@ -327,11 +410,55 @@ impl<D: Desktop> ComputerToolset<D> {
         if batch.failed {
             return ToolResult::error(tool_use, NOT_EXECUTED);
         }
-        let member = self.resolve(tool_use);
-        match self.execute_block(tool_use, cancel).await {
-            Ok(content) => {
+        let parsed = self.parse_inner(tool_use);
+        self.run_read(batch, tool_use, parsed, index, cancel).await
+    }
+
+    /// [`ComputerToolset::run_block`] for a block already read ([`ComputerToolset::parse_block`]
+    /// of the same block): nothing is parsed again. A block that could not be read is answered
+    /// with what was wrong, and the batch stops there.
+    pub async fn run_parsed(
+        &mut self,
+        batch: &mut Batch,
+        tool_use: &ToolUse,
+        parsed: Result<ParsedBlock, MemberError>,
+        index: usize,
+        cancel: &CancellationToken,
+    ) -> ToolResult {
+        if batch.failed {
+            return ToolResult::error(tool_use, NOT_EXECUTED);
+        }
+        let parsed = parsed.map_err(|e| match e {
+            MemberError::Desktop(e) => BlockError::Desktop(e),
+            MemberError::Invalid(why) => BlockError::Read(why),
+        });
+        self.run_read(batch, tool_use, parsed, index, cancel).await
+    }
+
+    async fn run_read(
+        &mut self,
+        batch: &mut Batch,
+        tool_use: &ToolUse,
+        parsed: Result<ParsedBlock, BlockError>,
+        index: usize,
+        cancel: &CancellationToken,
+    ) -> ToolResult {
+        let ran = match parsed {
+            Ok(parsed) => {
+                let start = Instant::now();
+                let member = parsed.member;
+                let ran = self.act(parsed.action, cancel).await;
+                tracing::debug!(target: "hands::action", %member, id = %tool_use.id,
+                    total_ms = ms(start.elapsed()), "action done");
+                ran.map(|content| (member, content))
+                    .map_err(BlockError::from)
+            }
+            Err(e) => Err(e),
+        };
+        match ran {
+            Ok((member, content)) => {
                 batch.target = Some(index);
-                batch.ended_with_screenshot = matches!(member, Ok(Member::Screenshot));
+                batch.ended_with_screenshot = member == Member::Screenshot;
                 ToolResult::ok(tool_use, content)
             }
             Err(err) => {
@@ -434,26 +561,6 @@ impl<D: Desktop> ComputerToolset<D> {
         } else {
             Err(BlockError::Disabled(member))
         }
-    }
-
-    /// Validates and executes one block.
-    async fn execute_block(
-        &mut self,
-        tool_use: &ToolUse,
-        cancel: &CancellationToken,
-    ) -> Result<Vec<ResultBlock>, BlockError> {
-        let member = self.resolve(tool_use)?;
-        let shape = match self.config.shape {
-            Shape::Toolset(_) => InputShape::Toolset,
-            _ => InputShape::Legacy,
-        };
-        let frame = self.frame();
-        let action = Action::parse(member, &tool_use.input, frame, shape)?;
-        let start = Instant::now();
-        let content = self.execute(action, frame, cancel).await?;
-        tracing::debug!(target: "hands::action", %member, id = %tool_use.id,
-            total_ms = ms(start.elapsed()), "action done");
-        Ok(content)
     }
 
     async fn execute(
