@@ -25,7 +25,7 @@ use pyo3::prelude::*;
 use serde_json::{Value, json};
 
 use crate::errors::Error;
-use crate::run::{Out, parse_json, run};
+use crate::run::{Calling, Out, parse_json, run};
 use crate::sandbox::{self, Jailed, Mode};
 
 /// The member whose answer is a point, not content: answered from the frame here.
@@ -489,7 +489,10 @@ impl Desktop {
                 let spec = sandbox::JailSpec {
                     kind: JailKind::Desktop,
                     init: sandbox::init_program(init.as_deref()),
-                    workspace: sandbox::workspace(workspace, bind_workspace),
+                    workspace: sandbox::workspace(
+                        workspace,
+                        sandbox::WorkspacePlacement::from_bind(bind_workspace),
+                    ),
                 };
                 let (jailed, desktop) = py.detach(|| -> Result<_, Error> {
                     let jailed = Jailed::start(&spec, policy)?;
@@ -591,9 +594,12 @@ impl Desktop {
     ) -> PyResult<Py<PyAny>> {
         let input = parse_json(input)?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.member(name, input, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.member(name, input, cancel),
+        )
     }
 
     /// Runs one OpenAI `computer_call` action (JSON text of the action object).
@@ -607,9 +613,12 @@ impl Desktop {
     ) -> PyResult<Py<PyAny>> {
         let action = parse_json(action)?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.openai_action(action, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.openai_action(action, cancel),
+        )
     }
 
     /// The settled, scaled screenshot that answers a `computer_call`.
@@ -621,9 +630,12 @@ impl Desktop {
         blocking: bool,
     ) -> PyResult<Py<PyAny>> {
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.openai_screenshot(cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.openai_screenshot(cancel),
+        )
     }
 
     /// Waits up to `timeout` seconds for a window to appear; answers whether one did.
@@ -638,9 +650,12 @@ impl Desktop {
         let timeout = Duration::try_from_secs_f64(timeout)
             .map_err(|_| Error::Argument("timeout must be a non-negative number".into()))?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.wait_for_window(timeout, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.wait_for_window(timeout, cancel),
+        )
     }
 
     /// Waits up to `timeout` seconds for a window manager to manage the display; whether one
@@ -655,9 +670,12 @@ impl Desktop {
         let timeout = Duration::try_from_secs_f64(timeout)
             .map_err(|_| Error::Argument("timeout must be a non-negative number".into()))?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.wait_for_window_manager(timeout, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.wait_for_window_manager(timeout, cancel),
+        )
     }
 
     /// Starts `program` with `args` on this display; it is killed when the desktop closes.

@@ -34,7 +34,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::approve::TerminalApprover;
 use crate::cli::{ApproveArg, RunArgs};
-use crate::environment::DesktopEnv;
+use crate::environment::{DesktopApps, DesktopEnv};
 use crate::policy::RequestAllowList;
 use crate::resume;
 use crate::rundir::RunDir;
@@ -189,7 +189,7 @@ async fn start_desktop(
             // jail's proxy (nothing at all without --allow-origin).
             let policy = crate::policy::episode_policy(&plan.launch.allow_origin)?;
             let config = episode.xvfb_config(*size, policy)?;
-            let env = DesktopEnv::spawn(config, false).await?;
+            let env = DesktopEnv::spawn(config, DesktopApps::WindowManager).await?;
             eprintln!("hands run: desktop {size} on {}", env.desktop.display());
             let display = env.desktop.display().to_owned();
             let desktop: Box<dyn Desktop> = Box::new(env.desktop);
