@@ -29,7 +29,7 @@ use pyo3::prelude::*;
 use serde_json::{Value, json};
 
 use crate::errors::Error;
-use crate::run::{Out, parse_json, run};
+use crate::run::{Calling, Out, parse_json, run};
 use crate::sandbox::{self, Mode};
 
 /// The allow-list as the browser's request policy: every request of every target, each
@@ -349,7 +349,7 @@ fn start(
     py: Python<'_>,
     ws_url: Option<String>,
     settings: &Settings,
-    blocking: bool,
+    calling: Calling,
 ) -> PyResult<Py<PyAny>> {
     let grants = Arc::new(MemoryGrants::new());
     let mut config = settings.config(&grants);
@@ -360,7 +360,7 @@ fn start(
             init: sandbox::init_program(settings.init.as_deref()),
             workspace: hands_jail::Workspace::Empty,
         });
-    run(py, blocking, None, move |_cancel| async move {
+    run(py, calling, None, move |_cancel| async move {
         let jail = match jail_spec {
             Some(spec) => {
                 // Making a jail waits for its init: off the runtime's workers.
@@ -415,7 +415,7 @@ impl Browser {
     #[staticmethod]
     #[pyo3(signature = (settings, blocking=false))]
     fn launch(py: Python<'_>, settings: &Settings, blocking: bool) -> PyResult<Py<PyAny>> {
-        start(py, None, settings, blocking)
+        start(py, None, settings, Calling::from_blocking(blocking))
     }
 
     /// Attaches to a running browser's `ws://` DevTools endpoint, which it then leaves alone.
@@ -427,7 +427,7 @@ impl Browser {
         settings: &Settings,
         blocking: bool,
     ) -> PyResult<Py<PyAny>> {
-        start(py, Some(ws_url), settings, blocking)
+        start(py, Some(ws_url), settings, Calling::from_blocking(blocking))
     }
 
     /// Calls one of the driver contract's members with its arguments object (JSON text, every
@@ -445,9 +445,12 @@ impl Browser {
             .ok_or_else(|| Error::Argument(format!("unknown browser member {member:?}")))?;
         let arguments = parse_json(arguments)?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.call(member, arguments, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.call(member, arguments, cancel),
+        )
     }
 
     /// Runs one of Claude's `browser_toolset_20260801` members with its input (JSON text).
@@ -462,9 +465,12 @@ impl Browser {
     ) -> PyResult<Py<PyAny>> {
         let input = parse_json(input)?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.claude_member(name, input, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.claude_member(name, input, cancel),
+        )
     }
 
     /// The tabs: as the model may see them (origins only), or `raw` (full URLs and titles).
@@ -477,9 +483,12 @@ impl Browser {
         blocking: bool,
     ) -> PyResult<Py<PyAny>> {
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.state(raw, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.state(raw, cancel),
+        )
     }
 
     /// Where a launched Chromium runs: `"jail"` or `"none"`.

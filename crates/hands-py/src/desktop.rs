@@ -26,7 +26,7 @@ use pyo3::prelude::*;
 use serde_json::{Value, json};
 
 use crate::errors::Error;
-use crate::run::{Out, parse_json, run};
+use crate::run::{Calling, Out, parse_json, run};
 use crate::sandbox::{self, Jailed, Mode};
 
 /// The member whose answer is a point, not content: answered from the frame here.
@@ -484,7 +484,10 @@ impl Desktop {
                 let spec = sandbox::JailSpec {
                     kind: JailKind::Desktop,
                     init: sandbox::init_program(init.as_deref()),
-                    workspace: sandbox::workspace(workspace, bind_workspace),
+                    workspace: sandbox::workspace(
+                        workspace,
+                        sandbox::WorkspacePlacement::from_bind(bind_workspace),
+                    ),
                 };
                 let (jailed, desktop) = py.detach(|| -> Result<_, Error> {
                     let jailed = Jailed::start(&spec, policy)?;
@@ -586,9 +589,12 @@ impl Desktop {
     ) -> PyResult<Py<PyAny>> {
         let input = parse_json(input)?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.member(name, input, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.member(name, input, cancel),
+        )
     }
 
     /// Runs one OpenAI `computer_call` action (JSON text of the action object).
@@ -602,9 +608,12 @@ impl Desktop {
     ) -> PyResult<Py<PyAny>> {
         let action = parse_json(action)?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.openai_action(action, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.openai_action(action, cancel),
+        )
     }
 
     /// The settled, scaled screenshot that answers a `computer_call`.
@@ -616,9 +625,12 @@ impl Desktop {
         blocking: bool,
     ) -> PyResult<Py<PyAny>> {
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.openai_screenshot(cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.openai_screenshot(cancel),
+        )
     }
 
     /// Waits up to `timeout` seconds for a window to appear; answers whether one did.
@@ -633,9 +645,12 @@ impl Desktop {
         let timeout = Duration::try_from_secs_f64(timeout)
             .map_err(|_| Error::Argument("timeout must be a non-negative number".into()))?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.wait_for_window(timeout, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.wait_for_window(timeout, cancel),
+        )
     }
 
     /// Waits up to `timeout` seconds for a window manager to manage the display; whether one
@@ -650,9 +665,12 @@ impl Desktop {
         let timeout = Duration::try_from_secs_f64(timeout)
             .map_err(|_| Error::Argument("timeout must be a non-negative number".into()))?;
         let core = Arc::clone(&self.core);
-        run(py, blocking, cancelled, move |cancel| {
-            core.wait_for_window_manager(timeout, cancel)
-        })
+        run(
+            py,
+            Calling::from_blocking(blocking),
+            cancelled,
+            move |cancel| core.wait_for_window_manager(timeout, cancel),
+        )
     }
 
     /// Starts `program` with `args` on this display; it is killed when the desktop closes.

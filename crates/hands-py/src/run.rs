@@ -134,11 +134,13 @@ async fn watched<F>(
     op: F,
     token: CancellationToken,
     cancelled: Option<Py<PyAny>>,
-    signals: bool,
+    calling: Calling,
 ) -> Result<Out, PyErr>
 where
     F: Future<Output = Result<Out, Error>>,
 {
+    // Signal handlers are checked in a blocking call (a no-op off the main thread).
+    let signals = calling == Calling::Blocking;
     let _guard = token.clone().drop_guard();
     tokio::pin!(op);
     if cancelled.is_none() && !signals {
@@ -166,11 +168,32 @@ where
     }
 }
 
+/// How a call from Python runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Calling {
+    /// As an asyncio awaitable.
+    Awaitable,
+    /// To completion on the calling thread, with the GIL released (`blocking=True`, what the
+    /// sync wrappers pass).
+    Blocking,
+}
+
+impl Calling {
+    /// The Python side's `blocking` argument.
+    pub fn from_blocking(blocking: bool) -> Calling {
+        if blocking {
+            Calling::Blocking
+        } else {
+            Calling::Awaitable
+        }
+    }
+}
+
 /// Runs the operation `make` builds (given its cancellation token): as an asyncio awaitable,
-/// or, when `blocking`, to completion on this thread with the GIL released.
+/// or, [`Calling::Blocking`], to completion on this thread with the GIL released.
 pub fn run<F>(
     py: Python<'_>,
-    blocking: bool,
+    calling: Calling,
     cancelled: Option<Py<PyAny>>,
     make: impl FnOnce(CancellationToken) -> F,
 ) -> PyResult<Py<PyAny>>
@@ -179,15 +202,16 @@ where
 {
     let token = CancellationToken::new();
     let op = make(token.clone());
-    if blocking {
+    if calling == Calling::Blocking {
         // Signals can only be checked on the main thread; elsewhere the check is a no-op.
         let out = py.detach(|| {
-            pyo3_async_runtimes::tokio::get_runtime().block_on(watched(op, token, cancelled, true))
+            pyo3_async_runtimes::tokio::get_runtime()
+                .block_on(watched(op, token, cancelled, calling))
         })?;
         out.into_py(py)
     } else {
         let awaitable = pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let out = watched(op, token, cancelled, false).await?;
+            let out = watched(op, token, cancelled, calling).await?;
             Python::attach(|py| out.into_py(py))
         })?;
         Ok(awaitable.unbind())

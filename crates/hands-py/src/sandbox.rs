@@ -149,11 +149,31 @@ pub fn describe(jail: &Jail, network: &str) -> String {
     )
 }
 
-/// The workspace of a desktop jail: none, a copy of `dir`, or `dir` itself (`bind`).
-pub fn workspace(dir: Option<PathBuf>, bind: bool) -> Workspace {
-    match (dir, bind) {
+/// How a workspace directory is given to a desktop jail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkspacePlacement {
+    /// A copy of it (removed with the jail).
+    Copy,
+    /// The directory itself, bound in place (`bind_workspace=True`).
+    Bind,
+}
+
+impl WorkspacePlacement {
+    /// The Python side's `bind_workspace` argument.
+    pub fn from_bind(bind: bool) -> WorkspacePlacement {
+        if bind {
+            WorkspacePlacement::Bind
+        } else {
+            WorkspacePlacement::Copy
+        }
+    }
+}
+
+/// The workspace of a desktop jail: none, a copy of `dir`, or `dir` itself.
+pub fn workspace(dir: Option<PathBuf>, placement: WorkspacePlacement) -> Workspace {
+    match (dir, placement) {
         (None, _) => Workspace::Empty,
-        (Some(dir), true) => Workspace::Bind(dir),
-        (Some(dir), false) => Workspace::Copy(dir),
+        (Some(dir), WorkspacePlacement::Bind) => Workspace::Bind(dir),
+        (Some(dir), WorkspacePlacement::Copy) => Workspace::Copy(dir),
     }
 }

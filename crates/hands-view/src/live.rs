@@ -75,6 +75,26 @@ pub struct Approvals {
     pub decided: Vec<Decided>,
 }
 
+/// A person's answer to an approval on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Let the action run.
+    Approve,
+    /// Refuse it.
+    Deny,
+}
+
+impl Answer {
+    /// `approve: true` / `false`, as the page posts it.
+    pub fn from_approve(approve: bool) -> Answer {
+        if approve {
+            Answer::Approve
+        } else {
+            Answer::Deny
+        }
+    }
+}
+
 impl Live {
     /// Something changed (a log line was written): wakes the pages waiting.
     pub fn bump(&self) {
@@ -138,17 +158,18 @@ impl Live {
             () = cancel.cancelled() => None,
         };
         if answer.is_none() {
-            self.settle(id, false, "cancelled");
+            self.settle(id, Answer::Deny, "cancelled");
         }
         answer.unwrap_or(false)
     }
 
     /// The page's answer to approval `id`; false when it is not pending (answered already).
-    pub fn answer(&self, id: u64, approved: bool) -> bool {
-        self.settle(id, approved, "person")
+    pub fn answer(&self, id: u64, answer: Answer) -> bool {
+        self.settle(id, answer, "person")
     }
 
-    fn settle(&self, id: u64, approved: bool, by: &'static str) -> bool {
+    fn settle(&self, id: u64, answer: Answer, by: &'static str) -> bool {
+        let approved = answer == Answer::Approve;
         let settled = {
             let Ok(mut state) = self.state.lock() else {
                 return false;
@@ -207,8 +228,8 @@ mod tests {
         assert!(seen >= 1);
         let pending = live.approvals().pending;
         assert_eq!(pending.len(), 1);
-        assert!(live.answer(pending[0].id, true));
-        assert!(!live.answer(pending[0].id, false), "answered once");
+        assert!(live.answer(pending[0].id, Answer::Approve));
+        assert!(!live.answer(pending[0].id, Answer::Deny), "answered once");
         assert!(asker.await.unwrap());
         let approvals = live.approvals();
         assert!(approvals.pending.is_empty());

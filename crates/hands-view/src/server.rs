@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::live::Live;
+use crate::live::{Answer, Live};
 use crate::steps::read_log;
 
 /// The page.
@@ -220,7 +220,7 @@ async fn answer(
         return refused();
     }
     match &shared.live {
-        Some(live) if live.answer(id, body.approve) => {
+        Some(live) if live.answer(id, Answer::from_approve(body.approve)) => {
             Json(json!({"ok": true, "approved": body.approve})).into_response()
         }
         Some(_) => (StatusCode::CONFLICT, "not pending (answered already?)").into_response(),

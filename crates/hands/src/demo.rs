@@ -10,7 +10,7 @@ use hands_toolset::computer::{ComputerConfig, ComputerToolset};
 use hands_toolset::wire::{ResultBlock, ToolUse, user_message};
 
 use crate::cli::DemoArgs;
-use crate::environment::DesktopEnv;
+use crate::environment::{DesktopApps, DesktopEnv};
 use crate::exec::save_images;
 use crate::rundir::RunDir;
 
@@ -20,7 +20,11 @@ const SAMPLE_TURN: &str = include_str!("../assets/sample-turn.json");
 pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let out = args.out.unwrap_or_else(|| RunDir::default_path("demo"));
     let started = Instant::now();
-    let env = DesktopEnv::spawn(hands_x11::XvfbConfig::new(args.size), true).await?;
+    let env = DesktopEnv::spawn(
+        hands_x11::XvfbConfig::new(args.size),
+        DesktopApps::WithEditor,
+    )
+    .await?;
     let DesktopEnv {
         clients: _clients,
         desktop,

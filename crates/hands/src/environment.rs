@@ -10,6 +10,16 @@ use hands_x11::{X11Desktop, XClient, XvfbConfig};
 /// How long an application may take to show its window.
 pub const APP_READY_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The applications a spawned desktop starts beside its window manager.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DesktopApps {
+    /// The window manager only.
+    WindowManager,
+    /// The window manager and a text editor (Debian's mousepad), on screen before `spawn`
+    /// returns.
+    WithEditor,
+}
+
 /// A spawned desktop and the X clients started on it. The clients are killed before the display.
 pub struct DesktopEnv {
     /// The programs, dropped (killed) first.
@@ -20,9 +30,10 @@ pub struct DesktopEnv {
 
 impl DesktopEnv {
     /// Spawns an Xvfb desktop as `config` says (its size, and the launcher it runs through: the
-    /// episode's jail or the host) with the openbox window manager and, when `editor`, Debian's
-    /// mousepad; returns once the editor's window is on screen.
-    pub async fn spawn(config: XvfbConfig, editor: bool) -> anyhow::Result<DesktopEnv> {
+    /// episode's jail or the host) with the openbox window manager and, with
+    /// [`DesktopApps::WithEditor`], Debian's mousepad; returns once the editor's window is on
+    /// screen.
+    pub async fn spawn(config: XvfbConfig, apps: DesktopApps) -> anyhow::Result<DesktopEnv> {
         let mut desktop = X11Desktop::spawn(&config)
             .context("spawning the Xvfb desktop (run scripts/install-system-deps.sh first)")?;
         let mut clients = vec![
@@ -41,7 +52,7 @@ impl DesktopEnv {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        if editor {
+        if apps == DesktopApps::WithEditor {
             clients.push(start_editor(&mut desktop).await?);
         }
         Ok(DesktopEnv { clients, desktop })

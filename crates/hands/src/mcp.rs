@@ -16,7 +16,7 @@ use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_x11::X11Desktop;
 
 use crate::cli::{McpApproveArg, McpArgs};
-use crate::environment::DesktopEnv;
+use crate::environment::{DesktopApps, DesktopEnv};
 use crate::policy::RequestAllowList;
 
 /// `hands mcp …`.
@@ -59,7 +59,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
                     args.spawn,
                     crate::policy::episode_policy(&args.allow_origin)?,
                 )?;
-                let env = DesktopEnv::spawn(config, false).await?;
+                let env = DesktopEnv::spawn(config, DesktopApps::WindowManager).await?;
                 eprintln!(
                     "hands mcp: desktop {} on {}",
                     args.spawn,

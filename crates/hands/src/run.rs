@@ -1,7 +1,14 @@
 //! `hands run`: a task in, a model in a loop, actions on a real desktop and/or browser,
 //! approvals where the spec demands them, a run directory out. Exit status 0 only when the model
 //! finished.
+//!
+//! The arguments are first checked into a [`plan::RunPlan`] (nothing starts before every flag
+//! is known good); the plan is then run in steps: the run directory, the approver, the
+//! environment, the runner, the loop, the report.
 
+mod plan;
+
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,77 +16,43 @@ use std::time::Duration;
 use anyhow::Context as _;
 use hands_cdp::{CdpBrowser, DriverConfig};
 use hands_core::browser::Browser as _;
-use hands_core::browser::args::PageUrl;
-use hands_core::geometry::Size;
 use hands_core::{CancellationToken, Desktop};
-use hands_models::anthropic::{self, AnthropicClient, AnthropicConfig};
-use hands_models::openai::{self, OpenAiClient, OpenAiConfig};
 use hands_runner::diagnostics::{Record, Stage};
-use hands_runner::{AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, Toolbox};
+use hands_runner::ledger::SqliteLedger;
+use hands_runner::{
+    AnthropicSettings, OpenAiSettings, RunConfig, RunOutcome, RunStatus, Runner, Toolbox,
+};
 use hands_sandbox::{BashTool, EditorTool};
 use hands_toolset::browser::consent::Confirm;
-use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_toolset::browser::{BrowserToolset, BrowserToolsetConfig};
-use hands_toolset::claude_browser::declaration::BrowserToolsetDeclaration;
 use hands_toolset::claude_browser::{ClaudeBrowserConfig, ClaudeBrowserToolset};
 use hands_toolset::computer::members::Member;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset};
 use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor};
-use hands_x11::X11Desktop;
+use hands_x11::{X11Desktop, XClient};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::approve::TerminalApprover;
-use crate::cli::{ApproveArg, ImageDetailArg, ProviderArg, RunArgs, member_names};
-use crate::environment::DesktopEnv;
+use crate::cli::{ApproveArg, RunArgs};
+use crate::environment::{DesktopApps, DesktopEnv};
 use crate::policy::RequestAllowList;
-use crate::resume::{self, Launch};
+use crate::resume;
 use crate::rundir::RunDir;
-use crate::sandbox::SandboxArg;
-
-/// The default Claude model: every model that accepts `computer_toolset_20260801` will do.
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-opus-5-5";
-/// The size of a spawned desktop.
-pub const DESKTOP_SIZE: (u32, u32) = (1280, 800);
+use crate::sandbox::{Episode, SandboxArg};
+use plan::{
+    BrowserPlan, BrowserTools, DesktopPlan, ModelClient, PlanError, RunDirPlan, RunPlan, ViewPlan,
+};
 
 /// Exit status when no API key is set.
 const NO_KEY: u8 = 2;
 
+/// `hands run`.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // A resumed run takes back the settings it started with; flags given again must match
     // (the runner refuses another model, step limit or set of tools, naming what changed).
     let resumed = match &args.resume {
         Some(dir) => Some(resume::open(dir)?),
         None => None,
-    };
-    let saved = resumed.as_ref().map(|(_, launch)| launch);
-    let provider = args
-        .provider
-        .or_else(|| saved.and_then(Launch::provider))
-        .unwrap_or(ProviderArg::Anthropic);
-    let max_steps = args
-        .max_steps
-        .or(saved.map(|l| l.max_steps))
-        .unwrap_or(hands_runner::DEFAULT_MAX_STEPS);
-    let display_arg = args
-        .display
-        .clone()
-        .or_else(|| saved.and_then(|l| l.display.clone()));
-    let browser_arg = args
-        .browser
-        .clone()
-        .or_else(|| saved.and_then(|l| l.browser.clone()));
-    let allow_origin = match saved {
-        Some(l) if args.allow_origin.is_empty() => l.allow_origin.clone(),
-        _ => args.allow_origin.clone(),
-    };
-    let task = args
-        .task
-        .clone()
-        .or_else(|| saved.map(|l| l.task.clone()))
-        .unwrap_or_default();
-    let (key_var, base_var) = match provider {
-        ProviderArg::Anthropic => (anthropic::API_KEY_ENV, anthropic::BASE_URL_ENV),
-        ProviderArg::Openai => (openai::API_KEY_ENV, openai::BASE_URL_ENV),
     };
     // This process holds the API key in its environment: no other process of the user's (the
     // model's bash among them) may read it through /proc/<pid>/environ or ptrace. Root is not
@@ -89,225 +62,239 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     {
         tracing::warn!(error = %e, "could not make hands run non-dumpable");
     }
-    let Some(key) = std::env::var(key_var).ok().filter(|k| !k.trim().is_empty()) else {
-        eprintln!(
-            "hands run: no API key: set {key_var} (and {base_var} for another endpoint).\n\
-             Without a key, try the offline drills, which run the same path against a local \
-             stand-in of the API:\n    hands drill desktop\n    hands drill browser"
-        );
-        return Ok(ExitCode::from(NO_KEY));
-    };
-    let base_url = args.base_url.clone().or_else(|| {
-        std::env::var(base_var)
-            .ok()
-            .filter(|u| !u.trim().is_empty())
-    });
-    let model = match (
-        args.model
-            .clone()
-            .or_else(|| saved.map(|l| l.model.clone())),
-        provider,
-    ) {
-        (Some(m), _) => m,
-        (None, ProviderArg::Anthropic) => DEFAULT_ANTHROPIC_MODEL.to_owned(),
-        (None, ProviderArg::Openai) => anyhow::bail!(
-            "give --model: a Responses model your project can use with the computer tool"
-        ),
-    };
-    // Remote MCP servers and server tools, as given or as the run started with (MCP URLs given
-    // again): read before anything starts (a missing token stops here).
-    let remote_args = match saved {
-        Some(l) => crate::remote::resumed_args(&args.remote, &l.remote)?,
-        None => (*args.remote).clone(),
-    };
-    let remote = crate::remote::RemoteTools::parse(&remote_args, |var| std::env::var(var).ok())?;
-    let use_desktop = match saved {
-        Some(l) => l.desktop || args.desktop || args.display.is_some(),
-        None => args.desktop || args.display.is_some() || args.browser.is_none(),
-    };
-    let launch = Launch {
-        provider: Launch::provider_name(provider).to_owned(),
-        model: model.clone(),
-        max_steps,
-        desktop: use_desktop,
-        display: display_arg.clone(),
-        browser: browser_arg.clone(),
-        allow_origin: allow_origin.clone(),
-        stream: args.stream || saved.is_some_and(|l| l.stream),
-        eager: args.eager || saved.is_some_and(|l| l.eager),
-        task: task.clone(),
-        remote: remote.saved_args(&remote_args),
-        thinking: args
-            .thinking
-            .clone()
-            .or_else(|| saved.and_then(|l| l.thinking.clone())),
-        effort: args
-            .effort
-            .clone()
-            .or_else(|| saved.and_then(|l| l.effort.clone())),
-        no_parallel_tools: args.no_parallel_tools || saved.is_some_and(|l| l.no_parallel_tools),
-        isolation: match saved {
-            Some(l) if args.isolation == crate::cli::SandboxArgs::default() => l.isolation.clone(),
-            _ => args.isolation.clone(),
-        },
-    };
-    if display_arg.is_some() && launch.isolation.sandbox == SandboxArg::Jail {
-        anyhow::bail!(
-            "--display attaches to a display outside any jail (its other clients, its files and \
-             its network are yours): give --sandbox none to do that on purpose, or leave \
-             --display out for a jailed desktop of the episode's own"
-        );
-    }
-    let mut episode = launch.isolation.episode();
-    let model_settings = ModelSettings::parse(provider, &launch)?;
-    let (out, mut rundir, mut ledger) = match (resumed, &args.resume) {
-        (Some((ledger, _)), Some(dir)) => (dir.clone(), RunDir::reopen(dir)?, ledger),
-        _ => {
-            let out = args
-                .out
-                .clone()
-                .unwrap_or_else(|| RunDir::default_path("run"));
-            let rundir = RunDir::create(&out)?;
-            let ledger = resume::create(&out, &launch)?;
-            (out, rundir, ledger)
+    let env = |var: &str| std::env::var(var).ok();
+    let plan = match RunPlan::parse(&args, resumed.as_ref().map(|(_, launch)| launch), &env) {
+        Ok(plan) => plan,
+        Err(e @ PlanError::NoApiKey { .. }) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(NO_KEY));
         }
+        Err(e) => return Err(e.into()),
     };
-    rundir.line(
-        serde_json::json!({"kind": if args.resume.is_some() { "resume" } else { "start" },
-        "task": task, "provider": launch.provider, "model": model, "desktop": use_desktop,
-        "browser": browser_arg, "remote": remote.describe()}),
-    );
+    execute(&plan, resumed.map(|(ledger, _)| ledger)).await
+}
+
+/// Runs a checked plan: the run directory, the approver, the environment, the runner, the
+/// loop, the report.
+async fn execute(plan: &RunPlan, resumed: Option<SqliteLedger>) -> anyhow::Result<ExitCode> {
+    let (mut rundir, ledger) = open_run_dir(plan, resumed)?;
+    rundir.line(serde_json::json!({
+        "kind": match plan.run_dir { RunDirPlan::Resume(_) => "resume", RunDirPlan::New(_) => "start" },
+        "task": plan.launch.task, "provider": plan.launch.provider, "model": plan.launch.model,
+        "desktop": plan.launch.desktop, "browser": plan.launch.browser,
+        "remote": plan.remote.describe()}));
     let bar = progress_bar();
     // With --view (and --approve ask), the person approves on the page instead of the terminal.
-    let live = if args.view {
-        Some(crate::view::LiveView::start(&out).await?)
-    } else {
-        None
+    let live = match plan.view {
+        ViewPlan::Live => Some(crate::view::LiveView::start(rundir.path()).await?),
+        ViewPlan::Terminal => None,
     };
-    let approver = match live.as_ref().filter(|_| args.approve == ApproveArg::Ask) {
+    let approver = match live.as_ref().filter(|_| plan.approve == ApproveArg::Ask) {
         Some(view) => view.approver(),
-        None => TerminalApprover::with_progress(args.approve, bar.clone()),
+        None => TerminalApprover::with_progress(plan.approve, bar.clone()),
     };
     let confirm: Arc<dyn Confirm> = Arc::new(approver.clone());
+    let mut episode = plan.launch.isolation.episode();
+    // The X clients of a spawned desktop live (and are killed) after the runner.
+    let (environment, _clients) = start_environment(plan, &mut episode, &confirm).await?;
+    let mut runner = build_runner(plan, environment, &episode)?;
+    runner.set_approver(Box::new(approver));
+    bar.enable_steady_tick(Duration::from_millis(120));
+    observe_progress(&mut runner, &bar);
+    attach_records(&mut runner, &episode, rundir, ledger, live.as_ref())?;
+    let outcome = match run_or_resume(&mut runner, plan).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            bar.finish_and_clear();
+            return Err(e);
+        }
+    };
+    bar.finish_and_clear();
+    if let Some(view) = &live {
+        view.finish().await;
+    }
+    Ok(report(&outcome, plan))
+}
 
-    // The desktop: a display of our own (with a window manager) unless one is named.
-    let mut _env_clients = Vec::new();
-    let mut spawned_display: Option<String> = None;
-    let desktop: Option<Box<dyn Desktop>> = if use_desktop {
-        Some(match &display_arg {
-            Some(display) => Box::new(
+/// The run directory and its ledger: reopened for a resumed run, created (the launch kept in
+/// the new ledger) for a new one.
+fn open_run_dir(
+    plan: &RunPlan,
+    resumed: Option<SqliteLedger>,
+) -> anyhow::Result<(RunDir, SqliteLedger)> {
+    Ok(match (&plan.run_dir, resumed) {
+        (RunDirPlan::Resume(dir), Some(ledger)) => (RunDir::reopen(dir)?, ledger),
+        (RunDirPlan::Resume(dir), None) => (RunDir::reopen(dir)?, resume::open(dir)?.0),
+        (RunDirPlan::New(out), _) => (RunDir::create(out)?, resume::create(out, &plan.launch)?),
+    })
+}
+
+/// The started environment, for the runner's tools.
+struct Environment {
+    /// The desktop, if the run has one.
+    desktop: Option<Box<dyn Desktop>>,
+    /// Its X display (given or spawned).
+    display: Option<String>,
+    /// The browser's toolset, once started.
+    toolbox: Toolbox,
+    /// What the system prompt says of the browser (empty without one).
+    browser_note: String,
+}
+
+/// Starts the plan's desktop and browser; also returns the X clients started on a spawned
+/// desktop (its window manager), which the caller keeps alive.
+async fn start_environment(
+    plan: &RunPlan,
+    episode: &mut Episode,
+    confirm: &Arc<dyn Confirm>,
+) -> anyhow::Result<(Environment, Vec<XClient>)> {
+    let (desktop, display, clients) = match &plan.desktop {
+        Some(desktop) => {
+            let (desktop, display, clients) = start_desktop(desktop, plan, episode).await?;
+            (Some(desktop), Some(display), clients)
+        }
+        None => (None, None, Vec::new()),
+    };
+    let mut toolbox = Toolbox::default();
+    let browser_note = match &plan.browser {
+        Some(browser) => start_browser(browser, plan, episode, confirm, &mut toolbox).await?,
+        None => String::new(),
+    };
+    let environment = Environment {
+        desktop,
+        display,
+        toolbox,
+        browser_note,
+    };
+    Ok((environment, clients))
+}
+
+/// The desktop: a display of our own (with a window manager) unless one is named. Returns it,
+/// its display name and the X clients started on it.
+async fn start_desktop(
+    desktop: &DesktopPlan,
+    plan: &RunPlan,
+    episode: &mut Episode,
+) -> anyhow::Result<(Box<dyn Desktop>, String, Vec<XClient>)> {
+    match desktop {
+        DesktopPlan::Attach(display) => {
+            let desktop: Box<dyn Desktop> = Box::new(
                 X11Desktop::connect(Some(display))
                     .with_context(|| format!("attaching to display {display}"))?,
-            ),
-            None => {
-                let size = Size::new(DESKTOP_SIZE.0, DESKTOP_SIZE.1).context("screen size")?;
-                // Every program of the episode reaches only the allowed origins, through the
-                // jail's proxy (nothing at all without --allow-origin).
-                let config =
-                    episode.xvfb_config(size, crate::policy::episode_policy(&allow_origin)?)?;
-                let env = DesktopEnv::spawn(config, false).await?;
-                eprintln!("hands run: desktop {size} on {}", env.desktop.display());
-                spawned_display = Some(env.desktop.display().to_owned());
-                _env_clients = env.clients;
-                Box::new(env.desktop)
-            }
-        })
-    } else {
-        None
-    };
-    let display_name = display_arg.clone().or(spawned_display);
-
-    // The browser: Chromium, under the same allow-list at the toolset and the request level.
-    let mut toolbox = Toolbox::default();
-    let mut browser_note = String::new();
-    if let Some(start) = &browser_arg {
-        let start_url = PageUrl::parse("--browser", start).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let origins: Vec<String> = if allow_origin.is_empty() {
-            vec![start_url.url().origin().ascii_serialization()]
-        } else {
-            allow_origin.clone()
-        };
-        let allow =
-            OriginAllowList::new(&origins).map_err(|e| anyhow::anyhow!("--allow-origin: {e}"))?;
-        let mut driver_config = DriverConfig {
-            policy: Arc::new(RequestAllowList(allow.clone())),
-            ..DriverConfig::default()
-        };
-        driver_config.launch.launcher = episode.browser_launcher()?;
-        let mut browser = CdpBrowser::launch(driver_config)
-            .await
-            .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
-        let cancel = CancellationToken::new();
-        browser
-            .navigate(&start_url, None, &cancel)
-            .await
-            .map_err(|e| anyhow::anyhow!("opening {start}: {e}"))?;
-        // Claude drives the browser through its own toolset; OpenAI through the driver spec's
-        // function tools. Both sit on the same driver, under the same policies.
-        match provider {
-            ProviderArg::Anthropic => {
-                let mut declaration = BrowserToolsetDeclaration::new();
-                if let Some(names) = member_names(args.browser_members.as_ref()) {
-                    declaration = declaration
-                        .with_members(&names)
-                        .context("--browser-members")?;
-                }
-                if let Some(names) = member_names(args.browser_extra_members.as_ref()) {
-                    declaration = declaration
-                        .with_extra_members(&names)
-                        .context("--browser-extra-members")?;
-                }
-                toolbox.claude_browser = Some(Box::new(ClaudeBrowserToolset::new(
-                    browser,
-                    ClaudeBrowserConfig {
-                        declaration,
-                        confirm: Some(Arc::clone(&confirm)),
-                        url_policy: Some(Arc::new(allow)),
-                        ..ClaudeBrowserConfig::default()
-                    },
-                )?));
-            }
-            ProviderArg::Openai => {
-                toolbox.browser = Some(Box::new(BrowserToolset::new(
-                    browser,
-                    BrowserToolsetConfig {
-                        members: member_names(args.browser_members.as_ref()),
-                        additional_members: member_names(args.browser_extra_members.as_ref()),
-                        image_detail: args.image_detail.map(ImageDetailArg::detail),
-                        confirm: Some(Arc::clone(&confirm)),
-                        url_policy: Some(Arc::new(allow)),
-                        ..BrowserToolsetConfig::default()
-                    },
-                )?));
-            }
+            );
+            Ok((desktop, display.clone(), Vec::new()))
         }
-        browser_note = format!(
-            " A browser is open at {} (allowed origins: {}); use the browser tools for web pages.",
-            start_url.as_str(),
-            origins.join(", ")
-        );
+        DesktopPlan::Spawn(size) => {
+            // Every program of the episode reaches only the allowed origins, through the
+            // jail's proxy (nothing at all without --allow-origin).
+            let policy = crate::policy::episode_policy(&plan.launch.allow_origin)?;
+            let config = episode.xvfb_config(*size, policy)?;
+            let env = DesktopEnv::spawn(config, DesktopApps::WindowManager).await?;
+            eprintln!("hands run: desktop {size} on {}", env.desktop.display());
+            let display = env.desktop.display().to_owned();
+            let desktop: Box<dyn Desktop> = Box::new(env.desktop);
+            Ok((desktop, display, env.clients))
+        }
     }
+}
 
-    let system = format!(
+/// The browser: Chromium at the start URL, under the same allow-list at the toolset and the
+/// request level, in `toolbox`; returns what the system prompt says of it.
+async fn start_browser(
+    browser_plan: &BrowserPlan,
+    plan: &RunPlan,
+    episode: &Episode,
+    confirm: &Arc<dyn Confirm>,
+    toolbox: &mut Toolbox,
+) -> anyhow::Result<String> {
+    let mut driver_config = DriverConfig {
+        policy: Arc::new(RequestAllowList(browser_plan.allow.clone())),
+        ..DriverConfig::default()
+    };
+    driver_config.launch.launcher = episode.browser_launcher()?;
+    let mut browser = CdpBrowser::launch(driver_config)
+        .await
+        .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
+    let cancel = CancellationToken::new();
+    browser
+        .navigate(&browser_plan.start, None, &cancel)
+        .await
+        .map_err(|e| {
+            let start = plan.launch.browser.as_deref().unwrap_or_default();
+            anyhow::anyhow!("opening {start}: {e}")
+        })?;
+    // Claude drives the browser through its own toolset; OpenAI through the driver spec's
+    // function tools. Both sit on the same driver, under the same policies.
+    match &browser_plan.tools {
+        BrowserTools::Claude(declaration) => {
+            toolbox.claude_browser = Some(Box::new(ClaudeBrowserToolset::new(
+                browser,
+                ClaudeBrowserConfig {
+                    declaration: declaration.clone(),
+                    confirm: Some(Arc::clone(confirm)),
+                    url_policy: Some(Arc::new(browser_plan.allow.clone())),
+                    ..ClaudeBrowserConfig::default()
+                },
+            )?));
+        }
+        BrowserTools::Functions {
+            members,
+            additional_members,
+            image_detail,
+        } => {
+            toolbox.browser = Some(Box::new(BrowserToolset::new(
+                browser,
+                BrowserToolsetConfig {
+                    members: members.clone(),
+                    additional_members: additional_members.clone(),
+                    image_detail: *image_detail,
+                    confirm: Some(Arc::clone(confirm)),
+                    url_policy: Some(Arc::new(browser_plan.allow.clone())),
+                    ..BrowserToolsetConfig::default()
+                },
+            )?));
+        }
+    }
+    Ok(format!(
+        " A browser is open at {} (allowed origins: {}); use the browser tools for web pages.",
+        browser_plan.start.as_str(),
+        browser_plan.origins.join(", ")
+    ))
+}
+
+/// The system prompt: what the model has, and how to work.
+fn system_prompt(environment: &Environment) -> String {
+    format!(
         "You operate a sandboxed Linux environment for the user.{}{} After each step, take a \
          screenshot or read the page and check the result before going on. When the task is \
          done, say so in one short message.",
-        if desktop.is_some() {
+        if environment.desktop.is_some() {
             " A desktop is available through the computer tool."
         } else {
             ""
         },
-        browser_note
-    );
-    let cancel = CancellationToken::new();
-    let config = RunConfig { max_steps };
-    let mut runner = match provider {
-        ProviderArg::Anthropic => {
-            let mut client_config = AnthropicConfig::new(key);
-            if let Some(url) = base_url {
-                client_config.base_url = url;
-            }
-            let client = AnthropicClient::new(client_config)?;
+        environment.browser_note
+    )
+}
+
+/// The runner for the plan's provider, its tools on the started environment.
+fn build_runner(
+    plan: &RunPlan,
+    environment: Environment,
+    episode: &Episode,
+) -> anyhow::Result<Runner> {
+    let system = system_prompt(&environment);
+    let config = RunConfig {
+        max_steps: plan.launch.max_steps,
+    };
+    let Environment {
+        desktop,
+        display,
+        mut toolbox,
+        ..
+    } = environment;
+    Ok(match &plan.client {
+        ModelClient::Anthropic(client) => {
             // Keyboard input needs a confirmation, as in the SDK's toolset: under `--approve
             // ask` a person confirms each `type`, `key` and `hold_key`; under `none` they are
             // refused.
@@ -319,92 +306,114 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 .map(|d| ComputerToolset::new(d, computer_config))
                 .transpose()?;
             if computer.is_some() {
-                // Claude uses bash and the editor beside the computer (the spec's quick start);
-                // bash runs in the run directory, with the desktop as its display.
-                let mut bash = episode.bash_config(display_name.as_deref());
-                if episode.mode() == SandboxArg::None {
-                    bash.working_dir = Some(rundir.path().to_owned());
-                }
-                // The shell inherits no credential (hands-sandbox's allow-list); on a display
-                // of the user's, X clients started from it need its cookie file.
-                if display_arg.is_some()
-                    && let Ok(xauthority) = std::env::var("XAUTHORITY")
-                {
-                    bash.env.push(("XAUTHORITY".into(), xauthority));
-                }
-                toolbox.bash = Some(BashTool::new(bash));
-                toolbox.editor = Some(EditorTool::new(episode.editor_config())?);
+                add_shell_tools(&mut toolbox, plan, episode, display.as_deref())?;
             }
-            let mut settings = AnthropicSettings::new(model.clone());
+            let mut settings = AnthropicSettings::new(plan.launch.model.clone());
             settings.system = Some(system);
-            settings.stream = launch.stream;
-            settings.eager = launch.eager;
-            model_settings.apply_anthropic(&mut settings);
-            remote.apply_anthropic(&mut settings)?;
-            Runner::anthropic(client, settings, computer, toolbox, config)
+            settings.stream = plan.launch.stream;
+            settings.eager = plan.launch.eager;
+            plan.settings.apply_anthropic(&mut settings);
+            plan.remote.apply_anthropic(&mut settings)?;
+            Runner::anthropic(client.clone(), settings, computer, toolbox, config)
         }
-        ProviderArg::Openai => {
-            let mut client_config = OpenAiConfig::new(key);
-            if let Some(url) = base_url {
-                client_config.base_url = url;
-            }
-            let client = OpenAiClient::new(client_config)?;
+        ModelClient::OpenAi(client) => {
             let computer =
                 desktop.map(|d| ComputerCallExecutor::new(d, ComputerCallConfig::default()));
-            let mut settings = OpenAiSettings::new(model.clone());
+            let mut settings = OpenAiSettings::new(plan.launch.model.clone());
             settings.instructions = Some(system);
-            settings.stream = launch.stream;
-            settings.eager = launch.eager;
-            model_settings.apply_openai(&mut settings);
-            remote.apply_openai(&mut settings);
-            Runner::openai(client, settings, computer, toolbox, config)
+            settings.stream = plan.launch.stream;
+            settings.eager = plan.launch.eager;
+            plan.settings.apply_openai(&mut settings);
+            plan.remote.apply_openai(&mut settings);
+            Runner::openai(client.clone(), settings, computer, toolbox, config)
         }
-    };
-    runner.set_approver(Box::new(approver));
-    bar.enable_steady_tick(Duration::from_millis(120));
-    {
-        let bar = bar.clone();
-        let mut n_requests = 0u32;
-        let mut n_actions = 0u32;
-        runner.set_observer(Box::new(move |record: &Record| {
-            match record.stage {
-                Stage::Request => {
-                    n_requests += 1;
-                    bar.println(format!(
-                        "step {n_requests}: model answered in {:.1} s{}",
-                        record.duration.as_secs_f64(),
-                        if record.attempts > 1 {
-                            format!(" after {} attempts", record.attempts)
-                        } else {
-                            String::new()
-                        }
-                    ));
-                }
-                Stage::Action => {
-                    n_actions += 1;
-                    bar.println(format!(
-                        "  {} {:?} ({:.0} ms)",
-                        record.member.as_deref().unwrap_or("?"),
-                        record.reason,
-                        record.duration.as_secs_f64() * 1e3
-                    ));
-                }
-                // Approvals are seen on the terminal; the run's start and end are printed.
-                _ => {}
-            }
-            bar.set_message(format!("{n_requests} request(s), {n_actions} action(s)"));
-        }));
+    })
+}
+
+/// Claude uses bash and the editor beside the computer (the spec's quick start); bash runs in
+/// the run directory, with the desktop as its display.
+fn add_shell_tools(
+    toolbox: &mut Toolbox,
+    plan: &RunPlan,
+    episode: &Episode,
+    display: Option<&str>,
+) -> anyhow::Result<()> {
+    let mut bash = episode.bash_config(display);
+    if episode.mode() == SandboxArg::None {
+        bash.working_dir = Some(plan.run_dir.path().to_owned());
     }
+    // The shell inherits no credential (hands-sandbox's allow-list); on a display of the
+    // user's, X clients started from it need its cookie file.
+    if matches!(plan.desktop, Some(DesktopPlan::Attach(_)))
+        && let Ok(xauthority) = std::env::var("XAUTHORITY")
+    {
+        bash.env.push(("XAUTHORITY".into(), xauthority));
+    }
+    toolbox.bash = Some(BashTool::new(bash));
+    toolbox.editor = Some(EditorTool::new(episode.editor_config())?);
+    Ok(())
+}
+
+/// Prints each model answer and each action above the progress line.
+fn observe_progress(runner: &mut Runner, bar: &ProgressBar) {
+    let bar = bar.clone();
+    let mut n_requests = 0u32;
+    let mut n_actions = 0u32;
+    runner.set_observer(Box::new(move |record: &Record| {
+        match record.stage {
+            Stage::Request => {
+                n_requests += 1;
+                bar.println(format!(
+                    "step {n_requests}: model answered in {:.1} s{}",
+                    record.duration.as_secs_f64(),
+                    if record.attempts > 1 {
+                        format!(" after {} attempts", record.attempts)
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            Stage::Action => {
+                n_actions += 1;
+                bar.println(format!(
+                    "  {} {:?} ({:.0} ms)",
+                    record.member.as_deref().unwrap_or("?"),
+                    record.reason,
+                    record.duration.as_secs_f64() * 1e3
+                ));
+            }
+            // Approvals are seen on the terminal; the run's start and end are printed.
+            _ => {}
+        }
+        bar.set_message(format!("{n_requests} request(s), {n_actions} action(s)"));
+    }));
+}
+
+/// Gives the runner its journal (the run directory's log, through the live view if any) and
+/// its ledger, after recording how isolated the episode is.
+fn attach_records(
+    runner: &mut Runner,
+    episode: &Episode,
+    mut rundir: RunDir,
+    mut ledger: SqliteLedger,
+    live: Option<&crate::view::LiveView>,
+) -> anyhow::Result<()> {
     // How isolated the episode is, as it was in force (each resume records its own).
     ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
     rundir.line(serde_json::json!({"kind": "sandbox", "isolation": episode.describe()}));
-    let out_path = rundir.path().to_owned();
-    match &live {
+    match live {
         Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
         None => runner.set_journal(Box::new(rundir)),
     }
     // Every step is checkpointed in the run directory's ledger: `--resume` continues from it.
     runner.set_ledger(Box::new(ledger));
+    Ok(())
+}
+
+/// Runs the task, or resumes the run, until it ends (Ctrl-C stops it after the current
+/// action).
+async fn run_or_resume(runner: &mut Runner, plan: &RunPlan) -> anyhow::Result<RunOutcome> {
+    let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -412,29 +421,28 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             ctrl_c.cancel();
         }
     });
-    let outcome = match &args.resume {
-        Some(dir) => {
+    match &plan.run_dir {
+        RunDirPlan::Resume(dir) => {
             eprintln!("hands run: resuming the run in {}", dir.display());
-            match runner.resume(&cancel).await {
-                Ok(outcome) => outcome,
-                Err(e) => {
-                    bar.finish_and_clear();
-                    return Err(resume::refusal(dir, &e));
-                }
-            }
+            runner
+                .resume(&cancel)
+                .await
+                .map_err(|e| resume::refusal(dir, &e))
         }
-        None => runner.run(&task, &cancel).await?,
-    };
-    bar.finish_and_clear();
-    if let Some(view) = &live {
-        view.finish().await;
+        RunDirPlan::New(_) => Ok(runner.run(&plan.launch.task, &cancel).await?),
     }
+}
+
+/// Prints the model's last text on stdout and the run's summary on stderr; exit status 0 only
+/// when the model finished.
+fn report(outcome: &RunOutcome, plan: &RunPlan) -> ExitCode {
+    let out_path: &Path = plan.run_dir.path();
     println!("{}", outcome.final_text);
     eprintln!(
         "hands run: {} after {} request(s){}; {} input + {} cached + {} output tokens{}; run directory {}{}",
         match &outcome.status {
             RunStatus::Finished => "finished".to_owned(),
-            RunStatus::StepLimit => format!("hit the step limit ({max_steps})"),
+            RunStatus::StepLimit => format!("hit the step limit ({})", plan.launch.max_steps),
             RunStatus::Stopped(why) => format!("stopped: {why}"),
         },
         outcome.steps,
@@ -459,11 +467,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             _ => String::new(),
         }
     );
-    Ok(if outcome.finished() {
+    if outcome.finished() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    })
+    }
 }
 
 /// The progress line, ticking once the run starts.
@@ -473,90 +481,4 @@ fn progress_bar() -> ProgressBar {
         bar.set_style(style);
     }
     bar
-}
-
-/// Claude's effort levels (`output_config.effort`).
-const CLAUDE_EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
-/// OpenAI's reasoning effort levels (`reasoning.effort`).
-const OPENAI_EFFORTS: [&str; 6] = ["none", "minimal", "low", "medium", "high", "xhigh"];
-/// The smallest thinking budget the Messages API takes.
-const MIN_THINKING_BUDGET: u32 = 1024;
-/// The output a request keeps beside a thinking budget.
-const OUTPUT_BESIDE_THINKING: u32 = 4096;
-
-/// `--thinking`, `--effort` and `--no-parallel-tools`, checked against the provider before
-/// anything starts (a wrong value is a clear error, not a 400 from the API).
-#[derive(Debug, Clone, Default, PartialEq)]
-struct ModelSettings {
-    thinking: Option<anthropic::ThinkingConfig>,
-    effort: Option<String>,
-    one_tool_per_turn: bool,
-}
-
-impl ModelSettings {
-    fn parse(provider: ProviderArg, launch: &Launch) -> anyhow::Result<ModelSettings> {
-        let thinking = match (&launch.thinking, provider) {
-            (None, _) => None,
-            (Some(_), ProviderArg::Openai) => anyhow::bail!(
-                "--thinking is Claude's extended thinking; an OpenAI reasoning model takes --effort"
-            ),
-            (Some(t), ProviderArg::Anthropic) if t.eq_ignore_ascii_case("adaptive") => {
-                Some(anthropic::ThinkingConfig::Adaptive { display: None })
-            }
-            (Some(t), ProviderArg::Anthropic) => match t.parse::<u32>() {
-                Ok(budget) if budget >= MIN_THINKING_BUDGET => {
-                    Some(anthropic::ThinkingConfig::Enabled {
-                        budget_tokens: budget,
-                        display: None,
-                    })
-                }
-                _ => anyhow::bail!(
-                    "--thinking takes `adaptive` or a token budget of at least {MIN_THINKING_BUDGET}; got {t:?}"
-                ),
-            },
-        };
-        let levels: &[&str] = match provider {
-            ProviderArg::Anthropic => &CLAUDE_EFFORTS,
-            ProviderArg::Openai => &OPENAI_EFFORTS,
-        };
-        let effort = match &launch.effort {
-            Some(e) if !levels.contains(&e.as_str()) => anyhow::bail!(
-                "--effort {e:?} is not a level this API takes; use one of: {}",
-                levels.join(", ")
-            ),
-            other => other.clone(),
-        };
-        Ok(ModelSettings {
-            thinking,
-            effort,
-            one_tool_per_turn: launch.no_parallel_tools,
-        })
-    }
-
-    fn apply_anthropic(&self, settings: &mut AnthropicSettings) {
-        if let Some(thinking) = &self.thinking {
-            if let anthropic::ThinkingConfig::Enabled { budget_tokens, .. } = thinking {
-                settings.max_tokens = budget_tokens.saturating_add(OUTPUT_BESIDE_THINKING);
-            }
-            settings.thinking = Some(thinking.clone());
-        }
-        settings.effort = self.effort.clone();
-        if self.one_tool_per_turn {
-            settings.tool_choice = Some(anthropic::ToolChoice::Auto {
-                disable_parallel_tool_use: Some(true),
-            });
-        }
-    }
-
-    fn apply_openai(&self, settings: &mut OpenAiSettings) {
-        if let Some(effort) = &self.effort {
-            settings.reasoning = Some(openai::ReasoningConfig {
-                effort: Some(effort.clone()),
-                summary: None,
-            });
-        }
-        if self.one_tool_per_turn {
-            settings.parallel_tool_calls = Some(false);
-        }
-    }
 }

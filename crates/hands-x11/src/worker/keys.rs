@@ -89,7 +89,11 @@ impl XState {
             .plan_single(sym, keep, self.proven_seq)
             .ok_or(X11Error::NoSpareKeycode { keysym: sym })?;
         if plan.needs_proof {
-            self.prove_caught_up(Target::Keyboard, settle::PROOF_CAP, false)?;
+            self.prove_caught_up(
+                Target::Keyboard,
+                settle::PROOF_CAP,
+                settle::ProofNeed::AfterInput,
+            )?;
             plan = self
                 .keymap
                 .plan_single(sym, keep, self.proven_seq)
@@ -178,7 +182,11 @@ impl XState {
             let upcoming = self.upcoming_spares(&syms[i..]);
             let mut plan = self.keymap.plan(&upcoming, self.proven_seq);
             if plan.needs_proof {
-                self.prove_caught_up(Target::Keyboard, settle::PROOF_CAP, false)?;
+                self.prove_caught_up(
+                    Target::Keyboard,
+                    settle::PROOF_CAP,
+                    settle::ProofNeed::AfterInput,
+                )?;
                 plan = self.keymap.plan(&upcoming, self.proven_seq);
             }
             if plan.binds.is_empty() || plan.covered == 0 {

@@ -252,7 +252,7 @@ impl XState {
             let _ = self.prove_caught_up(
                 crate::catchup::Target::Keyboard,
                 settle::SHUTDOWN_PROOF_CAP,
-                false,
+                settle::ProofNeed::AfterInput,
             );
         }
         self.keymap.restore(&self.conn);

@@ -35,6 +35,15 @@ const EXPECT_CHANGE: Duration = Duration::from_millis(20);
 /// for a toolkit that paints on its next frame.
 const EXPECT_AFTER_PROOF: Duration = Duration::from_millis(17);
 
+/// When [`XState::prove_caught_up`] asks the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProofNeed {
+    /// Only when a key or button was pressed since the last proof.
+    AfterInput,
+    /// Every time.
+    Always,
+}
+
 /// How a client was shown to have handled its input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Proof {
@@ -54,16 +63,16 @@ pub(crate) enum Proof {
 
 impl XState {
     /// Waits until the client that gets input aimed at `target` has handled everything sent so
-    /// far (at most `cap`), and records that for the keymap. Unless `always`, returns at once
-    /// when no key or button was pressed since the last proof.
+    /// far (at most `cap`), and records that for the keymap. With [`ProofNeed::AfterInput`],
+    /// returns at once when no key or button was pressed since the last proof.
     pub(crate) fn prove_caught_up(
         &mut self,
         target: Target,
         cap: Duration,
-        always: bool,
+        need: ProofNeed,
     ) -> Result<Proof, X11Error> {
         let seq = self.input_seq;
-        if seq <= self.proven_seq && !always {
+        if seq <= self.proven_seq && need == ProofNeed::AfterInput {
             return Ok(Proof::Already);
         }
         let start = Instant::now();
@@ -162,7 +171,7 @@ impl XState {
         ] {
             if wanted {
                 let left = cap.saturating_duration_since(Instant::now());
-                self.prove_caught_up(target, left.min(PROOF_CAP), true)?;
+                self.prove_caught_up(target, left.min(PROOF_CAP), ProofNeed::Always)?;
                 proved_at = Some(Instant::now());
             }
             if cancel.is_cancelled() {

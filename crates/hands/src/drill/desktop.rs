@@ -16,7 +16,7 @@ use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor};
 use super::desktop_policy::{self, NoteTask};
 use super::{anthropic_client, openai_client, run_and_check};
 use crate::cli::{ProviderArg, SandboxArgs};
-use crate::environment::DesktopEnv;
+use crate::environment::{DesktopApps, DesktopEnv};
 
 /// The screen of the drill: the editor opens centred, 640x480.
 const SCREEN: (u32, u32) = (1280, 800);
@@ -49,7 +49,7 @@ pub async fn run(provider: ProviderArg, isolation: &SandboxArgs) -> anyhow::Resu
         path: inside,
         editor_point: (SCREEN.0 / 2, SCREEN.1 / 2 + 20),
     };
-    let env = DesktopEnv::spawn(config, true).await?;
+    let env = DesktopEnv::spawn(config, DesktopApps::WithEditor).await?;
     let DesktopEnv {
         clients: _clients,
         desktop,
