@@ -727,24 +727,33 @@ impl AnthropicSession {
                 return;
             }
         };
-        if ctx
+        // Claude's browser toolset answers with a `browser_state` block the wire type has no
+        // room for: its JSON replaces the wire result at the same position.
+        let mut browser_json = None;
+        let ran = if let Some(browser) = ctx
             .toolbox
             .claude_browser
-            .as_ref()
-            .is_some_and(|b| b.owns(tool_use))
+            .as_mut()
+            .filter(|b| b.owns(tool_use))
         {
-            self.run_claude_browser(ctx, turn, tool_use, index, start)
+            let result = browser
+                .run_block(&mut turn.browser_batch, tool_use, ctx.cancel)
                 .await;
-            return;
-        }
-        let owned_by_computer = self.computer.as_ref().is_some_and(|c| c.owns(tool_use));
-        let ran = if owned_by_computer {
+            browser_json = Some(result.to_json());
+            let reason = if result.is_error() {
+                Reason::Failed
+            } else {
+                Reason::Completed
+            };
+            Ok((result.result().clone(), reason))
+        } else if self.computer.as_ref().is_some_and(|c| c.owns(tool_use)) {
             self.run_computer(ctx, &mut turn.batch, tool_use, index)
                 .await
         } else {
             run_plain(ctx, &mut turn.browser_failed, tool_use).await
         };
-        let interruption = interruption(ctx.cancel.is_cancelled(), turn.batch.has_fault());
+        let faulted = turn.batch.has_fault() || turn.browser_batch.has_fault();
+        let interruption = interruption(ctx.cancel.is_cancelled(), faulted);
         let (result, reason) = match ran {
             Ok(done) => done,
             Err(reason) => {
@@ -756,14 +765,22 @@ impl AnthropicSession {
                 return;
             }
         };
+        if browser_json.is_some() {
+            for image in result.images() {
+                ctx.journal_image(&tool_use.id, image);
+            }
+        }
         let finished = Finished {
             reason,
             summary: result.text().unwrap_or(""),
-            wire: result.to_json(),
+            wire: browser_json.clone().unwrap_or_else(|| result.to_json()),
             interruption,
         };
         if let Err(reason) = executor::finish(ctx, Api::Messages, site, start, finished) {
             turn.stop_once(reason);
+        }
+        if let Some(slot) = turn.browser_json.get_mut(index) {
+            *slot = browser_json;
         }
         turn.results.push(result);
         if turn.batch.has_fault() {
@@ -772,50 +789,6 @@ impl AnthropicSession {
                 tool_use.name
             )));
         }
-    }
-
-    /// A member of Claude's browser toolset: its result keeps its `browser_state` block (the
-    /// JSON replaces the wire result at the same position).
-    async fn run_claude_browser(
-        &mut self,
-        ctx: &mut StepContext<'_>,
-        turn: &mut TurnUnderWay,
-        tool_use: &ToolUse,
-        index: usize,
-        start: Instant,
-    ) {
-        let Some(browser) = ctx.toolbox.claude_browser.as_mut() else {
-            return;
-        };
-        let result = browser
-            .run_block(&mut turn.browser_batch, tool_use, ctx.cancel)
-            .await;
-        let interruption = interruption(ctx.cancel.is_cancelled(), turn.browser_batch.has_fault());
-        for image in result.result().images() {
-            ctx.journal_image(&tool_use.id, image);
-        }
-        let wire = result.to_json();
-        let finished = Finished {
-            reason: if result.is_error() {
-                Reason::Failed
-            } else {
-                Reason::Completed
-            },
-            summary: result.text().unwrap_or(""),
-            wire: wire.clone(),
-            interruption,
-        };
-        let site = CallSite {
-            call_id: &tool_use.id,
-            name: &tool_use.name,
-        };
-        if let Err(reason) = executor::finish(ctx, Api::Messages, site, start, finished) {
-            turn.stop_once(reason);
-        }
-        if let Some(slot) = turn.browser_json.get_mut(index) {
-            *slot = Some(wire);
-        }
-        turn.results.push(result.result().clone());
         if turn.browser_batch.has_fault() {
             turn.stop_once(StopReason::BrowserFault(format!(
                 "the browser failed during `{}`",
