@@ -360,15 +360,7 @@ fn handle(shared: &Arc<Shared>, event: &Event) {
         }
         "Target.detachedFromTarget" => {
             if let Some(detached) = event.parse::<DetachedFromTarget>() {
-                let session = SessionId(detached.session_id);
-                let mut state = shared.lock();
-                if let Some(info) = state.sessions.remove(&session)
-                    && info.kind == TargetKind::Page
-                {
-                    state.remove_tab(&info.target_id);
-                }
-                drop(state);
-                shared.bump();
+                on_detached(shared, detached);
             }
         }
         "Target.targetDestroyed" => {
@@ -379,18 +371,7 @@ fn handle(shared: &Arc<Shared>, event: &Event) {
         }
         "Target.targetInfoChanged" => {
             if let Some(changed) = event.parse::<TargetInfoEvent>() {
-                let info = changed.target_info;
-                let mut state = shared.lock();
-                if let Some(tab) = state
-                    .tabs
-                    .iter_mut()
-                    .find(|t| t.target_id == info.target_id)
-                {
-                    tab.title = info.title;
-                    tab.url = info.url;
-                }
-                drop(state);
-                shared.bump();
+                on_target_info_changed(shared, changed);
             }
         }
         "Inspector.targetCrashed" => {
@@ -423,35 +404,13 @@ fn handle(shared: &Arc<Shared>, event: &Event) {
         }
         "Page.frameNavigated" => {
             if let (Some(session), Some(navigated)) = (session, event.parse::<FrameNavigated>()) {
-                let mut state = shared.lock();
-                if let Some(tab) = state.page_tab_mut(session)
-                    && navigated.frame.parent_id.is_none()
-                    && navigated.frame.id == tab.target_id
-                    && navigated.frame.loader_id != tab.doc.loader_id
-                {
-                    tab.doc.loader_id = navigated.frame.loader_id;
-                    tab.doc.generation = 0;
-                    tab.doc.n_commits += 1;
-                    tab.doc.loading = true;
-                    tab.doc.loaded = false;
-                    tab.chooser = None;
-                }
-                drop(state);
-                shared.bump();
+                on_frame_navigated(shared, session, navigated);
             }
         }
         "Page.navigatedWithinDocument" => {
             if let (Some(session), Some(nav)) = (session, event.parse::<NavigatedWithinDocument>())
             {
-                let mut state = shared.lock();
-                if let Some(tab) = state.page_tab_mut(session)
-                    && nav.frame_id == tab.target_id
-                {
-                    tab.doc.generation += 1;
-                    tab.url = nav.url;
-                }
-                drop(state);
-                shared.bump();
+                on_navigated_within_document(shared, session, nav);
             }
         }
         "Page.javascriptDialogOpening" => {
@@ -461,43 +420,17 @@ fn handle(shared: &Arc<Shared>, event: &Event) {
         }
         "Page.fileChooserOpened" => {
             if let (Some(session), Some(chooser)) = (session, event.parse::<FileChooserOpened>()) {
-                let mut state = shared.lock();
-                if let Some(backend_node_id) = chooser.backend_node_id
-                    && let Some(tab) = state.tab_of_session_mut(session)
-                {
-                    tab.chooser = Some(FileChooser {
-                        session: session.clone(),
-                        backend_node_id,
-                    });
-                }
-                drop(state);
-                shared.bump();
+                on_file_chooser(shared, session, &chooser);
             }
         }
         "Browser.downloadWillBegin" | "Page.downloadWillBegin" => {
             if let Some(begin) = event.parse::<DownloadWillBegin>() {
-                let mut state = shared.lock();
-                if !state.downloads.iter().any(|d| d.guid == begin.guid) {
-                    state.downloads.push(Download {
-                        guid: begin.guid,
-                        state: "inProgress".to_owned(),
-                        received_bytes: 0,
-                        delivered: false,
-                    });
-                }
-                drop(state);
-                shared.bump();
+                on_download_begin(shared, begin);
             }
         }
         "Browser.downloadProgress" | "Page.downloadProgress" => {
             if let Some(progress) = event.parse::<DownloadProgress>() {
-                let mut state = shared.lock();
-                if let Some(d) = state.downloads.iter_mut().find(|d| d.guid == progress.guid) {
-                    d.state = progress.state;
-                    d.received_bytes = progress.received_bytes.max(0.0) as u64;
-                }
-                drop(state);
-                shared.bump();
+                on_download_progress(shared, progress);
             }
         }
         "Runtime.consoleAPICalled" => {
@@ -519,6 +452,113 @@ fn handle(shared: &Arc<Shared>, event: &Event) {
         }
         _ => {}
     }
+}
+
+/// `Target.detachedFromTarget`: the session is forgotten, and a page's tab with it.
+fn on_detached(shared: &Shared, detached: DetachedFromTarget) {
+    let session = SessionId(detached.session_id);
+    let mut state = shared.lock();
+    if let Some(info) = state.sessions.remove(&session)
+        && info.kind == TargetKind::Page
+    {
+        state.remove_tab(&info.target_id);
+    }
+    drop(state);
+    shared.bump();
+}
+
+/// `Target.targetInfoChanged`: a tab's new title and URL.
+fn on_target_info_changed(shared: &Shared, changed: TargetInfoEvent) {
+    let info = changed.target_info;
+    let mut state = shared.lock();
+    if let Some(tab) = state
+        .tabs
+        .iter_mut()
+        .find(|t| t.target_id == info.target_id)
+    {
+        tab.title = info.title;
+        tab.url = info.url;
+    }
+    drop(state);
+    shared.bump();
+}
+
+/// `Page.frameNavigated`: a new document committed in a tab's main frame.
+fn on_frame_navigated(shared: &Shared, session: &SessionId, navigated: FrameNavigated) {
+    let mut state = shared.lock();
+    if let Some(tab) = state.page_tab_mut(session)
+        && navigated.frame.parent_id.is_none()
+        && navigated.frame.id == tab.target_id
+        && navigated.frame.loader_id != tab.doc.loader_id
+    {
+        tab.doc.loader_id = navigated.frame.loader_id;
+        tab.doc.generation = 0;
+        tab.doc.n_commits += 1;
+        tab.doc.loading = true;
+        tab.doc.loaded = false;
+        tab.chooser = None;
+    }
+    drop(state);
+    shared.bump();
+}
+
+/// `Page.navigatedWithinDocument`: the same document under a new URL (a fragment, a
+/// `history.pushState`).
+fn on_navigated_within_document(
+    shared: &Shared,
+    session: &SessionId,
+    nav: NavigatedWithinDocument,
+) {
+    let mut state = shared.lock();
+    if let Some(tab) = state.page_tab_mut(session)
+        && nav.frame_id == tab.target_id
+    {
+        tab.doc.generation += 1;
+        tab.url = nav.url;
+    }
+    drop(state);
+    shared.bump();
+}
+
+/// `Page.fileChooserOpened`: the tab's open chooser, for the next upload.
+fn on_file_chooser(shared: &Shared, session: &SessionId, chooser: &FileChooserOpened) {
+    let mut state = shared.lock();
+    if let Some(backend_node_id) = chooser.backend_node_id
+        && let Some(tab) = state.tab_of_session_mut(session)
+    {
+        tab.chooser = Some(FileChooser {
+            session: session.clone(),
+            backend_node_id,
+        });
+    }
+    drop(state);
+    shared.bump();
+}
+
+/// `downloadWillBegin` (browser or page domain): a download in progress, noted once.
+fn on_download_begin(shared: &Shared, begin: DownloadWillBegin) {
+    let mut state = shared.lock();
+    if !state.downloads.iter().any(|d| d.guid == begin.guid) {
+        state.downloads.push(Download {
+            guid: begin.guid,
+            state: "inProgress".to_owned(),
+            received_bytes: 0,
+            delivered: false,
+        });
+    }
+    drop(state);
+    shared.bump();
+}
+
+/// `downloadProgress` (browser or page domain): a download's state and bytes so far.
+fn on_download_progress(shared: &Shared, progress: DownloadProgress) {
+    let mut state = shared.lock();
+    if let Some(d) = state.downloads.iter_mut().find(|d| d.guid == progress.guid) {
+        d.state = progress.state;
+        d.received_bytes = progress.received_bytes.max(0.0) as u64;
+    }
+    drop(state);
+    shared.bump();
 }
 
 fn push_console(shared: &Shared, session: &SessionId, entry: ConsoleEntry) {

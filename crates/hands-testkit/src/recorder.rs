@@ -11,9 +11,9 @@ use x11rb::connection::{Connection as _, RequestConnection as _};
 use x11rb::errors::{ConnectionError, ReplyError, ReplyOrIdError};
 use x11rb::protocol::Event;
 use x11rb::protocol::xproto::{
-    Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, CreateGCAux, CreateWindowAux,
-    EventMask, ImageFormat, ImageOrder, InputFocus, MapState, Mapping, PropMode, Rectangle, Window,
-    WindowClass,
+    Atom, AtomEnum, ButtonPressEvent, ClientMessageEvent, ConnectionExt as _, CreateGCAux,
+    CreateWindowAux, EventMask, ImageFormat, ImageOrder, InputFocus, KeyPressEvent, MapState,
+    Mapping, MappingNotifyEvent, PropMode, Rectangle, Window, WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
@@ -669,121 +669,28 @@ fn handle(
     atoms: Atoms,
     event: Event,
 ) -> Result<bool, RecorderError> {
-    let pointer = |kind, detail, x: i16, y: i16, st: u16, time| InputEvent {
-        kind,
-        detail,
-        x: i32::from(x),
-        y: i32::from(y),
-        state: st,
-        keysym: None,
-        ch: None,
-        time,
-    };
-    let record = |e: InputEvent| {
-        state.lock().events.push(e);
-        state.changed.notify_all();
-    };
-    let key = |kind, keycode: u8, x: i16, y: i16, st: u16, time| {
-        let mut shared = state.lock();
-        let sym = shared.keyboard.keysym(keycode, st);
-        shared.events.push(InputEvent {
-            kind,
-            detail: keycode,
-            x: i32::from(x),
-            y: i32::from(y),
-            state: st,
-            keysym: sym,
-            ch: sym.and_then(keysym::to_char),
-            time,
-        });
-        drop(shared);
-        state.changed.notify_all();
-    };
     match event {
-        Event::ButtonPress(e) => record(pointer(
-            EventKind::ButtonPress,
-            e.detail,
-            e.root_x,
-            e.root_y,
-            e.state.into(),
-            e.time,
-        )),
-        Event::ButtonRelease(e) => record(pointer(
-            EventKind::ButtonRelease,
-            e.detail,
-            e.root_x,
-            e.root_y,
-            e.state.into(),
-            e.time,
-        )),
-        Event::MotionNotify(e) => record(pointer(
-            EventKind::Motion,
-            0,
-            e.root_x,
-            e.root_y,
-            e.state.into(),
-            e.time,
-        )),
-        Event::KeyPress(e) => {
-            key(
-                EventKind::KeyPress,
-                e.detail,
-                e.root_x,
-                e.root_y,
-                e.state.into(),
-                e.time,
-            );
-            let slow = {
-                let shared = state.lock();
-                let pressed = shared.keyboard.keysym(e.detail, e.state.into());
-                shared.slow_key.filter(|(sym, _, _)| pressed == Some(*sym))
-            };
-            if let Some((_, delay, [r, g, b])) = slow {
-                std::thread::sleep(delay);
-                let gc = conn.generate_id()?;
-                let pixel = u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b);
-                conn.create_gc(gc, atoms.window, &CreateGCAux::new().foreground(pixel))?;
-                conn.poly_fill_rectangle(
-                    atoms.window,
-                    gc,
-                    &[Rectangle {
-                        x: 0,
-                        y: 0,
-                        width: u16::MAX,
-                        height: u16::MAX,
-                    }],
-                )?;
-                conn.free_gc(gc)?;
-                conn.flush()?;
-            }
-        }
-        Event::KeyRelease(e) => key(
-            EventKind::KeyRelease,
-            e.detail,
-            e.root_x,
-            e.root_y,
-            e.state.into(),
-            e.time,
+        Event::ButtonPress(e) => record_button(state, EventKind::ButtonPress, &e),
+        Event::ButtonRelease(e) => record_button(state, EventKind::ButtonRelease, &e),
+        Event::MotionNotify(e) => record(
+            state,
+            InputEvent {
+                kind: EventKind::Motion,
+                detail: 0,
+                x: i32::from(e.root_x),
+                y: i32::from(e.root_y),
+                state: e.state.into(),
+                keysym: None,
+                ch: None,
+                time: e.time,
+            },
         ),
-        Event::MappingNotify(e) => {
-            // Read the new mapping before translating any later key event, as Xlib does on its
-            // next lookup.
-            if e.request == Mapping::KEYBOARD {
-                state.lock().n_mapping_notifies += 1;
-                let reply = conn
-                    .get_keyboard_mapping(e.first_keycode, e.count)?
-                    .reply()?;
-                state.lock().keyboard.update(
-                    e.first_keycode,
-                    reply.keysyms_per_keycode,
-                    &reply.keysyms,
-                );
-            } else if e.request == Mapping::MODIFIER {
-                let mut keyboard = state.lock().keyboard.clone();
-                fetch_modifiers(conn, &mut keyboard)?;
-                state.lock().keyboard = keyboard;
-            }
+        Event::KeyPress(e) => {
+            record_key(state, EventKind::KeyPress, &e);
+            answer_slow_key(conn, state, atoms, &e)?;
         }
+        Event::KeyRelease(e) => record_key(state, EventKind::KeyRelease, &e),
+        Event::MappingNotify(e) => on_mapping_notify(conn, state, &e)?,
         Event::MapNotify(_) => {
             state.lock().mapped = true;
             state.changed.notify_all();
@@ -820,4 +727,105 @@ fn handle(
         _ => {}
     }
     Ok(true)
+}
+
+/// Appends one event to the log and wakes the waiters.
+fn record(state: &State, event: InputEvent) {
+    state.lock().events.push(event);
+    state.changed.notify_all();
+}
+
+/// Records a button press or release (the two share one X event type).
+fn record_button(state: &State, kind: EventKind, e: &ButtonPressEvent) {
+    record(
+        state,
+        InputEvent {
+            kind,
+            detail: e.detail,
+            x: i32::from(e.root_x),
+            y: i32::from(e.root_y),
+            state: e.state.into(),
+            keysym: None,
+            ch: None,
+            time: e.time,
+        },
+    );
+}
+
+/// Records a key press or release (the two share one X event type), with the keysym and
+/// character the keyboard mapping gives it at that moment.
+fn record_key(state: &State, kind: EventKind, e: &KeyPressEvent) {
+    let mut shared = state.lock();
+    let sym = shared.keyboard.keysym(e.detail, e.state.into());
+    shared.events.push(InputEvent {
+        kind,
+        detail: e.detail,
+        x: i32::from(e.root_x),
+        y: i32::from(e.root_y),
+        state: e.state.into(),
+        keysym: sym,
+        ch: sym.and_then(keysym::to_char),
+        time: e.time,
+    });
+    drop(shared);
+    state.changed.notify_all();
+}
+
+/// When the pressed key is the configured slow key: waits its delay, then paints the window
+/// its colour (a client that answers a key late, with something to see).
+fn answer_slow_key(
+    conn: &RustConnection,
+    state: &State,
+    atoms: Atoms,
+    e: &KeyPressEvent,
+) -> Result<(), RecorderError> {
+    let slow = {
+        let shared = state.lock();
+        let pressed = shared.keyboard.keysym(e.detail, e.state.into());
+        shared.slow_key.filter(|(sym, _, _)| pressed == Some(*sym))
+    };
+    let Some((_, delay, [r, g, b])) = slow else {
+        return Ok(());
+    };
+    std::thread::sleep(delay);
+    let gc = conn.generate_id()?;
+    let pixel = u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b);
+    conn.create_gc(gc, atoms.window, &CreateGCAux::new().foreground(pixel))?;
+    conn.poly_fill_rectangle(
+        atoms.window,
+        gc,
+        &[Rectangle {
+            x: 0,
+            y: 0,
+            width: u16::MAX,
+            height: u16::MAX,
+        }],
+    )?;
+    conn.free_gc(gc)?;
+    conn.flush()?;
+    Ok(())
+}
+
+/// A changed keyboard or modifier mapping: read the new one before translating any later key
+/// event, as Xlib does on its next lookup.
+fn on_mapping_notify(
+    conn: &RustConnection,
+    state: &State,
+    e: &MappingNotifyEvent,
+) -> Result<(), RecorderError> {
+    if e.request == Mapping::KEYBOARD {
+        state.lock().n_mapping_notifies += 1;
+        let reply = conn
+            .get_keyboard_mapping(e.first_keycode, e.count)?
+            .reply()?;
+        state
+            .lock()
+            .keyboard
+            .update(e.first_keycode, reply.keysyms_per_keycode, &reply.keysyms);
+    } else if e.request == Mapping::MODIFIER {
+        let mut keyboard = state.lock().keyboard.clone();
+        fetch_modifiers(conn, &mut keyboard)?;
+        state.lock().keyboard = keyboard;
+    }
+    Ok(())
 }

@@ -20,7 +20,11 @@
 //!   crate's `[dependencies]` is stated;
 //! - (e) every spec citation in a source comment (the word `Spec` and a colon) names, first, the
 //!   stem of a file in `docs/spec/` (`claude-computer-use-tool` for
-//!   `docs/spec/claude-computer-use-tool.es.md`).
+//!   `docs/spec/claude-computer-use-tool.es.md`);
+//! - (f) no function over 150 lines (from its `fn` keyword to its closing brace, measured on the
+//!   `syn` parse) in a tracked `.rs` file of `crates/`, methods of impl and trait blocks included,
+//!   test code left out (`tests/` and `benches/` directories, `tests.rs` files, `#[cfg(test)]`
+//!   items, `#[test]` functions).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -371,6 +375,153 @@ fn spec_citations(sources: &[(String, String)], stems: &BTreeSet<String>) -> Vec
     out
 }
 
+/// The longest function outside tests: lines from its `fn` keyword to its closing brace.
+const MAX_FN_LINES: usize = 150;
+
+/// Whether a tracked path is test or bench code, which rule (f) does not measure: anything
+/// under a `tests` or `benches` directory, and `tests.rs` modules.
+fn is_test_code(path: &str) -> bool {
+    let mut parts = path.split('/');
+    let file = parts.next_back().unwrap_or("");
+    file == "tests.rs" || parts.any(|dir| dir == "tests" || dir == "benches")
+}
+
+/// Whether `cfg(…)` holds only when testing: `cfg(test)`, or `cfg(all(…))` with `test` among
+/// its conditions.
+fn cfg_is_test(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<bool> {
+    if meta.path.is_ident("test") {
+        return Ok(true);
+    }
+    let mut test = false;
+    if meta.path.is_ident("all") {
+        meta.parse_nested_meta(|inner| {
+            test |= cfg_is_test(&inner)?;
+            Ok(())
+        })?;
+    } else if meta.input.peek(syn::token::Paren) {
+        // `not(test)`, `any(test, …)`: compiled outside tests too; their contents are skipped.
+        meta.parse_nested_meta(|_| Ok(()))?;
+    } else if meta.input.peek(syn::Token![=]) {
+        // `feature = "…"`: the value is skipped.
+        meta.value()?.parse::<syn::Lit>()?;
+    }
+    Ok(test)
+}
+
+/// Whether an item's attributes make it test code: `#[test]` (any `…::test`, such as
+/// `#[tokio::test]`) or a `cfg` that holds only when testing.
+fn is_test_item(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        let path = attr.path();
+        if path.segments.last().is_some_and(|s| s.ident == "test") {
+            return true;
+        }
+        let mut test = false;
+        if path.is_ident("cfg") {
+            // An unreadable `cfg` counts as not a test: the function is measured.
+            let _ = attr.parse_nested_meta(|meta| {
+                test |= cfg_is_test(&meta)?;
+                Ok(())
+            });
+        }
+        test
+    })
+}
+
+/// The functions of one file, with the line of their `fn` keyword and their length in lines;
+/// test code skipped. Methods of impl blocks and default methods of traits are functions too.
+#[derive(Default)]
+struct Functions {
+    found: Vec<(usize, usize, String)>,
+}
+
+impl Functions {
+    fn note(&mut self, name: &syn::Ident, fn_token: &syn::token::Fn, block: &syn::Block) {
+        let first = fn_token.span.start().line;
+        let last = block.brace_token.span.close().end().line;
+        self.found.push((first, last + 1 - first, name.to_string()));
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Functions {
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        if !is_test_item(&item.attrs) {
+            syn::visit::visit_item_mod(self, item);
+        }
+    }
+
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        if !is_test_item(&item.attrs) {
+            syn::visit::visit_item_impl(self, item);
+        }
+    }
+
+    fn visit_item_fn(&mut self, item: &'ast syn::ItemFn) {
+        if !is_test_item(&item.attrs) {
+            self.note(&item.sig.ident, &item.sig.fn_token, &item.block);
+            syn::visit::visit_item_fn(self, item);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        if !is_test_item(&item.attrs) {
+            self.note(&item.sig.ident, &item.sig.fn_token, &item.block);
+            syn::visit::visit_impl_item_fn(self, item);
+        }
+    }
+
+    fn visit_trait_item_fn(&mut self, item: &'ast syn::TraitItemFn) {
+        if is_test_item(&item.attrs) {
+            return;
+        }
+        if let Some(block) = &item.default {
+            self.note(&item.sig.ident, &item.sig.fn_token, block);
+        }
+        syn::visit::visit_trait_item_fn(self, item);
+    }
+}
+
+/// (f) No function over [`MAX_FN_LINES`] lines in a tracked `.rs` file of `crates/`, outside
+/// test code (`tests/` and `benches/` directories, `tests.rs` files, `#[cfg(test)]` items,
+/// `#[test]` functions). Lengths come from the parsed
+/// source (`syn` spans), so braces in strings and comments do not count.
+fn long_functions(sources: &[(String, String)]) -> Vec<String> {
+    use syn::visit::Visit as _;
+    let mut out = Vec::new();
+    for (path, text) in sources {
+        if !path.starts_with("crates/") || !path.ends_with(".rs") || is_test_code(path) {
+            continue;
+        }
+        let file = match syn::parse_file(text) {
+            Ok(file) => file,
+            Err(e) => {
+                let at = e.span().start();
+                out.push(format!(
+                    "{path}:{}:{}: does not parse as Rust ({e}), so its functions cannot be \
+                     measured",
+                    at.line,
+                    at.column + 1
+                ));
+                continue;
+            }
+        };
+        if is_test_item(&file.attrs) {
+            continue;
+        }
+        let mut functions = Functions::default();
+        functions.visit_file(&file);
+        for (line, n_lines, name) in functions.found {
+            if n_lines > MAX_FN_LINES {
+                out.push(format!(
+                    "{path}:{line}: fn `{name}` is {n_lines} lines (the limit is {MAX_FN_LINES}); \
+                     split it into named helpers, one per concern"
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// The repository this crate lives in.
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -456,6 +607,7 @@ fn the_repository_keeps_the_house_rules() {
     violations.extend(crates_named(&crate_dirs, &architecture));
     violations.extend(dependency_arrows(&architecture, &manifests));
     violations.extend(spec_citations(&sources, &stems));
+    violations.extend(long_functions(&sources));
     assert!(
         violations.is_empty(),
         "the house rules are broken:\n{}",
@@ -768,6 +920,117 @@ mod rules {
                      docs/spec/; start it with one of {stems:?}"
                 ),
             ]
+        );
+    }
+
+    /// A function `name` of exactly `n_lines` lines, from `fn` to the closing brace, indented
+    /// by `indent`; its body holds a string with an unbalanced brace, which a brace counter
+    /// would trip on.
+    fn function(indent: &str, name: &str, n_lines: usize) -> String {
+        let mut text = format!("{indent}fn {name}() {{\n{indent}    let _ = \"{{\";\n");
+        for _ in 0..n_lines - 3 {
+            text.push_str(&format!("{indent}    let _ = 1;\n"));
+        }
+        text.push_str(&format!("{indent}}}\n"));
+        text
+    }
+
+    fn source(path: &str, text: String) -> (String, String) {
+        (path.to_owned(), text)
+    }
+
+    #[test]
+    fn a_function_over_150_lines_is_refused_and_one_of_150_is_not() {
+        assert_eq!(function("", "f", 151).lines().count(), 151);
+        let text = format!(
+            "//! A file.\n\n{}\n{}",
+            function("", "at_the_limit", MAX_FN_LINES),
+            function("", "over_the_limit", MAX_FN_LINES + 1)
+        );
+        assert_eq!(
+            long_functions(&[source("crates/x/src/lib.rs", text)]),
+            [
+                "crates/x/src/lib.rs:154: fn `over_the_limit` is 151 lines (the limit is 150); \
+              split it into named helpers, one per concern"
+            ]
+        );
+    }
+
+    #[test]
+    fn methods_of_impl_and_trait_blocks_are_functions_too() {
+        let text = format!(
+            "struct S;\nimpl S {{\n{}}}\ntrait T {{\n{}}}\n",
+            function("    ", "method", 151),
+            function("    ", "provided", 151)
+        );
+        assert_eq!(
+            long_functions(&[source("crates/x/src/s.rs", text)]),
+            [
+                "crates/x/src/s.rs:3: fn `method` is 151 lines (the limit is 150); split it \
+                 into named helpers, one per concern",
+                "crates/x/src/s.rs:156: fn `provided` is 151 lines (the limit is 150); split it \
+                 into named helpers, one per concern",
+            ]
+        );
+    }
+
+    #[test]
+    fn test_code_is_not_measured() {
+        let long = || function("", "long", 151);
+        let sources = [
+            source("crates/x/tests/e2e.rs", long()),
+            source("crates/x/src/browser/tests.rs", long()),
+            source("crates/x/benches/speed.rs", long()),
+            source(
+                "crates/x/src/a.rs",
+                format!("#[cfg(test)]\nmod tests {{\n{}}}\n", long()),
+            ),
+            source("crates/x/src/b.rs", format!("#[test]\n{}", long())),
+            source("crates/x/src/c.rs", format!("#[tokio::test]\n{}", long())),
+            source(
+                "crates/x/src/d.rs",
+                format!("#[cfg(all(test, unix))]\n{}", long()),
+            ),
+            source("crates/x/src/e.rs", format!("#![cfg(test)]\n{}", long())),
+            // Outside `crates/`, and not Rust.
+            source("scripts/tool.rs", long()),
+            source("crates/x/src/tool.py", long()),
+        ];
+        assert!(long_functions(&sources).is_empty());
+        // Compiled outside tests too: measured.
+        let sources = [
+            source(
+                "crates/x/src/f.rs",
+                format!("#[cfg(not(test))]\n{}", long()),
+            ),
+            source(
+                "crates/x/src/g.rs",
+                format!("#[cfg(any(test, unix))]\n{}", long()),
+            ),
+            source(
+                "crates/x/src/h.rs",
+                format!("#[cfg(feature = \"x\")]\n{}", long()),
+            ),
+        ];
+        assert_eq!(long_functions(&sources).len(), 3);
+    }
+
+    #[test]
+    fn a_source_that_does_not_parse_is_reported() {
+        let sources = [
+            source("crates/x/src/item.rs", "fn f() {}\nlet x = 1;\n".to_owned()),
+            source("crates/x/src/brace.rs", "fn f() {\n".to_owned()),
+        ];
+        let found = long_functions(&sources);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found[0].starts_with("crates/x/src/item.rs:2:1: does not parse as Rust (expected "),
+            "{found:?}"
+        );
+        assert!(
+            found[1].starts_with("crates/x/src/brace.rs:1:")
+                && found[1].ends_with("so its functions cannot be measured"),
+            "{found:?}"
         );
     }
 }

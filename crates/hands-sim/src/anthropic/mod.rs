@@ -347,6 +347,18 @@ fn cut(mut events: Vec<crate::sse::Event>, fault: &Fault) -> (Vec<crate::sse::Ev
 /// back, last and unchanged, to let it go on (api-contracts A).
 const PAUSE_TURN: &str = "pause_turn";
 
+/// What [`finalize`] counts over the blocks of a turn while it stamps them.
+#[derive(Default)]
+struct Tally {
+    n_tool_uses: usize,
+    has_thinking: bool,
+    /// The id of the latest `mcp_tool_use` / `server_tool_use`, for the result after it.
+    last_use: HashMap<&'static str, Value>,
+    needs_container: bool,
+    output_tokens: u64,
+    thinking_tokens: u64,
+}
+
 /// Turns a policy's turn into a Message: ids, signatures, stop_reason, usage. Fails when the
 /// turn could not come from a model given this request.
 fn finalize(
@@ -366,158 +378,21 @@ fn finalize(
             );
         }
     };
-    let mut n_tool_uses = 0;
-    let mut has_thinking = false;
-    // The id of the latest `mcp_tool_use` / `server_tool_use`, for the result after it.
-    let mut last_use: HashMap<&str, Value> = HashMap::new();
-    let mut needs_container = false;
-    let mut output_tokens = 0;
-    let mut thinking_tokens = 0;
+    let mut tally = Tally::default();
     for (idx, block) in blocks.iter_mut().enumerate() {
         let Some(obj) = block.as_object_mut() else {
             return Err(format!(
                 "hands-sim: block {idx} of the policy's turn is not an object"
             ));
         };
-        let block_type = obj
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        match block_type.as_str() {
-            "text" => {
-                let Some(text) = obj.get("text").and_then(Value::as_str) else {
-                    return Err(format!("hands-sim: text block {idx} has no `text`"));
-                };
-                output_tokens += text_tokens(text);
-            }
-            "tool_use" => {
-                n_tool_uses += 1;
-                let Some(name) = obj.get("name").and_then(Value::as_str).map(str::to_owned) else {
-                    return Err(format!("hands-sim: tool_use block {idx} has no `name`"));
-                };
-                let toolset_name = obj.get("toolset_name").and_then(Value::as_str);
-                if !checked.declared.allows(toolset_name, &name) {
-                    let what = match toolset_name {
-                        Some(ts) => format!("member `{name}` of toolset `{ts}`"),
-                        None => format!("tool `{name}`"),
-                    };
-                    return Err(format!(
-                        "hands-sim: the policy called {what}, which the request does not declare or enable"
-                    ));
-                }
-                if state.anthropic_config.member_input_schemas
-                    && let Some(kind) = toolset_name.and_then(|ts| {
-                        checked
-                            .declared
-                            .toolsets
-                            .iter()
-                            .find(|t| t.kind.toolset_name() == ts)
-                            .map(|t| t.kind)
-                    })
-                {
-                    let input = obj.get("input").cloned().unwrap_or_else(|| json!({}));
-                    if let Err(why) = crate::member_inputs::check(kind, &name, &input) {
-                        return Err(format!(
-                            "hands-sim: the policy called member `{name}` of toolset `{}` with an input the API's type refuses ({why}); a model sends the shapes of anthropic's beta_{}_{name}_input",
-                            kind.toolset_name(),
-                            kind.toolset_name()
-                        ));
-                    }
-                }
-                if !obj.get("id").is_some_and(Value::is_string) {
-                    obj.insert("id".into(), json!(state.ids.next("toolu_01")));
-                }
-                let input = obj.entry("input").or_insert_with(|| json!({}));
-                if !input.is_object() {
-                    return Err(format!(
-                        "hands-sim: tool_use block {idx} input is not an object"
-                    ));
-                }
-                output_tokens += text_tokens(&input.to_string()) + 8;
-            }
-            "thinking" => {
-                has_thinking = true;
-                let Some(text) = obj
-                    .get("thinking")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                else {
-                    return Err(format!("hands-sim: thinking block {idx} has no `thinking`"));
-                };
-                obj.insert(
-                    "signature".into(),
-                    json!(state.signer.thinking_signature(&text)),
-                );
-                thinking_tokens += text_tokens(&text);
-            }
-            "redacted_thinking" => {
-                has_thinking = true;
-                let payload = obj
-                    .get("data")
-                    .and_then(Value::as_str)
-                    .unwrap_or("redacted")
-                    .to_owned();
-                obj.insert(
-                    "data".into(),
-                    json!(state.signer.seal("redacted_thinking", payload.as_bytes())),
-                );
-                thinking_tokens += text_tokens(&payload);
-            }
-            "mcp_tool_use" => {
-                if !obj.get("id").is_some_and(Value::is_string) {
-                    obj.insert("id".into(), json!(state.ids.next("mcptoolu_01")));
-                }
-                last_use.insert(
-                    "mcp_tool_use",
-                    obj.get("id").cloned().unwrap_or(Value::Null),
-                );
-                output_tokens += text_tokens(&obj_to_string(obj));
-            }
-            "server_tool_use" => {
-                let name = obj.get("name").and_then(Value::as_str).unwrap_or("");
-                if !checked.declared.names.contains(name) {
-                    return Err(format!(
-                        "hands-sim: the policy used server tool `{name}`, which the request does not declare"
-                    ));
-                }
-                if !obj.get("id").is_some_and(Value::is_string) {
-                    obj.insert("id".into(), json!(state.ids.next("srvtoolu_01")));
-                }
-                last_use.insert(
-                    "server_tool_use",
-                    obj.get("id").cloned().unwrap_or(Value::Null),
-                );
-                output_tokens += text_tokens(&obj_to_string(obj));
-            }
-            result_type if result_type.ends_with("_tool_result") => {
-                let use_type = if result_type == "mcp_tool_result" {
-                    "mcp_tool_use"
-                } else {
-                    "server_tool_use"
-                };
-                if !obj.contains_key("tool_use_id") {
-                    let Some(id) = last_use.get(use_type).cloned() else {
-                        return Err(format!(
-                            "hands-sim: `{result_type}` block {idx} follows no `{use_type}`"
-                        ));
-                    };
-                    obj.insert("tool_use_id".into(), id);
-                }
-                if mcp::CONTAINER_RESULTS.contains(&result_type) {
-                    needs_container = true;
-                }
-                output_tokens += text_tokens(&obj_to_string(obj));
-            }
-            _ => output_tokens += text_tokens(&obj_to_string(obj)),
-        }
+        stamp_block(state, checked, idx, obj, &mut tally)?;
     }
     for block in &blocks {
         if let Some(key) = mcp::identity(block) {
             state.anthropic.issued.insert(key, block.clone());
         }
     }
-    let container = if needs_container {
+    let container = if tally.needs_container {
         let id = match container {
             Some(id) => id,
             None => {
@@ -530,22 +405,8 @@ fn finalize(
     } else {
         None
     };
-    if checked.disable_parallel && n_tool_uses > 1 {
-        return Err(format!(
-            "hands-sim: the policy's turn has {n_tool_uses} tool_use blocks but tool_choice.disable_parallel_tool_use is true"
-        ));
-    }
-    if checked.forced && n_tool_uses == 0 && stopped.is_none() {
-        return Err(
-            "hands-sim: tool_choice forces a tool call but the policy's turn has none".to_owned(),
-        );
-    }
-    if checked.no_tools && n_tool_uses > 0 {
-        return Err(
-            "hands-sim: tool_choice is `none` but the policy's turn calls a tool".to_owned(),
-        );
-    }
-    if has_thinking {
+    check_tool_choice(checked, tally.n_tool_uses, stopped.is_some())?;
+    if tally.has_thinking {
         for block in &blocks {
             if let Some(id) = block
                 .get("type")
@@ -557,20 +418,214 @@ fn finalize(
             }
         }
     }
-    let cache = state
-        .anthropic
-        .cache
-        .explicit(&checked.prompt, state.anthropic_config.min_cacheable_tokens);
-    let output_tokens = (output_tokens + thinking_tokens).max(1);
     let stop_reason = match &stopped {
         Some(reason) => reason.as_str(),
-        None if n_tool_uses > 0 => "tool_use",
+        None if tally.n_tool_uses > 0 => "tool_use",
         None => "end_turn",
     };
     if stop_reason == PAUSE_TURN {
         state.anthropic.paused.push(Value::Array(blocks.clone()));
     }
-    let mut message = json!({
+    let mut message = message(state, checked, blocks, stop_reason, &tally);
+    if let Some(applied) = &checked.applied_edits {
+        message["context_management"] = json!({"applied_edits": applied});
+    }
+    if let Some(container) = container {
+        message["container"] = container;
+    }
+    Ok(message)
+}
+
+/// Stamps block `idx` of a turn (ids, signatures, the use a result answers) and counts it in
+/// `tally`. Fails when the block could not come from a model given this request.
+fn stamp_block(
+    state: &mut State,
+    checked: &Checked,
+    idx: usize,
+    obj: &mut serde_json::Map<String, Value>,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let block_type = obj
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    match block_type.as_str() {
+        "text" => {
+            let Some(text) = obj.get("text").and_then(Value::as_str) else {
+                return Err(format!("hands-sim: text block {idx} has no `text`"));
+            };
+            tally.output_tokens += text_tokens(text);
+        }
+        "tool_use" => {
+            tally.n_tool_uses += 1;
+            tally.output_tokens += stamp_tool_use(state, checked, idx, obj)?;
+        }
+        "thinking" => {
+            tally.has_thinking = true;
+            let Some(text) = obj
+                .get("thinking")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+            else {
+                return Err(format!("hands-sim: thinking block {idx} has no `thinking`"));
+            };
+            obj.insert(
+                "signature".into(),
+                json!(state.signer.thinking_signature(&text)),
+            );
+            tally.thinking_tokens += text_tokens(&text);
+        }
+        "redacted_thinking" => {
+            tally.has_thinking = true;
+            let payload = obj
+                .get("data")
+                .and_then(Value::as_str)
+                .unwrap_or("redacted")
+                .to_owned();
+            obj.insert(
+                "data".into(),
+                json!(state.signer.seal("redacted_thinking", payload.as_bytes())),
+            );
+            tally.thinking_tokens += text_tokens(&payload);
+        }
+        "mcp_tool_use" => {
+            if !obj.get("id").is_some_and(Value::is_string) {
+                obj.insert("id".into(), json!(state.ids.next("mcptoolu_01")));
+            }
+            tally.last_use.insert(
+                "mcp_tool_use",
+                obj.get("id").cloned().unwrap_or(Value::Null),
+            );
+            tally.output_tokens += text_tokens(&obj_to_string(obj));
+        }
+        "server_tool_use" => {
+            let name = obj.get("name").and_then(Value::as_str).unwrap_or("");
+            if !checked.declared.names.contains(name) {
+                return Err(format!(
+                    "hands-sim: the policy used server tool `{name}`, which the request does not declare"
+                ));
+            }
+            if !obj.get("id").is_some_and(Value::is_string) {
+                obj.insert("id".into(), json!(state.ids.next("srvtoolu_01")));
+            }
+            tally.last_use.insert(
+                "server_tool_use",
+                obj.get("id").cloned().unwrap_or(Value::Null),
+            );
+            tally.output_tokens += text_tokens(&obj_to_string(obj));
+        }
+        result_type if result_type.ends_with("_tool_result") => {
+            let use_type = if result_type == "mcp_tool_result" {
+                "mcp_tool_use"
+            } else {
+                "server_tool_use"
+            };
+            if !obj.contains_key("tool_use_id") {
+                let Some(id) = tally.last_use.get(use_type).cloned() else {
+                    return Err(format!(
+                        "hands-sim: `{result_type}` block {idx} follows no `{use_type}`"
+                    ));
+                };
+                obj.insert("tool_use_id".into(), id);
+            }
+            if mcp::CONTAINER_RESULTS.contains(&result_type) {
+                tally.needs_container = true;
+            }
+            tally.output_tokens += text_tokens(&obj_to_string(obj));
+        }
+        _ => tally.output_tokens += text_tokens(&obj_to_string(obj)),
+    }
+    Ok(())
+}
+
+/// Checks a `tool_use` block against the declared tools (and, when configured, its input
+/// against the API's member type), gives it an id when it has none, and returns its output
+/// tokens.
+fn stamp_tool_use(
+    state: &mut State,
+    checked: &Checked,
+    idx: usize,
+    obj: &mut serde_json::Map<String, Value>,
+) -> Result<u64, String> {
+    let Some(name) = obj.get("name").and_then(Value::as_str).map(str::to_owned) else {
+        return Err(format!("hands-sim: tool_use block {idx} has no `name`"));
+    };
+    let toolset_name = obj.get("toolset_name").and_then(Value::as_str);
+    if !checked.declared.allows(toolset_name, &name) {
+        let what = match toolset_name {
+            Some(ts) => format!("member `{name}` of toolset `{ts}`"),
+            None => format!("tool `{name}`"),
+        };
+        return Err(format!(
+            "hands-sim: the policy called {what}, which the request does not declare or enable"
+        ));
+    }
+    if state.anthropic_config.member_input_schemas
+        && let Some(kind) = toolset_name.and_then(|ts| {
+            checked
+                .declared
+                .toolsets
+                .iter()
+                .find(|t| t.kind.toolset_name() == ts)
+                .map(|t| t.kind)
+        })
+    {
+        let input = obj.get("input").cloned().unwrap_or_else(|| json!({}));
+        if let Err(why) = crate::member_inputs::check(kind, &name, &input) {
+            return Err(format!(
+                "hands-sim: the policy called member `{name}` of toolset `{}` with an input the API's type refuses ({why}); a model sends the shapes of anthropic's beta_{}_{name}_input",
+                kind.toolset_name(),
+                kind.toolset_name()
+            ));
+        }
+    }
+    if !obj.get("id").is_some_and(Value::is_string) {
+        obj.insert("id".into(), json!(state.ids.next("toolu_01")));
+    }
+    let input = obj.entry("input").or_insert_with(|| json!({}));
+    if !input.is_object() {
+        return Err(format!(
+            "hands-sim: tool_use block {idx} input is not an object"
+        ));
+    }
+    Ok(text_tokens(&input.to_string()) + 8)
+}
+
+/// Refuses a turn whose number of tool calls the request's `tool_choice` forbids.
+fn check_tool_choice(checked: &Checked, n_tool_uses: usize, stopped: bool) -> Result<(), String> {
+    if checked.disable_parallel && n_tool_uses > 1 {
+        return Err(format!(
+            "hands-sim: the policy's turn has {n_tool_uses} tool_use blocks but tool_choice.disable_parallel_tool_use is true"
+        ));
+    }
+    if checked.forced && n_tool_uses == 0 && !stopped {
+        return Err(
+            "hands-sim: tool_choice forces a tool call but the policy's turn has none".to_owned(),
+        );
+    }
+    if checked.no_tools && n_tool_uses > 0 {
+        return Err(
+            "hands-sim: tool_choice is `none` but the policy's turn calls a tool".to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// The Message of a finalized turn, with its usage (the prompt cache read and written now).
+fn message(
+    state: &mut State,
+    checked: &Checked,
+    blocks: Vec<Value>,
+    stop_reason: &str,
+    tally: &Tally,
+) -> Value {
+    let cache = state
+        .anthropic
+        .cache
+        .explicit(&checked.prompt, state.anthropic_config.min_cacheable_tokens);
+    let output_tokens = (tally.output_tokens + tally.thinking_tokens).max(1);
+    json!({
         "id": state.ids.next("msg_01"),
         "type": "message",
         "role": "assistant",
@@ -587,17 +642,10 @@ fn finalize(
                 "ephemeral_1h_input_tokens": cache.written_1h,
             },
             "output_tokens": output_tokens,
-            "output_tokens_details": {"thinking_tokens": thinking_tokens},
+            "output_tokens_details": {"thinking_tokens": tally.thinking_tokens},
             "service_tier": "standard",
         },
-    });
-    if let Some(applied) = &checked.applied_edits {
-        message["context_management"] = json!({"applied_edits": applied});
-    }
-    if let Some(container) = container {
-        message["container"] = container;
-    }
-    Ok(message)
+    })
 }
 
 fn obj_to_string(obj: &serde_json::Map<String, Value>) -> String {

@@ -340,6 +340,13 @@ fn container_for(state: &mut State, checked: &Checked) -> String {
     }
 }
 
+/// What [`finalize`] counts over the items of a turn while it stamps them.
+#[derive(Default)]
+struct Tally {
+    n_calls: usize,
+    reasoning_tokens: u64,
+}
+
 /// Turns a policy's turn into a Response object: ids, safety-check ids, encrypted reasoning,
 /// usage; stores it when `store` is on and `persist` holds.
 fn finalize(
@@ -360,185 +367,28 @@ fn finalize(
             );
         }
     };
-    let mut n_calls = 0;
-    let mut reasoning_tokens = 0;
+    let mut tally = Tally::default();
     for (idx, item) in output.iter_mut().enumerate() {
         let Some(obj) = item.as_object_mut() else {
             return Err(format!(
                 "hands-sim: item {idx} of the policy's turn is not an object"
             ));
         };
-        let item_type = obj
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        match item_type.as_str() {
-            "message" => {
-                obj.entry("id")
-                    .or_insert_with(|| json!(state.ids.next("msg_")));
-                obj.insert("status".into(), json!("completed"));
-                obj.insert("role".into(), json!("assistant"));
-                if let Some(Value::String(text)) = obj.get("content") {
-                    let parts = json!([{"type": "output_text", "text": text, "annotations": []}]);
-                    obj.insert("content".into(), parts);
-                }
-            }
-            "reasoning" => {
-                obj.entry("id")
-                    .or_insert_with(|| json!(state.ids.next("rs_")));
-                let summary = obj.entry("summary").or_insert_with(|| json!([])).clone();
-                for part in summary.as_array().into_iter().flatten() {
-                    reasoning_tokens +=
-                        text_tokens(part.get("text").and_then(Value::as_str).unwrap_or(""));
-                }
-                reasoning_tokens += 16;
-                if checked.include_encrypted {
-                    let payload = json!({"id": obj.get("id"), "summary": summary}).to_string();
-                    obj.insert(
-                        "encrypted_content".into(),
-                        json!(state.signer.encrypt(payload.as_bytes())),
-                    );
-                }
-            }
-            "computer_call" => {
-                n_calls += 1;
-                if !checked.declared.computer {
-                    return Err(
-                        "hands-sim: the policy emitted a computer_call but the request declares no computer tool"
-                            .to_owned(),
-                    );
-                }
-                if obj.get("action").is_none() && obj.get("actions").is_none() {
-                    return Err(format!(
-                        "hands-sim: computer_call item {idx} has neither `action` nor `actions`"
-                    ));
-                }
-                obj.entry("id")
-                    .or_insert_with(|| json!(state.ids.next("cu_")));
-                let call_id = fill_call_id(state, obj);
-                let checks = obj
-                    .entry("pending_safety_checks")
-                    .or_insert_with(|| json!([]));
-                let mut check_ids = Vec::new();
-                for check in checks.as_array_mut().into_iter().flatten() {
-                    let Some(check) = check.as_object_mut() else {
-                        return Err("hands-sim: a pending safety check is not an object".to_owned());
-                    };
-                    let id = check
-                        .entry("id")
-                        .or_insert_with(|| json!(state.ids.next("cu_sc_")))
-                        .as_str()
-                        .unwrap_or("")
-                        .to_owned();
-                    check_ids.push(id);
-                }
-                state.openai.calls.insert(call_id.clone(), check_ids);
-                note_status(state, obj, &call_id);
-            }
-            "function_call" => {
-                n_calls += 1;
-                let name = obj.get("name").and_then(Value::as_str).unwrap_or("");
-                if !checked.declared.functions.contains(name) {
-                    return Err(format!(
-                        "hands-sim: the policy called function `{name}`, which the request does not declare"
-                    ));
-                }
-                obj.entry("id")
-                    .or_insert_with(|| json!(state.ids.next("fc_")));
-                let call_id = fill_call_id(state, obj);
-                note_status(state, obj, &call_id);
-                let arguments = obj.entry("arguments").or_insert_with(|| json!("{}"));
-                if !arguments.is_string() {
-                    *arguments = json!(arguments.to_string());
-                }
-            }
-            // Passed through even when the request declares no MCP tool, so a test can check
-            // that the client stops on it; so are scripted `mcp_call`s (a forged approval id,
-            // a call the declaration forbids).
-            "mcp_approval_request" => {
-                obj.entry("id")
-                    .or_insert_with(|| json!(state.ids.next("mcpr_")));
-            }
-            "mcp_list_tools" => {
-                obj.entry("id")
-                    .or_insert_with(|| json!(state.ids.next("mcpl_")));
-            }
-            "mcp_call" => {
-                obj.entry("id")
-                    .or_insert_with(|| json!(state.ids.next("mcp_")));
-                obj.entry("status").or_insert_with(|| json!("completed"));
-            }
-            server_item
-                if let Some((family, _)) = validate::SERVER_TOOL_ITEMS
-                    .iter()
-                    .find(|(_, item)| *item == server_item) =>
-            {
-                // An undeclared server tool's item is passed through (the real API would not
-                // emit it), so a test can check that the client stops on it.
-                let declared = checked.declared.server_tools.contains(family);
-                let prefix = match *family {
-                    "web_search" => "ws_",
-                    "file_search" => "fs_",
-                    "code_interpreter" => "ci_",
-                    _ => "ig_",
-                };
-                obj.entry("id")
-                    .or_insert_with(|| json!(state.ids.next(prefix)));
-                obj.entry("status").or_insert_with(|| json!("completed"));
-                if declared && *family == "code_interpreter" && !obj.contains_key("container_id") {
-                    let container = container_for(state, checked);
-                    obj.insert("container_id".into(), json!(container));
-                }
-            }
-            _ => {}
-        }
+        stamp_item(state, checked, idx, obj, &mut tally)?;
     }
-    for item in &output {
-        let item_type = item.get("type").and_then(Value::as_str).unwrap_or("");
-        if validate::SERVER_ITEM_TYPES.contains(&item_type)
-            && let Some(id) = item.get("id").and_then(Value::as_str)
-        {
-            state.openai.issued.insert(id.to_owned(), item.clone());
-        }
-    }
-    for pair in output.windows(2) {
-        if pair[0].get("type").and_then(Value::as_str) == Some("reasoning")
-            && let (Some(rs), Some(next)) = (
-                pair[0].get("id").and_then(Value::as_str),
-                pair[1].get("id").and_then(Value::as_str),
-            )
-        {
-            state.openai.follows.insert(rs.to_owned(), next.to_owned());
-        }
-    }
-    if !checked.parallel && n_calls > 1 {
+    remember_items(state, &output);
+    if !checked.parallel && tally.n_calls > 1 {
         return Err(format!(
-            "hands-sim: the policy's turn has {n_calls} calls but parallel_tool_calls is false"
+            "hands-sim: the policy's turn has {} calls but parallel_tool_calls is false",
+            tally.n_calls
         ));
     }
-
-    // Over its threshold, a request with `context_management` compacts: the response opens
-    // with a compaction item that stands for the conversation so far.
-    if let Some(threshold) = checked.compact_threshold
-        && checked.prompt.total() > threshold
-    {
-        let id = state.ids.next("cmp_");
-        let tokens = (checked.prompt.total() / 10).clamp(1, COMPACTION_MAX_TOKENS);
-        let payload = json!({"id": id, "tokens": tokens}).to_string();
-        let sealed = state
-            .signer
-            .seal(validate::COMPACTION_DOMAIN, payload.as_bytes());
-        output.insert(
-            0,
-            json!({"type": "compaction", "id": id, "encrypted_content": sealed}),
-        );
-    }
+    compact(state, checked, &mut output);
     let cache = state
         .openai
         .cache
         .automatic(&checked.prompt, state.openai_config.min_cacheable_tokens);
-    let output_tokens = value_tokens(&json!(output)).max(1) + reasoning_tokens;
+    let output_tokens = value_tokens(&json!(output)).max(1) + tally.reasoning_tokens;
     let input_tokens = cache.input + cache.read;
     let id = state.ids.next("resp_");
     let created_at = SystemTime::now()
@@ -563,7 +413,7 @@ fn finalize(
             "input_tokens": input_tokens,
             "input_tokens_details": {"cached_tokens": cache.read, "cache_write_tokens": 0},
             "output_tokens": output_tokens,
-            "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+            "output_tokens_details": {"reasoning_tokens": tally.reasoning_tokens},
             "total_tokens": input_tokens + output_tokens,
         },
     });
@@ -578,4 +428,206 @@ fn finalize(
         state.openai.responses.insert(id, chain);
     }
     Ok(response)
+}
+
+/// Stamps item `idx` of a turn (ids, statuses, encrypted reasoning, call ids) and counts it in
+/// `tally`. Fails when the item could not come from a model given this request.
+fn stamp_item(
+    state: &mut State,
+    checked: &Checked,
+    idx: usize,
+    obj: &mut serde_json::Map<String, Value>,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let item_type = obj
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    match item_type.as_str() {
+        "message" => {
+            obj.entry("id")
+                .or_insert_with(|| json!(state.ids.next("msg_")));
+            obj.insert("status".into(), json!("completed"));
+            obj.insert("role".into(), json!("assistant"));
+            if let Some(Value::String(text)) = obj.get("content") {
+                let parts = json!([{"type": "output_text", "text": text, "annotations": []}]);
+                obj.insert("content".into(), parts);
+            }
+        }
+        "reasoning" => {
+            obj.entry("id")
+                .or_insert_with(|| json!(state.ids.next("rs_")));
+            let summary = obj.entry("summary").or_insert_with(|| json!([])).clone();
+            for part in summary.as_array().into_iter().flatten() {
+                tally.reasoning_tokens +=
+                    text_tokens(part.get("text").and_then(Value::as_str).unwrap_or(""));
+            }
+            tally.reasoning_tokens += 16;
+            if checked.include_encrypted {
+                let payload = json!({"id": obj.get("id"), "summary": summary}).to_string();
+                obj.insert(
+                    "encrypted_content".into(),
+                    json!(state.signer.encrypt(payload.as_bytes())),
+                );
+            }
+        }
+        "computer_call" => {
+            tally.n_calls += 1;
+            stamp_computer_call(state, checked, idx, obj)?;
+        }
+        "function_call" => {
+            tally.n_calls += 1;
+            let name = obj.get("name").and_then(Value::as_str).unwrap_or("");
+            if !checked.declared.functions.contains(name) {
+                return Err(format!(
+                    "hands-sim: the policy called function `{name}`, which the request does not declare"
+                ));
+            }
+            obj.entry("id")
+                .or_insert_with(|| json!(state.ids.next("fc_")));
+            let call_id = fill_call_id(state, obj);
+            note_status(state, obj, &call_id);
+            let arguments = obj.entry("arguments").or_insert_with(|| json!("{}"));
+            if !arguments.is_string() {
+                *arguments = json!(arguments.to_string());
+            }
+        }
+        // Passed through even when the request declares no MCP tool, so a test can check
+        // that the client stops on it; so are scripted `mcp_call`s (a forged approval id,
+        // a call the declaration forbids).
+        "mcp_approval_request" => {
+            obj.entry("id")
+                .or_insert_with(|| json!(state.ids.next("mcpr_")));
+        }
+        "mcp_list_tools" => {
+            obj.entry("id")
+                .or_insert_with(|| json!(state.ids.next("mcpl_")));
+        }
+        "mcp_call" => {
+            obj.entry("id")
+                .or_insert_with(|| json!(state.ids.next("mcp_")));
+            obj.entry("status").or_insert_with(|| json!("completed"));
+        }
+        server_item
+            if let Some((family, _)) = validate::SERVER_TOOL_ITEMS
+                .iter()
+                .find(|(_, item)| *item == server_item) =>
+        {
+            stamp_server_item(state, checked, family, obj);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Checks a `computer_call` against the declared tools and gives it (and its pending safety
+/// checks) ids, remembering the check ids its output must acknowledge.
+fn stamp_computer_call(
+    state: &mut State,
+    checked: &Checked,
+    idx: usize,
+    obj: &mut serde_json::Map<String, Value>,
+) -> Result<(), String> {
+    if !checked.declared.computer {
+        return Err(
+            "hands-sim: the policy emitted a computer_call but the request declares no computer tool"
+                .to_owned(),
+        );
+    }
+    if obj.get("action").is_none() && obj.get("actions").is_none() {
+        return Err(format!(
+            "hands-sim: computer_call item {idx} has neither `action` nor `actions`"
+        ));
+    }
+    obj.entry("id")
+        .or_insert_with(|| json!(state.ids.next("cu_")));
+    let call_id = fill_call_id(state, obj);
+    let checks = obj
+        .entry("pending_safety_checks")
+        .or_insert_with(|| json!([]));
+    let mut check_ids = Vec::new();
+    for check in checks.as_array_mut().into_iter().flatten() {
+        let Some(check) = check.as_object_mut() else {
+            return Err("hands-sim: a pending safety check is not an object".to_owned());
+        };
+        let id = check
+            .entry("id")
+            .or_insert_with(|| json!(state.ids.next("cu_sc_")))
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        check_ids.push(id);
+    }
+    state.openai.calls.insert(call_id.clone(), check_ids);
+    note_status(state, obj, &call_id);
+    Ok(())
+}
+
+/// Gives a server tool's item (of tool `family`) its id and status, and a code interpreter's
+/// item its container.
+fn stamp_server_item(
+    state: &mut State,
+    checked: &Checked,
+    family: &str,
+    obj: &mut serde_json::Map<String, Value>,
+) {
+    // An undeclared server tool's item is passed through (the real API would not emit it), so
+    // a test can check that the client stops on it.
+    let declared = checked.declared.server_tools.contains(family);
+    let prefix = match family {
+        "web_search" => "ws_",
+        "file_search" => "fs_",
+        "code_interpreter" => "ci_",
+        _ => "ig_",
+    };
+    obj.entry("id")
+        .or_insert_with(|| json!(state.ids.next(prefix)));
+    obj.entry("status").or_insert_with(|| json!("completed"));
+    if declared && family == "code_interpreter" && !obj.contains_key("container_id") {
+        let container = container_for(state, checked);
+        obj.insert("container_id".into(), json!(container));
+    }
+}
+
+/// Remembers the server items a later request may send back, and which item follows each
+/// reasoning item.
+fn remember_items(state: &mut State, output: &[Value]) {
+    for item in output {
+        let item_type = item.get("type").and_then(Value::as_str).unwrap_or("");
+        if validate::SERVER_ITEM_TYPES.contains(&item_type)
+            && let Some(id) = item.get("id").and_then(Value::as_str)
+        {
+            state.openai.issued.insert(id.to_owned(), item.clone());
+        }
+    }
+    for pair in output.windows(2) {
+        if pair[0].get("type").and_then(Value::as_str) == Some("reasoning")
+            && let (Some(rs), Some(next)) = (
+                pair[0].get("id").and_then(Value::as_str),
+                pair[1].get("id").and_then(Value::as_str),
+            )
+        {
+            state.openai.follows.insert(rs.to_owned(), next.to_owned());
+        }
+    }
+}
+
+/// Over its threshold, a request with `context_management` compacts: the response opens with
+/// a compaction item that stands for the conversation so far.
+fn compact(state: &mut State, checked: &Checked, output: &mut Vec<Value>) {
+    if let Some(threshold) = checked.compact_threshold
+        && checked.prompt.total() > threshold
+    {
+        let id = state.ids.next("cmp_");
+        let tokens = (checked.prompt.total() / 10).clamp(1, COMPACTION_MAX_TOKENS);
+        let payload = json!({"id": id, "tokens": tokens}).to_string();
+        let sealed = state
+            .signer
+            .seal(validate::COMPACTION_DOMAIN, payload.as_bytes());
+        output.insert(
+            0,
+            json!({"type": "compaction", "id": id, "encrypted_content": sealed}),
+        );
+    }
 }

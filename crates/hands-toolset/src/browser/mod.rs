@@ -738,156 +738,42 @@ impl<B: Browser> BrowserToolset<B> {
         driver: &mut B,
         tool_call: &BrowserToolCall,
         cancel: &CancellationToken,
-    ) -> (CallOutput, Option<BrowserFault>) {
+    ) -> CallEnd {
         let id = tool_call.call_id.as_str();
-        let refuse = |text: &str| (CallOutput::refusal(id, text), None);
         // 1. Enabled? Nothing is read or asked for a disabled member.
         let Some(member) = self.member_of(tool_call) else {
-            return refuse(BROWSER_NOT_ENABLED);
+            return refusal(id, BROWSER_NOT_ENABLED);
         };
         // 2. Arguments. A refusal here carries the current state, except for a read that
         // needs approval before anything is read.
-        let parsed = match &tool_call.arguments {
-            Ok(value) => parse_call(member, value),
-            Err(why) => Err(ArgumentError::Json {
-                member,
-                why: why.clone(),
-            }),
-        };
-        let refused_text = match &parsed {
-            Err(e) => Some(e.to_string()),
-            Ok(BrowserCall::Type { target: None, .. })
-                if self.focused_input == FocusedInput::Refused =>
-            {
-                Some(BROWSER_FOCUS_INPUT_REFUSED.to_owned())
-            }
-            Ok(_) => None,
-        };
-        if let Some(text) = refused_text {
-            if self.confirm_reads.contains(member) {
-                return refuse(&text);
-            }
-            return match self.read_state(driver, cancel, true).await {
-                Ok(state) => (CallOutput::failure(id, text, &state), None),
-                Err(fault) => (
-                    CallOutput::refusal(id, BROWSER_STATE_UNAVAILABLE),
-                    Some(fault),
-                ),
-            };
-        }
-        let Ok(call) = parsed else {
-            return refuse(BROWSER_FAILED);
-        };
-        // 3./4. Consent.
-        if self.confirm_reads.contains(member) {
-            let context = ConfirmContext {
-                member,
-                arguments: call.arguments(),
-                state: None,
-                call_id: id.to_owned(),
-                phase: ConfirmPhase::BeforeRead,
-            };
-            let approval = self.ask_confirm(context, cancel).await;
-            if cancel.is_cancelled() {
-                return (
-                    CallOutput::refusal(id, BROWSER_CANCELLED),
-                    Some(BrowserFault::Cancelled),
-                );
-            }
-            if approval != Approval::Approve {
-                return refuse(BROWSER_READ_REFUSED);
-            }
-        } else if consent(member) != Consent::None {
-            let prior = match self.read_state(driver, cancel, false).await {
-                Ok(state) => state,
-                Err(fault) => {
-                    return (
+        let call = match self.arguments(member, tool_call) {
+            Ok(call) => call,
+            Err(text) if self.confirm_reads.contains(member) => return refusal(id, &text),
+            Err(text) => {
+                return match self.read_state(driver, cancel, true).await {
+                    Ok(state) => (CallOutput::failure(id, text, &state), None),
+                    Err(fault) => (
                         CallOutput::refusal(id, BROWSER_STATE_UNAVAILABLE),
                         Some(fault),
-                    );
-                }
-            };
-            let context = ConfirmContext {
-                member,
-                arguments: call.arguments(),
-                state: Some(prior.clone()),
-                call_id: id.to_owned(),
-                phase: ConfirmPhase::BeforeAction,
-            };
-            let url = match &call {
-                BrowserCall::Navigate { url, .. } => Some(url),
-                BrowserCall::NewTab { url } => url.as_ref(),
-                _ => None,
-            };
-            if let Some(url) = url {
-                let verdict = self
-                    .ask_url_policy(context.clone(), url.url().clone(), cancel)
-                    .await;
-                if cancel.is_cancelled() {
-                    return (
-                        CallOutput::refusal(id, BROWSER_CANCELLED),
-                        Some(BrowserFault::Cancelled),
-                    );
-                }
-                if verdict != UrlVerdict::Allow {
-                    let tab = match &call {
-                        BrowserCall::Navigate { tab, .. } => tab
-                            .clone()
-                            .or_else(|| prior.tabs.iter().find(|t| t.active).map(|t| t.id.clone())),
-                        _ => None,
-                    };
-                    self.observer().refused(tab);
-                    let state = self.observe_again(&prior);
-                    return (CallOutput::failure(id, BROWSER_URL_DENIED, &state), None);
-                }
+                    ),
+                };
             }
-            let approval = self.ask_confirm(context, cancel).await;
-            if cancel.is_cancelled() {
-                return (
-                    CallOutput::refusal(id, BROWSER_CANCELLED),
-                    Some(BrowserFault::Cancelled),
-                );
-            }
-            if approval != Approval::Approve {
-                let state = self.observe_again(&prior);
-                return (CallOutput::failure(id, BROWSER_ACTION_DENIED, &state), None);
-            }
+        };
+        // 3./4. Consent.
+        let denied = if self.confirm_reads.contains(member) {
+            self.confirm_read(member, &call, id, cancel).await
+        } else if consent(member) != Consent::None {
+            self.confirm_action(driver, member, &call, id, cancel).await
+        } else {
+            None
+        };
+        if let Some(end) = denied {
+            return end;
         }
         // 5. The driver.
-        let answer = match dispatch(driver, &call, cancel).await {
-            Ok(output) => match self.present(member, output) {
-                Ok(answer) => answer,
-                Err(why) => {
-                    tracing::error!(target: "hands::browser", %member, %why, "invalid driver result");
-                    return (
-                        CallOutput::refusal(id, BROWSER_FAILED),
-                        Some(BrowserFault::InvalidResult { member, why }),
-                    );
-                }
-            },
-            Err(DriverError::Refused(e)) => Answer::Error(e.text().to_owned()),
-            Err(DriverError::Unsupported(m)) => {
-                tracing::warn!(target: "hands::browser", member = %m, "driver does not implement a selected member");
-                Answer::Error(BROWSER_UNSUPPORTED.to_owned())
-            }
-            Err(DriverError::Gone(detail)) => {
-                tracing::error!(target: "hands::browser", %member, %detail, "browser gone");
-                return (
-                    CallOutput::refusal(id, BROWSER_FAILED),
-                    Some(BrowserFault::Gone(detail)),
-                );
-            }
-            Err(DriverError::Cancelled) => {
-                return (
-                    CallOutput::refusal(id, BROWSER_CANCELLED),
-                    Some(BrowserFault::Cancelled),
-                );
-            }
-            Err(other) => {
-                // `Failed`, and any kind added later: the detail stays in the logs.
-                tracing::warn!(target: "hands::browser", %member, error = %other, "browser operation failed");
-                Answer::Error(BROWSER_FAILED.to_owned())
-            }
+        let answer = match self.drive(driver, member, &call, id, cancel).await {
+            Ok(answer) => answer,
+            Err(end) => return end,
         };
         // 6. The state after the call, failed calls included.
         let state = match self.read_state(driver, cancel, true).await {
@@ -899,23 +785,193 @@ impl<B: Browser> BrowserToolset<B> {
                 );
             }
         };
-        let output = match answer {
+        (self.output(id, answer, &state), None)
+    }
+
+    /// Step 2 of a call: its arguments parsed, or the text of their refusal (a `browser_type`
+    /// without a target is refused when the focused input is).
+    fn arguments(
+        &self,
+        member: BrowserMember,
+        tool_call: &BrowserToolCall,
+    ) -> Result<BrowserCall, String> {
+        let parsed = match &tool_call.arguments {
+            Ok(value) => parse_call(member, value),
+            Err(why) => Err(ArgumentError::Json {
+                member,
+                why: why.clone(),
+            }),
+        };
+        match parsed {
+            Err(e) => Err(e.to_string()),
+            Ok(BrowserCall::Type { target: None, .. })
+                if self.focused_input == FocusedInput::Refused =>
+            {
+                Err(BROWSER_FOCUS_INPUT_REFUSED.to_owned())
+            }
+            Ok(call) => Ok(call),
+        }
+    }
+
+    /// Step 3 for a read that needs approval before anything is read: how the call ends when
+    /// it is not approved, `None` when it goes on.
+    async fn confirm_read(
+        &self,
+        member: BrowserMember,
+        call: &BrowserCall,
+        id: &str,
+        cancel: &CancellationToken,
+    ) -> Option<CallEnd> {
+        let context = ConfirmContext {
+            member,
+            arguments: call.arguments(),
+            state: None,
+            call_id: id.to_owned(),
+            phase: ConfirmPhase::BeforeRead,
+        };
+        let approval = self.ask_confirm(context, cancel).await;
+        if cancel.is_cancelled() {
+            return Some(cancelled(id));
+        }
+        (approval != Approval::Approve).then(|| refusal(id, BROWSER_READ_REFUSED))
+    }
+
+    /// Step 4 for an action that needs consent: the state before it, the URL policy for a
+    /// navigation, then `confirm`. How the call ends when it may not run, `None` when it goes
+    /// on.
+    async fn confirm_action(
+        &self,
+        driver: &mut B,
+        member: BrowserMember,
+        call: &BrowserCall,
+        id: &str,
+        cancel: &CancellationToken,
+    ) -> Option<CallEnd> {
+        let prior = match self.read_state(driver, cancel, false).await {
+            Ok(state) => state,
+            Err(fault) => {
+                return Some((
+                    CallOutput::refusal(id, BROWSER_STATE_UNAVAILABLE),
+                    Some(fault),
+                ));
+            }
+        };
+        let context = ConfirmContext {
+            member,
+            arguments: call.arguments(),
+            state: Some(prior.clone()),
+            call_id: id.to_owned(),
+            phase: ConfirmPhase::BeforeAction,
+        };
+        if let Some(end) = self.check_url(&context, call, &prior, id, cancel).await {
+            return Some(end);
+        }
+        let approval = self.ask_confirm(context, cancel).await;
+        if cancel.is_cancelled() {
+            return Some(cancelled(id));
+        }
+        (approval != Approval::Approve).then(|| {
+            let state = self.observe_again(&prior);
+            (CallOutput::failure(id, BROWSER_ACTION_DENIED, &state), None)
+        })
+    }
+
+    /// The URL policy's say on a call that opens a URL (`navigate`, `new_tab` with a URL): how
+    /// the call ends when the URL is denied (the refused navigation recorded), `None` when it is
+    /// allowed or the call opens none.
+    async fn check_url(
+        &self,
+        context: &ConfirmContext,
+        call: &BrowserCall,
+        prior: &StateView,
+        id: &str,
+        cancel: &CancellationToken,
+    ) -> Option<CallEnd> {
+        let url = match call {
+            BrowserCall::Navigate { url, .. } => Some(url),
+            BrowserCall::NewTab { url } => url.as_ref(),
+            _ => None,
+        }?;
+        let verdict = self
+            .ask_url_policy(context.clone(), url.url().clone(), cancel)
+            .await;
+        if cancel.is_cancelled() {
+            return Some(cancelled(id));
+        }
+        if verdict == UrlVerdict::Allow {
+            return None;
+        }
+        let tab = match call {
+            BrowserCall::Navigate { tab, .. } => tab
+                .clone()
+                .or_else(|| prior.tabs.iter().find(|t| t.active).map(|t| t.id.clone())),
+            _ => None,
+        };
+        self.observer().refused(tab);
+        let state = self.observe_again(prior);
+        Some((CallOutput::failure(id, BROWSER_URL_DENIED, &state), None))
+    }
+
+    /// Step 5: the driver runs the call. A refusal or failure the model may read is an
+    /// [`Answer::Error`]; a gone browser, a cancellation or an invalid result ends the call.
+    async fn drive(
+        &self,
+        driver: &mut B,
+        member: BrowserMember,
+        call: &BrowserCall,
+        id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Answer, CallEnd> {
+        Ok(match dispatch(driver, call, cancel).await {
+            Ok(output) => match self.present(member, output) {
+                Ok(answer) => answer,
+                Err(why) => {
+                    tracing::error!(target: "hands::browser", %member, %why, "invalid driver result");
+                    return Err((
+                        CallOutput::refusal(id, BROWSER_FAILED),
+                        Some(BrowserFault::InvalidResult { member, why }),
+                    ));
+                }
+            },
+            Err(DriverError::Refused(e)) => Answer::Error(e.text().to_owned()),
+            Err(DriverError::Unsupported(m)) => {
+                tracing::warn!(target: "hands::browser", member = %m, "driver does not implement a selected member");
+                Answer::Error(BROWSER_UNSUPPORTED.to_owned())
+            }
+            Err(DriverError::Gone(detail)) => {
+                tracing::error!(target: "hands::browser", %member, %detail, "browser gone");
+                return Err((
+                    CallOutput::refusal(id, BROWSER_FAILED),
+                    Some(BrowserFault::Gone(detail)),
+                ));
+            }
+            Err(DriverError::Cancelled) => return Err(cancelled(id)),
+            Err(other) => {
+                // `Failed`, and any kind added later: the detail stays in the logs.
+                tracing::warn!(target: "hands::browser", %member, error = %other, "browser operation failed");
+                Answer::Error(BROWSER_FAILED.to_owned())
+            }
+        })
+    }
+
+    /// Step 6: what the model reads, the answer with the state after the call.
+    fn output(&self, id: &str, answer: Answer, state: &StateView) -> CallOutput {
+        match answer {
             Answer::Result(result, image) => {
-                let output = CallOutput::success(id, true, result, &state);
+                let output = CallOutput::success(id, true, result, state);
                 match image {
                     Some(image) => output.with_image(image, self.image_detail),
                     None => output,
                 }
             }
             Answer::Read(result, read) => {
-                CallOutput::success(id, true, Some(result), &state).with_read(read)
+                CallOutput::success(id, true, Some(result), state).with_read(read)
             }
             Answer::File(outcome) => {
-                CallOutput::success(id, outcome.ok(), Some(outcome.to_json()), &state)
+                CallOutput::success(id, outcome.ok(), Some(outcome.to_json()), state)
             }
-            Answer::Error(text) => CallOutput::failure(id, text, &state),
-        };
-        (output, None)
+            Answer::Error(text) => CallOutput::failure(id, text, state),
+        }
     }
 
     /// Asks `confirm` (see [`ask_confirm`]).
@@ -1102,6 +1158,22 @@ pub(crate) fn withhold_values(
         omitted.push(Omitted::Value);
     }
     BrowserRead::new(text, elements, omitted)
+}
+
+/// How one call ends: what the model reads, and the fault that stops the run, if any.
+type CallEnd = (CallOutput, Option<BrowserFault>);
+
+/// A call refused with `text` before anything ran.
+fn refusal(id: &str, text: &str) -> CallEnd {
+    (CallOutput::refusal(id, text), None)
+}
+
+/// A call ended by the run's cancellation.
+fn cancelled(id: &str) -> CallEnd {
+    (
+        CallOutput::refusal(id, BROWSER_CANCELLED),
+        Some(BrowserFault::Cancelled),
+    )
 }
 
 /// What a call produced, before the state is attached.

@@ -181,14 +181,7 @@ pub fn parse_call(member: BrowserMember, arguments: &Value) -> Result<BrowserCal
     use BrowserMember as M;
     let a = Reader::new(member, arguments)?;
     let call = match member {
-        M::Navigate => {
-            let url = a.string(
-                "url",
-                "an absolute URL such as \"https://example.com/page\"",
-            )?;
-            let url = PageUrl::parse("url", url).map_err(|e| a.invalid(e))?;
-            BrowserCall::Navigate { url, tab: a.tab()? }
-        }
+        M::Navigate => navigate(&a)?,
         M::ReadPage => BrowserCall::ReadPage {
             filter: a.filter()?,
             tab: a.tab()?,
@@ -202,15 +195,7 @@ pub fn parse_call(member: BrowserMember, arguments: &Value) -> Result<BrowserCal
             target: a.target()?,
             tab: a.tab()?,
         },
-        M::Type => {
-            let text = a.string("text", "the text to type")?;
-            let target = a
-                .nullable_string("target", REF_OR_NULL)?
-                .map(|r| parse_ref("target", r))
-                .transpose()
-                .map_err(|e| a.invalid(e))?;
-            a.build(BrowserCall::type_text(text, target, a.tab()?))?
-        }
+        M::Type => type_text(&a)?,
         M::Key => {
             let keys = a.strings(
                 "keys",
@@ -242,21 +227,8 @@ pub fn parse_call(member: BrowserMember, arguments: &Value) -> Result<BrowserCal
             tab: a.tab()?,
         },
         M::Screenshot => BrowserCall::Screenshot { tab: a.tab()? },
-        M::Zoom => {
-            let region = a.region()?;
-            BrowserCall::Zoom {
-                region: CssRegion::new(region).map_err(|e| a.invalid(e))?,
-                tab: a.tab()?,
-            }
-        }
-        M::NewTab => {
-            let url = a
-                .nullable_string("url", "an absolute URL, or null for a blank tab")?
-                .map(|u| PageUrl::parse("url", u))
-                .transpose()
-                .map_err(|e| a.invalid(e))?;
-            BrowserCall::NewTab { url }
-        }
+        M::Zoom => zoom(&a)?,
+        M::NewTab => new_tab(&a)?,
         M::ListTabs => BrowserCall::ListTabs,
         M::SwitchTab => BrowserCall::SwitchTab {
             tab: a.required_tab()?,
@@ -264,41 +236,10 @@ pub fn parse_call(member: BrowserMember, arguments: &Value) -> Result<BrowserCal
         M::CloseTab => BrowserCall::CloseTab {
             tab: a.required_tab()?,
         },
-        M::ReadPageScoped => {
-            let tab = a.tab()?;
-            let root = a
-                .nullable_string(
-                    "root",
-                    "a scope ref from an earlier scoped read, or null to list the scopes",
-                )?
-                .map(|r| parse_ref("root", r))
-                .transpose()
-                .map_err(|e| a.invalid(e))?;
-            let depth = a.integer("depth")?;
-            let filter = a.filter()?;
-            a.build(BrowserCall::read_page_scoped(tab, root, depth, filter))?
-        }
-        M::ClickAt => {
-            let tab = a.tab()?;
-            let at = a.point()?;
-            let button = a.string("button", "\"left\", \"right\" or \"middle\"")?;
-            let button = PointerButton::parse(button).map_err(|e| a.invalid(e))?;
-            let click_count = a.integer("click_count")?;
-            let keys = a.modifiers()?;
-            a.build(BrowserCall::click_at(tab, at, button, click_count, keys))?
-        }
-        M::DragPath => {
-            let tab = a.tab()?;
-            let path = a.path()?;
-            let keys = a.modifiers()?;
-            a.build(BrowserCall::drag_path(tab, path, keys))?
-        }
-        M::HoldKeys => {
-            let tab = a.tab()?;
-            let keys = a.strings("keys", "an array of 1 to 8 unique key names")?;
-            let duration_ms = a.integer("duration_ms")?;
-            a.build(BrowserCall::hold_keys(tab, &keys, duration_ms))?
-        }
+        M::ReadPageScoped => read_page_scoped(&a)?,
+        M::ClickAt => click_at(&a)?,
+        M::DragPath => drag_path(&a)?,
+        M::HoldKeys => hold_keys(&a)?,
         M::HoverAt => {
             let tab = a.tab()?;
             BrowserCall::HoverAt {
@@ -306,32 +247,124 @@ pub fn parse_call(member: BrowserMember, arguments: &Value) -> Result<BrowserCal
                 at: a.point()?,
             }
         }
-        M::SetChecked => {
-            let tab = a.tab()?;
-            let target = a.target()?;
-            BrowserCall::SetChecked {
-                tab,
-                target,
-                checked: a.boolean("checked")?,
-            }
-        }
-        M::ReadDiagnostics => {
-            let tab = a.tab()?;
-            let source = a.string("source", "\"console\" or \"network\"")?;
-            let source = DiagnosticsSource::parse(source).map_err(|e| a.invalid(e))?;
-            let limit = a.integer("limit")?;
-            a.build(BrowserCall::read_diagnostics(tab, source, limit))?
-        }
-        M::RunScript => {
-            let tab = a.tab()?;
-            let source = a.string("source", "the script's source code")?;
-            let timeout_ms = a.integer("timeout_ms")?;
-            a.build(BrowserCall::run_script(tab, source, timeout_ms))?
-        }
+        M::SetChecked => set_checked(&a)?,
+        M::ReadDiagnostics => read_diagnostics(&a)?,
+        M::RunScript => run_script(&a)?,
         M::UploadFile => BrowserCall::UploadFile { grant: a.grant()? },
         M::DownloadFile => BrowserCall::DownloadFile { grant: a.grant()? },
     };
     Ok(call)
+}
+
+/// `navigate`: an absolute URL.
+fn navigate(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let url = a.string(
+        "url",
+        "an absolute URL such as \"https://example.com/page\"",
+    )?;
+    let url = PageUrl::parse("url", url).map_err(|e| a.invalid(e))?;
+    Ok(BrowserCall::Navigate { url, tab: a.tab()? })
+}
+
+/// `type`: text into an element, or into the focused one when `target` is null.
+fn type_text(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let text = a.string("text", "the text to type")?;
+    let target = a
+        .nullable_string("target", REF_OR_NULL)?
+        .map(|r| parse_ref("target", r))
+        .transpose()
+        .map_err(|e| a.invalid(e))?;
+    a.build(BrowserCall::type_text(text, target, a.tab()?))
+}
+
+/// `zoom`: a region of the viewport.
+fn zoom(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let region = a.region()?;
+    Ok(BrowserCall::Zoom {
+        region: CssRegion::new(region).map_err(|e| a.invalid(e))?,
+        tab: a.tab()?,
+    })
+}
+
+/// `new_tab`: a URL, or null for a blank tab.
+fn new_tab(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let url = a
+        .nullable_string("url", "an absolute URL, or null for a blank tab")?
+        .map(|u| PageUrl::parse("url", u))
+        .transpose()
+        .map_err(|e| a.invalid(e))?;
+    Ok(BrowserCall::NewTab { url })
+}
+
+/// `read_page_scoped`: the scopes, or the subtree under a scope ref.
+fn read_page_scoped(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let tab = a.tab()?;
+    let root = a
+        .nullable_string(
+            "root",
+            "a scope ref from an earlier scoped read, or null to list the scopes",
+        )?
+        .map(|r| parse_ref("root", r))
+        .transpose()
+        .map_err(|e| a.invalid(e))?;
+    let depth = a.integer("depth")?;
+    let filter = a.filter()?;
+    a.build(BrowserCall::read_page_scoped(tab, root, depth, filter))
+}
+
+/// `click_at`: a button clicked `click_count` times at a point, with modifiers held.
+fn click_at(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let tab = a.tab()?;
+    let at = a.point()?;
+    let button = a.string("button", "\"left\", \"right\" or \"middle\"")?;
+    let button = PointerButton::parse(button).map_err(|e| a.invalid(e))?;
+    let click_count = a.integer("click_count")?;
+    let keys = a.modifiers()?;
+    a.build(BrowserCall::click_at(tab, at, button, click_count, keys))
+}
+
+/// `set_checked`: a checkbox or radio button set to `checked`.
+fn set_checked(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let tab = a.tab()?;
+    let target = a.target()?;
+    Ok(BrowserCall::SetChecked {
+        tab,
+        target,
+        checked: a.boolean("checked")?,
+    })
+}
+
+/// `read_diagnostics`: the newest console or network entries.
+fn read_diagnostics(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let tab = a.tab()?;
+    let source = a.string("source", "\"console\" or \"network\"")?;
+    let source = DiagnosticsSource::parse(source).map_err(|e| a.invalid(e))?;
+    let limit = a.integer("limit")?;
+    a.build(BrowserCall::read_diagnostics(tab, source, limit))
+}
+
+/// `drag_path`: the left button held along a path of points, with modifiers held.
+fn drag_path(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let tab = a.tab()?;
+    let path = a.path()?;
+    let keys = a.modifiers()?;
+    a.build(BrowserCall::drag_path(tab, path, keys))
+}
+
+/// `hold_keys`: up to 8 keys held down together for `duration_ms`.
+fn hold_keys(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let tab = a.tab()?;
+    let keys = a.strings("keys", "an array of 1 to 8 unique key names")?;
+    let duration_ms = a.integer("duration_ms")?;
+    a.build(BrowserCall::hold_keys(tab, &keys, duration_ms))
+}
+
+/// `run_script`: a script's source, run with a timeout.
+fn run_script(a: &Reader<'_>) -> Result<BrowserCall, ArgumentError> {
+    let tab = a.tab()?;
+    let source = a.string("source", "the script's source code")?;
+    let timeout_ms = a.integer("timeout_ms")?;
+    a.build(BrowserCall::run_script(tab, source, timeout_ms))
 }
 
 const REF_OR_NULL: &str = "an element ref from a read, or null for the focused element";

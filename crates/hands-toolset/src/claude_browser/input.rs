@@ -271,28 +271,8 @@ impl Action {
     /// Parses and validates `input` for `member`.
     pub fn parse(member: Member, input: &Value, limits: Limits) -> Result<Action, InputError> {
         let a = Reader::new(member, input)?;
-        let call = |built: Result<BrowserCall, ArgError>| -> Result<Action, InputError> {
-            built.map(Action::Call).map_err(|e| a.invalid(e))
-        };
         Ok(match member {
-            Member::Navigate => {
-                let url = a.required_string(
-                    "url",
-                    "a URL such as \"https://example.com/page\", or \"back\", \"forward\", \"reload\"",
-                )?;
-                let tab = a.tab()?;
-                // The SDK's pipeline reads the history words trimmed and in any case.
-                match url.trim().to_ascii_lowercase().as_str() {
-                    "back" | "forward" => {
-                        Action::Refuse(crate::strings::BROWSER_HISTORY_UNSUPPORTED)
-                    }
-                    "reload" => Action::Reload { tab },
-                    _ => Action::Call(BrowserCall::Navigate {
-                        url: complete_url("url", url).map_err(|e| a.invalid(e))?,
-                        tab,
-                    }),
-                }
-            }
+            Member::Navigate => navigate(&a)?,
             Member::ListTabs => Action::Call(BrowserCall::ListTabs),
             Member::NewTab => Action::Call(BrowserCall::NewTab { url: None }),
             Member::SwitchTab => Action::Call(BrowserCall::SwitchTab {
@@ -301,33 +281,7 @@ impl Action {
             Member::CloseTab => Action::Call(BrowserCall::CloseTab {
                 tab: a.required_tab()?,
             }),
-            Member::ReadPage => {
-                let filter = match a.string("filter")? {
-                    // Omitted: the visible elements. The driver's read has no viewport filter,
-                    // so it is the whole read (within the read's size caps).
-                    None => ReadFilter::All,
-                    Some(f) => ReadFilter::parse("filter", f).map_err(|e| a.invalid(e))?,
-                };
-                const DEPTH: &str = "a maximum tree depth, an integer of at least 1";
-                let depth = a.integer("depth", DEPTH)?.unwrap_or(DEFAULT_READ_DEPTH);
-                if depth == 0 {
-                    return Err(a.wrong("depth", DEPTH, &Value::from(depth)));
-                }
-                let root = a.optional_ref("ref")?;
-                let tab = a.tab()?;
-                match root {
-                    // A whole-page read is bounded by the read's size caps, not by depth.
-                    None => Action::Call(BrowserCall::ReadPage { filter, tab }),
-                    // The driver reads at most 32 levels below a root: a deeper maximum
-                    // reads all it can.
-                    Some(root) => call(BrowserCall::read_page_scoped(
-                        tab,
-                        Some(root),
-                        depth.min(u64::from(MAX_SCOPED_DEPTH)),
-                        filter,
-                    ))?,
-                }
-            }
+            Member::ReadPage => read_page(&a)?,
             Member::GetPageText => Action::Call(BrowserCall::GetPageText { tab: a.tab()? }),
             Member::ReadConsole | Member::ReadNetwork => {
                 let source = if member == Member::ReadConsole {
@@ -335,7 +289,7 @@ impl Action {
                 } else {
                     DiagnosticsSource::Network
                 };
-                call(BrowserCall::read_diagnostics(
+                a.call(BrowserCall::read_diagnostics(
                     a.tab()?,
                     source,
                     u64::from(limits.diagnostics_limit),
@@ -343,34 +297,14 @@ impl Action {
             }
             Member::Find => {
                 let query = a.required_string("query", "what to look for, such as \"Sign in\"")?;
-                call(BrowserCall::find(query, a.tab()?))?
+                a.call(BrowserCall::find(query, a.tab()?))?
             }
             Member::FormInput => Action::FormInput {
                 target: a.ref_target("target")?,
                 value: a.field_value()?,
                 tab: a.tab()?,
             },
-            Member::FileUpload => {
-                let target = a.ref_target("target")?;
-                let paths = a.string_list("paths")?;
-                let documents = a.string_list("document_ids")?;
-                let tab = a.tab()?;
-                if !paths.is_empty() {
-                    return Err(a.unsupported(
-                        "this browser uploads only files the application granted, never a path: send the grant's id in `document_ids` and no `paths`",
-                    ));
-                }
-                let grant = match documents.as_slice() {
-                    [] => return Err(a.missing("document_ids", DOCUMENT_IDS)),
-                    [one] => GrantId::parse(one).map_err(|e| a.invalid(e))?,
-                    _ => {
-                        return Err(a.unsupported(
-                            "this browser uploads one file per call: send one id in `document_ids`, and call file_upload again for the next file",
-                        ));
-                    }
-                };
-                Action::Upload { target, grant, tab }
-            }
+            Member::FileUpload => file_upload(&a)?,
             Member::ScrollTo => Action::Call(BrowserCall::ScrollTo {
                 target: a.ref_target("target")?,
                 tab: a.tab()?,
@@ -387,51 +321,9 @@ impl Action {
             | Member::RightClick
             | Member::MiddleClick
             | Member::DoubleClick
-            | Member::TripleClick => {
-                let target = a.click_target("target")?;
-                let keys = a.modifiers()?;
-                let tab = a.tab()?;
-                let (button, count) = match member {
-                    Member::RightClick => (PointerButton::Right, 1),
-                    Member::MiddleClick => (PointerButton::Middle, 1),
-                    Member::DoubleClick => (PointerButton::Left, 2),
-                    Member::TripleClick => (PointerButton::Left, 3),
-                    _ => (PointerButton::Left, 1),
-                };
-                match target {
-                    Target::Coordinate(at) => {
-                        call(BrowserCall::click_at(tab, at, button, count, keys))?
-                    }
-                    Target::Ref(_) if member != Member::LeftClick => {
-                        return Err(a.unsupported(
-                            "a ref target is only clicked with left_click by this browser driver; use a coordinate target (from a screenshot) for other clicks",
-                        ));
-                    }
-                    Target::Ref(_) if !keys.is_empty() => {
-                        return Err(a.unsupported(
-                            "`modifiers` need a coordinate target: this browser driver clicks a ref target without modifiers",
-                        ));
-                    }
-                    Target::Ref(target) => Action::Call(BrowserCall::Click { target, tab }),
-                }
-            }
-            Member::Hover => {
-                let target = a.click_target("target")?;
-                let tab = a.tab()?;
-                Action::Call(match target {
-                    Target::Coordinate(at) => BrowserCall::HoverAt { tab, at },
-                    Target::Ref(target) => BrowserCall::Hover { target, tab },
-                })
-            }
-            Member::LeftClickDrag => {
-                let from = a.coordinate_target("from")?;
-                let to = a.coordinate_target("target")?;
-                call(BrowserCall::drag_path(
-                    a.tab()?,
-                    vec![from, to],
-                    ModifierSet::NONE,
-                ))?
-            }
+            | Member::TripleClick => click(&a)?,
+            Member::Hover => hover(&a)?,
+            Member::LeftClickDrag => drag(&a)?,
             Member::LeftMouseDown | Member::LeftMouseUp => {
                 let at = a.coordinate_target("target")?;
                 Action::Call(BrowserCall::MouseButton {
@@ -444,100 +336,21 @@ impl Action {
                 let at = a.coordinate_target("target")?;
                 Action::Call(BrowserCall::HoverAt { tab: a.tab()?, at })
             }
-            Member::Scroll => {
-                const DIRECTION: &str = "one of \"up\", \"down\", \"left\", \"right\"";
-                let raw = a.required_string("scroll_direction", DIRECTION)?;
-                if ScrollDirection::parse(raw).is_none() {
-                    return Err(a.wrong("scroll_direction", DIRECTION, &Value::from(raw)));
-                }
-                let at = a.coordinate_target("target")?;
-                const AMOUNT: &str = "a number of scroll-wheel notches from 1 to 10";
-                let amount = a
-                    .integer("scroll_amount", AMOUNT)?
-                    .unwrap_or(DEFAULT_SCROLL_NOTCHES);
-                if !(1..=MAX_SCROLL_NOTCHES).contains(&amount) {
-                    return Err(a.wrong("scroll_amount", AMOUNT, &Value::from(amount)));
-                }
-                call(BrowserCall::scroll_at(
-                    at,
-                    raw,
-                    amount.saturating_mul(limits.scroll_step),
-                    a.tab()?,
-                ))?
-            }
+            Member::Scroll => scroll(&a, limits)?,
             Member::Type => {
                 let text = a.required_string("text", "the text to type")?;
-                call(BrowserCall::type_text(text, None, a.tab()?))?
+                a.call(BrowserCall::type_text(text, None, a.tab()?))?
             }
-            Member::Key => {
-                let text = a.required_string(
-                    "text",
-                    "a key or chord such as \"Return\" or \"ctrl+s\", several separated by spaces",
-                )?;
-                let sequence = KeySequence::parse(text).map_err(|e| a.key_error("text", e))?;
-                let chords: Vec<String> = sequence.chords().iter().map(chord_text).collect();
-                let chords: Vec<&str> = chords.iter().map(String::as_str).collect();
-                const REPEAT: &str = "an integer from 1 to 100";
-                let repeat = a.integer("repeat", REPEAT)?.unwrap_or(1);
-                if !(1..=MAX_KEY_REPEAT).contains(&repeat) {
-                    return Err(a.wrong("repeat", REPEAT, &Value::from(repeat)));
-                }
-                let call = BrowserCall::key(&chords, a.tab()?).map_err(|e| a.invalid(e))?;
-                if repeat == 1 {
-                    Action::Call(call)
-                } else {
-                    Action::Repeat {
-                        call,
-                        times: repeat as u32,
-                    }
-                }
-            }
-            Member::HoldKey => {
-                let text = a.required_string("text", "a key or chord such as \"shift\"")?;
-                let chord = KeyChord::parse(text).map_err(|e| a.key_error("text", e))?;
-                const DURATION: &str =
-                    "a number of seconds, more than 0 and at most 3 (this browser's longest hold)";
-                let duration = a.seconds("duration", DURATION)?;
-                let ms = (duration.as_secs_f64() * 1000.0).round() as u64;
-                if !(1..=MAX_HOLD_MS).contains(&ms) {
-                    return Err(a.wrong(
-                        "duration",
-                        DURATION,
-                        &Value::from(duration.as_secs_f64()),
-                    ));
-                }
-                let names: Vec<String> = chord.keys().iter().map(key_text).collect();
-                let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                call(BrowserCall::hold_keys(a.tab()?, &names, ms))?
-            }
-            Member::Wait => {
-                const DURATION: &str = "a number of seconds, from 0 to the toolset's limit";
-                let duration = a.seconds("duration", DURATION)?;
-                // `tab_id` is in the type; a wait acts on no tab, but a malformed id is still
-                // the model's mistake to hear about.
-                a.tab()?;
-                let max = limits.max_wait.min(MAX_WAIT);
-                if duration > max {
-                    return Err(InputError::WrongType {
-                        member,
-                        field: "duration".into(),
-                        expected: DURATION,
-                        got: format!(
-                            "{} (the limit is {} seconds)",
-                            duration.as_secs_f64(),
-                            max.as_secs_f64()
-                        ),
-                    });
-                }
-                Action::Wait(duration)
-            }
+            Member::Key => key(&a)?,
+            Member::HoldKey => hold_key(&a)?,
+            Member::Wait => wait(&a, limits)?,
             Member::JavascriptExec => {
                 const SOURCE: &str = "the JavaScript source to run (not empty)";
                 let source = a.required_string("text", SOURCE)?;
                 if source.trim().is_empty() {
                     return Err(a.wrong("text", SOURCE, &Value::from(source)));
                 }
-                call(BrowserCall::run_script(
+                a.call(BrowserCall::run_script(
                     a.tab()?,
                     source,
                     limits.script_timeout.as_millis() as u64,
@@ -545,6 +358,209 @@ impl Action {
             }
         })
     }
+}
+
+/// `navigate`: a URL, or one of the history words (read trimmed and in any case, as the SDK's
+/// pipeline does).
+fn navigate(a: &Reader<'_>) -> Result<Action, InputError> {
+    let url = a.required_string(
+        "url",
+        "a URL such as \"https://example.com/page\", or \"back\", \"forward\", \"reload\"",
+    )?;
+    let tab = a.tab()?;
+    Ok(match url.trim().to_ascii_lowercase().as_str() {
+        "back" | "forward" => Action::Refuse(crate::strings::BROWSER_HISTORY_UNSUPPORTED),
+        "reload" => Action::Reload { tab },
+        _ => Action::Call(BrowserCall::Navigate {
+            url: complete_url("url", url).map_err(|e| a.invalid(e))?,
+            tab,
+        }),
+    })
+}
+
+/// `read_page`: the whole page, or the subtree under `ref` down to `depth`.
+fn read_page(a: &Reader<'_>) -> Result<Action, InputError> {
+    let filter = match a.string("filter")? {
+        // Omitted: the visible elements. The driver's read has no viewport filter, so it is the
+        // whole read (within the read's size caps).
+        None => ReadFilter::All,
+        Some(f) => ReadFilter::parse("filter", f).map_err(|e| a.invalid(e))?,
+    };
+    const DEPTH: &str = "a maximum tree depth, an integer of at least 1";
+    let depth = a.integer("depth", DEPTH)?.unwrap_or(DEFAULT_READ_DEPTH);
+    if depth == 0 {
+        return Err(a.wrong("depth", DEPTH, &Value::from(depth)));
+    }
+    let root = a.optional_ref("ref")?;
+    let tab = a.tab()?;
+    match root {
+        // A whole-page read is bounded by the read's size caps, not by depth.
+        None => Ok(Action::Call(BrowserCall::ReadPage { filter, tab })),
+        // The driver reads at most 32 levels below a root: a deeper maximum reads all it can.
+        Some(root) => a.call(BrowserCall::read_page_scoped(
+            tab,
+            Some(root),
+            depth.min(u64::from(MAX_SCOPED_DEPTH)),
+            filter,
+        )),
+    }
+}
+
+/// `file_upload`: one granted file (its id in `document_ids`), never a path.
+fn file_upload(a: &Reader<'_>) -> Result<Action, InputError> {
+    let target = a.ref_target("target")?;
+    let paths = a.string_list("paths")?;
+    let documents = a.string_list("document_ids")?;
+    let tab = a.tab()?;
+    if !paths.is_empty() {
+        return Err(a.unsupported(
+            "this browser uploads only files the application granted, never a path: send the grant's id in `document_ids` and no `paths`",
+        ));
+    }
+    let grant = match documents.as_slice() {
+        [] => return Err(a.missing("document_ids", DOCUMENT_IDS)),
+        [one] => GrantId::parse(one).map_err(|e| a.invalid(e))?,
+        _ => {
+            return Err(a.unsupported(
+                "this browser uploads one file per call: send one id in `document_ids`, and call file_upload again for the next file",
+            ));
+        }
+    };
+    Ok(Action::Upload { target, grant, tab })
+}
+
+/// The five clicks: a coordinate target takes any button, count and modifiers; a ref target
+/// only a plain `left_click`.
+fn click(a: &Reader<'_>) -> Result<Action, InputError> {
+    let member = a.member;
+    let target = a.click_target("target")?;
+    let keys = a.modifiers()?;
+    let tab = a.tab()?;
+    let (button, count) = match member {
+        Member::RightClick => (PointerButton::Right, 1),
+        Member::MiddleClick => (PointerButton::Middle, 1),
+        Member::DoubleClick => (PointerButton::Left, 2),
+        Member::TripleClick => (PointerButton::Left, 3),
+        _ => (PointerButton::Left, 1),
+    };
+    match target {
+        Target::Coordinate(at) => a.call(BrowserCall::click_at(tab, at, button, count, keys)),
+        Target::Ref(_) if member != Member::LeftClick => Err(a.unsupported(
+            "a ref target is only clicked with left_click by this browser driver; use a coordinate target (from a screenshot) for other clicks",
+        )),
+        Target::Ref(_) if !keys.is_empty() => Err(a.unsupported(
+            "`modifiers` need a coordinate target: this browser driver clicks a ref target without modifiers",
+        )),
+        Target::Ref(target) => Ok(Action::Call(BrowserCall::Click { target, tab })),
+    }
+}
+
+/// `hover`: over a coordinate or a ref target.
+fn hover(a: &Reader<'_>) -> Result<Action, InputError> {
+    let target = a.click_target("target")?;
+    let tab = a.tab()?;
+    Ok(Action::Call(match target {
+        Target::Coordinate(at) => BrowserCall::HoverAt { tab, at },
+        Target::Ref(target) => BrowserCall::Hover { target, tab },
+    }))
+}
+
+/// `left_click_drag`: from one coordinate target to another.
+fn drag(a: &Reader<'_>) -> Result<Action, InputError> {
+    let from = a.coordinate_target("from")?;
+    let to = a.coordinate_target("target")?;
+    a.call(BrowserCall::drag_path(
+        a.tab()?,
+        vec![from, to],
+        ModifierSet::NONE,
+    ))
+}
+
+/// `scroll`: a direction and a number of notches (1 to 10, default 3) at a coordinate target.
+fn scroll(a: &Reader<'_>, limits: Limits) -> Result<Action, InputError> {
+    const DIRECTION: &str = "one of \"up\", \"down\", \"left\", \"right\"";
+    let raw = a.required_string("scroll_direction", DIRECTION)?;
+    if ScrollDirection::parse(raw).is_none() {
+        return Err(a.wrong("scroll_direction", DIRECTION, &Value::from(raw)));
+    }
+    let at = a.coordinate_target("target")?;
+    const AMOUNT: &str = "a number of scroll-wheel notches from 1 to 10";
+    let amount = a
+        .integer("scroll_amount", AMOUNT)?
+        .unwrap_or(DEFAULT_SCROLL_NOTCHES);
+    if !(1..=MAX_SCROLL_NOTCHES).contains(&amount) {
+        return Err(a.wrong("scroll_amount", AMOUNT, &Value::from(amount)));
+    }
+    a.call(BrowserCall::scroll_at(
+        at,
+        raw,
+        amount.saturating_mul(limits.scroll_step),
+        a.tab()?,
+    ))
+}
+
+/// `key`: a sequence of chords, pressed `repeat` times (1 to 100, default 1).
+fn key(a: &Reader<'_>) -> Result<Action, InputError> {
+    let text = a.required_string(
+        "text",
+        "a key or chord such as \"Return\" or \"ctrl+s\", several separated by spaces",
+    )?;
+    let sequence = KeySequence::parse(text).map_err(|e| a.key_error("text", e))?;
+    let chords: Vec<String> = sequence.chords().iter().map(chord_text).collect();
+    let chords: Vec<&str> = chords.iter().map(String::as_str).collect();
+    const REPEAT: &str = "an integer from 1 to 100";
+    let repeat = a.integer("repeat", REPEAT)?.unwrap_or(1);
+    if !(1..=MAX_KEY_REPEAT).contains(&repeat) {
+        return Err(a.wrong("repeat", REPEAT, &Value::from(repeat)));
+    }
+    let call = BrowserCall::key(&chords, a.tab()?).map_err(|e| a.invalid(e))?;
+    Ok(if repeat == 1 {
+        Action::Call(call)
+    } else {
+        Action::Repeat {
+            call,
+            times: repeat as u32,
+        }
+    })
+}
+
+/// `hold_key`: one chord held for more than 0 and at most 3 seconds.
+fn hold_key(a: &Reader<'_>) -> Result<Action, InputError> {
+    let text = a.required_string("text", "a key or chord such as \"shift\"")?;
+    let chord = KeyChord::parse(text).map_err(|e| a.key_error("text", e))?;
+    const DURATION: &str =
+        "a number of seconds, more than 0 and at most 3 (this browser's longest hold)";
+    let duration = a.seconds("duration", DURATION)?;
+    let ms = (duration.as_secs_f64() * 1000.0).round() as u64;
+    if !(1..=MAX_HOLD_MS).contains(&ms) {
+        return Err(a.wrong("duration", DURATION, &Value::from(duration.as_secs_f64())));
+    }
+    let names: Vec<String> = chord.keys().iter().map(key_text).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    a.call(BrowserCall::hold_keys(a.tab()?, &names, ms))
+}
+
+/// `wait`: a duration up to the toolset's limit (itself at most [`MAX_WAIT`]).
+fn wait(a: &Reader<'_>, limits: Limits) -> Result<Action, InputError> {
+    const DURATION: &str = "a number of seconds, from 0 to the toolset's limit";
+    let duration = a.seconds("duration", DURATION)?;
+    // `tab_id` is in the type; a wait acts on no tab, but a malformed id is still the model's
+    // mistake to hear about.
+    a.tab()?;
+    let max = limits.max_wait.min(MAX_WAIT);
+    if duration > max {
+        return Err(InputError::WrongType {
+            member: a.member,
+            field: "duration".into(),
+            expected: DURATION,
+            got: format!(
+                "{} (the limit is {} seconds)",
+                duration.as_secs_f64(),
+                max.as_secs_f64()
+            ),
+        });
+    }
+    Ok(Action::Wait(duration))
 }
 
 /// A key's name as `Key::parse` reads it back to the same key: its canonical name, except `+`
@@ -624,6 +640,11 @@ impl<'a> Reader<'a> {
             "{field} not declared"
         );
         self.map.get(field).filter(|v| !v.is_null())
+    }
+
+    /// A built driver call as the action, or its rule's refusal.
+    fn call(&self, built: Result<BrowserCall, ArgError>) -> Result<Action, InputError> {
+        built.map(Action::Call).map_err(|e| self.invalid(e))
     }
 
     fn invalid(&self, source: ArgError) -> InputError {
