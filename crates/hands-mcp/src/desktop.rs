@@ -41,6 +41,8 @@ pub trait DesktopCalls: Send {
     ) -> Result<Pixels, DesktopError>;
     /// The size of the screenshots the model sees.
     fn shot_size(&self) -> Size;
+    /// Reads a call of `member` without running it: what is wrong with it, if anything.
+    fn check(&self, member: Member, input: &Value) -> Result<(), MemberError>;
 }
 
 #[async_trait]
@@ -66,6 +68,10 @@ impl<D: Desktop + 'static> DesktopCalls for ComputerToolset<D> {
 
     fn shot_size(&self) -> Size {
         self.frame().shot()
+    }
+
+    fn check(&self, member: Member, input: &Value) -> Result<(), MemberError> {
+        self.parse_member(member, input).map(|_| ())
     }
 }
 
@@ -123,6 +129,17 @@ impl DesktopSurface {
         Ok(DesktopSurface {
             toolset: Box::new(toolset),
         })
+    }
+
+    /// Reads a call of `member` with the client's `arguments` without running it: `Err` is the
+    /// answer to send (what is wrong; nothing ran), so nobody is asked about a call that cannot
+    /// run.
+    pub fn check(&self, member: Member, arguments: &Map<String, Value>) -> Result<(), String> {
+        let mut input = arguments.clone();
+        input.remove(SCREENSHOT_ARG);
+        self.toolset
+            .check(member, &Value::Object(input))
+            .map_err(|e| error_line(&format!("Error: {e}")))
     }
 
     /// Runs `member` with the client's `arguments`. Consent is the caller's: this runs the

@@ -266,6 +266,12 @@ impl HandsMcp {
                 let Some(desktop) = &self.inner.desktop else {
                     return Err(ErrorData::invalid_params("no desktop is served", None));
                 };
+                // Read before anyone is asked: a call that cannot run is answered with what is
+                // wrong, and the person is asked only about what would run.
+                if let Err(why) = desktop.lock().await.check(member, &arguments) {
+                    self.inner.slot.finish();
+                    return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into());
+                }
                 let mut consent = None;
                 if !computer_is_observation(member) {
                     let question = format!(
