@@ -40,8 +40,9 @@ impl DbThread {
     /// Connects to `url` (a `postgres://` URL or a `host=… dbname=…` string) on a new thread,
     /// and creates the schema when missing.
     pub fn connect(url: &str) -> Result<DbThread, FleetError> {
-        let config: tokio_postgres::Config =
-            url.parse().map_err(|source| FleetError::BadUrl { source })?;
+        let config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|source| FleetError::BadUrl { source })?;
         let name = crate::describe(&config);
         let (jobs, mut rx) = mpsc::unbounded_channel::<Job>();
         let (ready_tx, ready_rx) = std_mpsc::sync_channel::<Result<(), FleetError>>(1);

@@ -88,7 +88,9 @@ impl Task {
             return Err("the prompt is empty".into());
         }
         if self.provider == Provider::Openai && self.model.is_none() {
-            return Err("an openai task needs a model (a Responses model with the computer tool)".into());
+            return Err(
+                "an openai task needs a model (a Responses model with the computer tool)".into(),
+            );
         }
         if self.max_steps == Some(0) {
             return Err("max_steps must be at least 1".into());
@@ -286,8 +288,9 @@ fn millis(ttl: Duration) -> f64 {
 impl Fleet {
     /// Connects to `url` and creates the schema when missing.
     pub async fn connect(url: &str) -> Result<Fleet, FleetError> {
-        let config: tokio_postgres::Config =
-            url.parse().map_err(|source| FleetError::BadUrl { source })?;
+        let config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|source| FleetError::BadUrl { source })?;
         let name = crate::describe(&config);
         let client = crate::connect_on_current(&config, &name).await?;
         Ok(Fleet {

@@ -7,8 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hands_runner::ledger::blobs::{self, Encoder, Hash};
 use hands_runner::ledger::{
-    Checkpoint, CheckpointStatus, Ledger, LedgerError, PendingTurn, RunEnd, RunIdentity,
-    check_next,
+    Checkpoint, CheckpointStatus, Ledger, LedgerError, PendingTurn, RunEnd, RunIdentity, check_next,
 };
 use serde_json::Value;
 
@@ -64,7 +63,11 @@ impl PostgresLedger {
     /// The ledger of `episode`, written under `epoch` (the epoch of the worker's claim). Reads
     /// the run's identity and latest revision, so a worker that took the episode over goes on
     /// from where the last holder stopped.
-    pub fn open(db: DbThread, episode: EpisodeId, epoch: u64) -> Result<PostgresLedger, FleetError> {
+    pub fn open(
+        db: DbThread,
+        episode: EpisodeId,
+        epoch: u64,
+    ) -> Result<PostgresLedger, FleetError> {
         let id = episode.0;
         let (identity, last): (Option<String>, i64) = db.call(move |client| {
             Box::pin(async move {
@@ -252,10 +255,7 @@ impl PostgresLedger {
     }
 
     /// Encodes `checkpoint`: its document, its pending turn and the blobs they name.
-    fn encode(
-        &self,
-        checkpoint: &Checkpoint,
-    ) -> Result<(Save, blobs::Arrays), LedgerError> {
+    fn encode(&self, checkpoint: &Checkpoint) -> Result<(Save, blobs::Arrays), LedgerError> {
         let mut new_blobs: Vec<(Hash, Vec<u8>)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let mut put = |hash: &Hash, bytes: &[u8]| -> Result<(), LedgerError> {

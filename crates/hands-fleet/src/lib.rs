@@ -48,7 +48,9 @@ pub enum FleetError {
         source: tokio_postgres::Error,
     },
     /// The server could not be reached.
-    #[error("cannot connect to PostgreSQL at {target}: {source} (is it running, and is the URL right?)")]
+    #[error(
+        "cannot connect to PostgreSQL at {target}: {source} (is it running, and is the URL right?)"
+    )]
     Connect {
         /// Where (host and database, no password).
         target: String,
