@@ -45,6 +45,50 @@ pub const DESKTOP_SIZE: (u32, u32) = (1280, 800);
 const NO_KEY: u8 = 2;
 
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    Ok(match run_inner(args, None).await? {
+        Ran::NoKey => ExitCode::from(NO_KEY),
+        Ran::Done(outcome) if outcome.finished() => ExitCode::SUCCESS,
+        Ran::Done(_) => ExitCode::FAILURE,
+    })
+}
+
+/// A run whose checkpoints go to a ledger of the caller's instead of its run directory's
+/// (`hands worker`: an episode's `PostgresLedger`).
+pub struct ExternalLedger {
+    /// The ledger.
+    pub ledger: Box<dyn hands_runner::ledger::Ledger>,
+    /// Resume the run it holds ([`Runner::resume`]) instead of starting the task.
+    pub resume: bool,
+    /// Cancelled by the caller to stop the run after its current action (a lost lease).
+    pub cancel: CancellationToken,
+}
+
+/// Runs `args` (`--out` is required: the episode's run directory, created or reopened) with
+/// its checkpoints in `external`, and returns the runner's outcome. A resume the runner refuses
+/// is an error wrapping its [`hands_runner::RunError`].
+pub async fn run_with_ledger(
+    args: RunArgs,
+    external: ExternalLedger,
+) -> anyhow::Result<hands_runner::RunOutcome> {
+    match run_inner(args, Some(external)).await? {
+        Ran::NoKey => anyhow::bail!(
+            "no API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY in the worker's environment"
+        ),
+        Ran::Done(outcome) => Ok(outcome),
+    }
+}
+
+/// How [`run_inner`] ended.
+enum Ran {
+    NoKey,
+    Done(hands_runner::RunOutcome),
+}
+
+async fn run_inner(args: RunArgs, external: Option<ExternalLedger>) -> anyhow::Result<Ran> {
+    let (external_cancel, external_resume) = external
+        .as_ref()
+        .map(|e| (e.cancel.clone(), e.resume))
+        .unzip();
     // A resumed run takes back the settings it started with; flags given again must match
     // (the runner refuses another model, step limit or set of tools, naming what changed).
     let resumed = match &args.resume {
@@ -95,7 +139,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
              Without a key, try the offline drills, which run the same path against a local \
              stand-in of the API:\n    hands drill desktop\n    hands drill browser"
         );
-        return Ok(ExitCode::from(NO_KEY));
+        return Ok(Ran::NoKey);
     };
     let base_url = args.base_url.clone().or_else(|| {
         std::env::var(base_var)
@@ -160,20 +204,39 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut episode = launch.isolation.episode();
     let model_settings = ModelSettings::parse(provider, &launch)?;
-    let (out, mut rundir, mut ledger) = match (resumed, &args.resume) {
-        (Some((ledger, _)), Some(dir)) => (dir.clone(), RunDir::reopen(dir)?, ledger),
-        _ => {
-            let out = args
-                .out
-                .clone()
-                .unwrap_or_else(|| RunDir::default_path("run"));
-            let rundir = RunDir::create(&out)?;
-            let ledger = resume::create(&out, &launch)?;
-            (out, rundir, ledger)
-        }
-    };
+    // How isolated the episode is, as it was in force (each resume records its own).
+    let (out, mut rundir, ledger): (_, _, Box<dyn hands_runner::ledger::Ledger>) =
+        match (external, resumed, &args.resume) {
+            (Some(external), _, _) => {
+                let out = args
+                    .out
+                    .clone()
+                    .context("a run with its own ledger needs --out")?;
+                let rundir = if out.exists() {
+                    RunDir::reopen(&out)?
+                } else {
+                    RunDir::create(&out)?
+                };
+                (out, rundir, external.ledger)
+            }
+            (None, Some((mut ledger, _)), Some(dir)) => {
+                ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
+                (dir.clone(), RunDir::reopen(dir)?, Box::new(ledger))
+            }
+            _ => {
+                let out = args
+                    .out
+                    .clone()
+                    .unwrap_or_else(|| RunDir::default_path("run"));
+                let rundir = RunDir::create(&out)?;
+                let mut ledger = resume::create(&out, &launch)?;
+                ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
+                (out, rundir, Box::new(ledger))
+            }
+        };
+    let resuming = args.resume.is_some() || external_resume == Some(true);
     rundir.line(
-        serde_json::json!({"kind": if args.resume.is_some() { "resume" } else { "start" },
+        serde_json::json!({"kind": if resuming { "resume" } else { "start" },
         "task": task, "provider": launch.provider, "model": model, "desktop": use_desktop,
         "browser": browser_arg, "remote": remote.describe()}),
     );
@@ -299,7 +362,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         },
         browser_note
     );
-    let cancel = CancellationToken::new();
+    let cancel = external_cancel.unwrap_or_default();
     let config = RunConfig { max_steps };
     let mut runner = match provider {
         ProviderArg::Anthropic => {
@@ -395,8 +458,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             bar.set_message(format!("{n_requests} request(s), {n_actions} action(s)"));
         }));
     }
-    // How isolated the episode is, as it was in force (each resume records its own).
-    ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
     rundir.line(serde_json::json!({"kind": "sandbox", "isolation": episode.describe()}));
     let out_path = rundir.path().to_owned();
     match &live {
@@ -404,15 +465,24 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => runner.set_journal(Box::new(rundir)),
     }
     // Every step is checkpointed in the run directory's ledger: `--resume` continues from it.
-    runner.set_ledger(Box::new(ledger));
-    let ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nhands run: stopping after the current action (Ctrl-C again to kill)");
-            ctrl_c.cancel();
-        }
-    });
+    runner.set_ledger(ledger);
+    if external_resume.is_none() {
+        let ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\nhands run: stopping after the current action (Ctrl-C again to kill)");
+                ctrl_c.cancel();
+            }
+        });
+    }
     let outcome = match &args.resume {
+        None if external_resume == Some(true) => match runner.resume(&cancel).await {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(e.into());
+            }
+        },
         Some(dir) => {
             eprintln!("hands run: resuming the run in {}", dir.display());
             match runner.resume(&cancel).await {
@@ -429,7 +499,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(view) = &live {
         view.finish().await;
     }
-    println!("{}", outcome.final_text);
+    if external_resume.is_none() {
+        println!("{}", outcome.final_text);
+    }
     eprintln!(
         "hands run: {} after {} request(s){}; {} input + {} cached + {} output tokens{}; run directory {}{}",
         match &outcome.status {
@@ -459,11 +531,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             _ => String::new(),
         }
     );
-    Ok(if outcome.finished() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(Ran::Done(outcome))
 }
 
 /// The progress line, ticking once the run starts.
