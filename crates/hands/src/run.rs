@@ -204,7 +204,8 @@ async fn run_inner(args: RunArgs, external: Option<ExternalLedger>) -> anyhow::R
     }
     let mut episode = launch.isolation.episode();
     let model_settings = ModelSettings::parse(provider, &launch)?;
-    // How isolated the episode is, as it was in force (each resume records its own).
+    // The ledger: the caller's, the resumed run's, or a new one. A run directory's ledger
+    // records how isolated the episode is, as it was in force (each resume records its own).
     let (out, mut rundir, ledger): (_, _, Box<dyn hands_runner::ledger::Ledger>) =
         match (external, resumed, &args.resume) {
             (Some(external), _, _) => {
