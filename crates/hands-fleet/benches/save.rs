@@ -47,7 +47,7 @@ fn main() {
     let mut ledger =
         PostgresLedger::open(DbThread::connect(&url).unwrap(), claim.episode, claim.epoch).unwrap();
     let identity = RunIdentity::new(
-        &claim.episode.run_id(),
+        claim.episode.run_id(),
         "messages",
         "m",
         1000,

@@ -74,14 +74,14 @@ pub async fn run_with_ledger(
         Ran::NoKey => anyhow::bail!(
             "no API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY in the worker's environment"
         ),
-        Ran::Done(outcome) => Ok(outcome),
+        Ran::Done(outcome) => Ok(*outcome),
     }
 }
 
 /// How [`run_inner`] ended.
 enum Ran {
     NoKey,
-    Done(hands_runner::RunOutcome),
+    Done(Box<hands_runner::RunOutcome>),
 }
 
 async fn run_inner(args: RunArgs, external: Option<ExternalLedger>) -> anyhow::Result<Ran> {
@@ -532,7 +532,7 @@ async fn run_inner(args: RunArgs, external: Option<ExternalLedger>) -> anyhow::R
             _ => String::new(),
         }
     );
-    Ok(Ran::Done(outcome))
+    Ok(Ran::Done(Box::new(outcome)))
 }
 
 /// The progress line, ticking once the run starts.

@@ -141,13 +141,20 @@ fn a_worker_runs_a_submitted_batch_to_its_end() {
     got.sort();
     assert_eq!(got, ["1", "2", "3"], "{said}");
     let shown = status(&sim, &url);
-    assert!(shown.contains("3 episodes: 0 queued, 0 running, 3 finished"), "{shown}");
+    assert!(
+        shown.contains("3 episodes: 0 queued, 0 running, 3 finished"),
+        "{shown}"
+    );
     assert!(shown.contains("success: 3 of 3 done (100.0%)"), "{shown}");
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     // Each episode's run directory holds its log.
     for n in 1..=3 {
         let log = dir.path().join(format!("runs/episode-{n}/log.jsonl"));
-        assert!(std::fs::read_to_string(&log).unwrap().contains("\"kind\":\"start\""));
+        assert!(
+            std::fs::read_to_string(&log)
+                .unwrap()
+                .contains("\"kind\":\"start\"")
+        );
     }
 }
 
