@@ -304,60 +304,62 @@ enum Saved {
     Duplicate,
 }
 
-/// The save transaction: the fence (epoch and live lease, the row locked until commit), the
-/// new blobs, the checkpoint.
+/// The save, as one statement (one round trip, one implicit transaction): the fence (epoch and
+/// live lease; the row stays locked until commit, so no claim can pass it), the new blobs, the
+/// checkpoint. The blobs and the checkpoint are written only when the fence held; a revision
+/// already saved violates the checkpoints' key and aborts the whole statement.
+const SAVE_SQL: &str = "
+    WITH fence AS (
+        UPDATE hands_episodes
+        SET end_state = NULL,
+            identity = COALESCE(identity, $3),
+            tools_fingerprint = COALESCE(tools_fingerprint, $4)
+        WHERE id = $1 AND epoch = $2 AND state = 'running'
+          AND lease_until > clock_timestamp()
+        RETURNING id),
+    new_blobs AS (
+        INSERT INTO hands_blobs (hash, data)
+        SELECT h, d FROM unnest($5::bytea[], $6::bytea[]) AS b (h, d)
+        WHERE EXISTS (SELECT 1 FROM fence)
+        ON CONFLICT (hash) DO NOTHING),
+    saved AS (
+        INSERT INTO hands_checkpoints
+            (episode, revision, epoch, completed, steps_used, conversation, turn)
+        SELECT id, $7, $2, $8, $9, $10, $11 FROM fence
+        RETURNING 1)
+    SELECT (SELECT COUNT(*) FROM saved)";
+
+/// Runs [`SAVE_SQL`] for `save`.
 async fn save_tx(client: &mut tokio_postgres::Client, save: Save) -> Result<Saved, FleetError> {
-    let tx = client.transaction().await.map_err(FleetError::db)?;
     let (identity, fingerprint) = save.identity.unzip();
-    let held = tx
-        .execute(
-            "UPDATE hands_episodes
-             SET end_state = NULL,
-                 identity = COALESCE(identity, $3),
-                 tools_fingerprint = COALESCE(tools_fingerprint, $4)
-             WHERE id = $1 AND epoch = $2 AND state = 'running'
-               AND lease_until > clock_timestamp()",
-            &[&save.episode, &save.epoch, &identity, &fingerprint],
-        )
-        .await
-        .map_err(FleetError::db)?;
-    if held == 0 {
-        return Ok(Saved::Fenced);
-    }
-    if !save.blobs.is_empty() {
-        let (hashes, data): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
-            save.blobs.into_iter().map(|(h, d)| (h.to_vec(), d)).unzip();
-        tx.execute(
-            "INSERT INTO hands_blobs (hash, data) SELECT * FROM unnest($1::bytea[], $2::bytea[])
-             ON CONFLICT (hash) DO NOTHING",
-            &[&hashes, &data],
-        )
-        .await
-        .map_err(FleetError::db)?;
-    }
-    let inserted = tx
-        .execute(
-            "INSERT INTO hands_checkpoints
-                 (episode, revision, epoch, completed, steps_used, conversation, turn)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)
-             ON CONFLICT (episode, revision) DO NOTHING",
+    let (hashes, data): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
+        save.blobs.into_iter().map(|(h, d)| (h.to_vec(), d)).unzip();
+    let result = client
+        .query_one(
+            SAVE_SQL,
             &[
                 &save.episode,
-                &save.revision,
                 &save.epoch,
+                &identity,
+                &fingerprint,
+                &hashes,
+                &data,
+                &save.revision,
                 &save.completed,
                 &save.steps_used,
                 &save.doc,
                 &save.turn,
             ],
         )
-        .await
-        .map_err(FleetError::db)?;
-    if inserted == 0 {
-        return Ok(Saved::Duplicate);
+        .await;
+    match result {
+        Ok(row) if row.get::<_, i64>(0) == 1 => Ok(Saved::Done),
+        Ok(_) => Ok(Saved::Fenced),
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
+            Ok(Saved::Duplicate)
+        }
+        Err(e) => Err(FleetError::db(e)),
     }
-    tx.commit().await.map_err(FleetError::db)?;
-    Ok(Saved::Done)
 }
 
 impl Ledger for PostgresLedger {

@@ -100,6 +100,9 @@ async fn the_ledger_keeps_every_revision_blobs_once_and_the_runs_end() {
     tokio::task::spawn_blocking(move || {
         let db = DbThread::connect(&url2).unwrap();
         let mut ledger = PostgresLedger::open(db.clone(), episode, epoch).unwrap();
+        // A second writer of the same claim, opened before anything was saved (it believes
+        // revision 1 is next): the database refuses its revision 1 at the end.
+        let mut stale = PostgresLedger::open(db.clone(), episode, epoch).unwrap();
         assert_eq!(ledger.run_id(), run_id2);
         assert_eq!(ledger.latest_revision().unwrap(), 0);
         assert!(ledger.latest().unwrap().is_none());
@@ -174,6 +177,21 @@ async fn the_ledger_keeps_every_revision_blobs_once_and_the_runs_end() {
             third2
         );
         assert_eq!(reopened.end().unwrap(), Some(RunEnd::Finished));
+        // The stale writer's revision 1 is refused as a whole: nothing of it is kept, and the
+        // recorded end stays.
+        let refused = stale
+            .save(&checkpoint(
+                &run_id2,
+                1,
+                json!({"m": ["y".repeat(5000)]}),
+                CheckpointStatus::Completed,
+            ))
+            .unwrap_err();
+        assert!(
+            matches!(&refused, LedgerError::Refused(why) if why.contains("already saved")),
+            "{refused:?}"
+        );
+        assert_eq!(reopened.end().unwrap(), Some(RunEnd::Finished));
         // A different identity is refused.
         let mut other = checkpoint(&run_id2, 4, third2, CheckpointStatus::Completed);
         other.identity = RunIdentity::new(
@@ -202,6 +220,14 @@ async fn the_ledger_keeps_every_revision_blobs_once_and_the_runs_end() {
     assert_eq!(
         count(&url, "SELECT COUNT(*) FROM hands_checkpoints").await,
         3
+    );
+    assert_eq!(
+        count(
+            &url,
+            "SELECT COUNT(*) FROM hands_blobs WHERE strpos(encode(data, 'escape'), 'yyyy') > 0"
+        )
+        .await,
+        0
     );
 }
 
