@@ -230,3 +230,79 @@ fn a_killed_workers_episode_is_taken_over_after_its_lease_and_resumed() {
     let log = std::fs::read_to_string(dir.path().join("runs/episode-1/log.jsonl")).unwrap();
     assert!(log.contains("\"kind\":\"resume\""), "{log}");
 }
+
+fn signal(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_stalled_worker_that_wakes_after_a_takeover_never_acts_again() {
+    let pg = cluster();
+    let url = pg.database("zombie").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let effects = dir.path().join("effects.txt");
+    let effects_in_policy = effects.clone();
+    let waiting = Arc::new(AtomicBool::new(false));
+    let second_requests = Arc::new(AtomicUsize::new(0));
+    let (waiting_in_policy, seconds) = (Arc::clone(&waiting), Arc::clone(&second_requests));
+    // Two effects, one per turn; the model is slow to propose the second the first time: the
+    // worker is stopped (SIGSTOP) while it waits, past its lease.
+    let sim = SimServer::start(SimConfig::with_policy(move |request: &Value| {
+        let append = |line: &str| {
+            let command = format!("echo {line} >> {}", effects_in_policy.display());
+            Turn::Blocks(vec![tool_use("bash", json!({ "command": command }))])
+        };
+        match answered(request) {
+            0 => append("a"),
+            1 => {
+                if seconds.fetch_add(1, Ordering::SeqCst) == 0 {
+                    waiting_in_policy.store(true, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_secs(3));
+                }
+                append("b")
+            }
+            _ => Turn::text("Done."),
+        }
+    }))
+    .unwrap();
+    let task = json!({"prompt": "Append a, then b", "environment": {"kind": "desktop"},
+        "max_steps": 6});
+    submit(&sim, &url, dir.path(), &[task]);
+    let stalled = worker(&sim, &url, dir.path(), "1")
+        .args(["--name", "stalled"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until(Duration::from_secs(60), "the second request", || {
+        waiting.load(Ordering::SeqCst)
+    });
+    signal(&stalled, "-STOP");
+    // The second worker takes the episode over once the lease expires, and finishes it.
+    let output = worker(&sim, &url, dir.path(), "1")
+        .args(["--name", "second"])
+        .output()
+        .unwrap();
+    let said = text(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(said.contains("episode 1 (epoch 2, resuming)"), "{said}");
+    assert_eq!(lines(&effects), ["a", "b"], "{said}");
+    // The stalled worker wakes with the model's answer proposing `b` in hand: its save before
+    // the effect is refused by the fence, so it stops without acting and records nothing.
+    signal(&stalled, "-CONT");
+    let output = stalled.wait_with_output().unwrap();
+    let stalled_said = text(&output);
+    assert!(output.status.success(), "{stalled_said}");
+    assert!(
+        stalled_said.contains("episode 1 is no longer this worker's"),
+        "{stalled_said}"
+    );
+    assert_eq!(lines(&effects), ["a", "b"], "{stalled_said}");
+    let shown = status(&sim, &url);
+    assert!(shown.contains("1 finished"), "{shown}");
+    assert_eq!(second_requests.load(Ordering::SeqCst), 2);
+}
