@@ -5,11 +5,12 @@
 #              bubblewrap (the jail every episode runs in)
 #   reference: xdotool, scrot, imagemagick, used only by the benchmark's reference pipeline
 #   tests:     gcc and libx11-dev build the Xlib test client (the GTK one needs only mousepad's
-#              GTK runtime)
+#              GTK runtime); postgresql (15) for hands-fleet's tests, which start a private
+#              cluster of their own (initdb + pg_ctl as the `postgres` user it creates)
 set -euo pipefail
 
 packages=(xvfb xauth x11-utils x11-xkb-utils openbox fonts-dejavu-core chromium bubblewrap
-          xdotool scrot imagemagick mousepad gcc libx11-dev)
+          xdotool scrot imagemagick mousepad gcc libx11-dev postgresql)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -50,6 +50,12 @@ pub enum Command {
     Mcp(McpArgs),
     /// Show a run directory step by step in a local web page.
     View(ViewArgs),
+    /// Many episodes on PostgreSQL: queue a batch of tasks (`submit`), see how it stands
+    /// (`status`).
+    Batch(crate::fleet::BatchArgs),
+    /// Claim episodes from PostgreSQL and run them, `--slots` at a time, under a lease that
+    /// another worker takes over when this one dies.
+    Worker(crate::fleet::WorkerArgs),
     /// hands' side of the differential suite against the official SDKs (`difftest/`): runs
     /// each case of a JSON-lines file and prints one JSON line per case.
     #[command(hide = true)]

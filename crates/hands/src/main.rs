@@ -13,6 +13,7 @@ mod difftest;
 mod drill;
 mod environment;
 mod exec;
+mod fleet;
 mod mcp;
 mod policy;
 mod read;
@@ -68,6 +69,8 @@ fn main() -> ExitCode {
             cli::Command::Demo(args) => demo::run(args).await,
             cli::Command::Mcp(args) => mcp::run(args).await,
             cli::Command::View(args) => view::run(args).await,
+            cli::Command::Batch(args) => fleet::batch(args).await,
+            cli::Command::Worker(args) => fleet::worker(args).await,
             cli::Command::Difftest(args) => difftest::run(args).await,
         }
     });

@@ -18,7 +18,7 @@ use hands_cdp::{CdpBrowser, DriverConfig};
 use hands_core::browser::Browser as _;
 use hands_core::{CancellationToken, Desktop};
 use hands_runner::diagnostics::{Record, Stage};
-use hands_runner::ledger::SqliteLedger;
+use hands_runner::ledger::{Ledger, SqliteLedger};
 use hands_runner::{
     AnthropicSettings, OpenAiSettings, RunConfig, RunOutcome, RunStatus, Runner, Toolbox,
 };
@@ -71,15 +71,103 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    execute(&plan, resumed.map(|(ledger, _)| ledger)).await
+    let records = own_records(&plan, resumed.map(|(ledger, _)| ledger))?;
+    let outcome = execute(&plan, records).await?;
+    Ok(report(&outcome, &plan, Stdout::FinalText))
 }
 
-/// Runs a checked plan: the run directory, the approver, the environment, the runner, the
-/// loop, the report.
-async fn execute(plan: &RunPlan, resumed: Option<SqliteLedger>) -> anyhow::Result<ExitCode> {
-    let (mut rundir, ledger) = open_run_dir(plan, resumed)?;
+/// A run whose checkpoints go to a ledger of the caller's instead of its run directory's
+/// (`hands worker`: an episode's `PostgresLedger`).
+pub struct ExternalLedger {
+    /// The ledger.
+    pub ledger: Box<dyn Ledger>,
+    /// Resume the run it holds ([`Runner::resume`]) instead of starting the task.
+    pub resume: bool,
+    /// Cancelled by the caller to stop the run after its current action (a lost lease).
+    pub cancel: CancellationToken,
+}
+
+/// Runs `args` (`--out` is required: the episode's run directory, created or reopened) with
+/// its checkpoints in `external`, and returns the runner's outcome. A resume the runner refuses
+/// is an error wrapping its [`hands_runner::RunError`].
+pub async fn run_with_ledger(
+    args: RunArgs,
+    external: ExternalLedger,
+) -> anyhow::Result<RunOutcome> {
+    let env = |var: &str| std::env::var(var).ok();
+    let plan = match RunPlan::parse(&args, None, &env) {
+        Ok(plan) => plan,
+        Err(PlanError::NoApiKey { .. }) => anyhow::bail!(
+            "no API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY in the worker's environment"
+        ),
+        Err(e) => return Err(e.into()),
+    };
+    let out = args
+        .out
+        .clone()
+        .context("a run with its own ledger needs --out")?;
+    let rundir = if out.exists() {
+        RunDir::reopen(&out)?
+    } else {
+        RunDir::create(&out)?
+    };
+    let records = Records {
+        rundir,
+        ledger: RunLedger::External(external.ledger),
+        resume: external.resume,
+        cancel: external.cancel,
+    };
+    let outcome = execute(&plan, records).await?;
+    report(&outcome, &plan, Stdout::Quiet);
+    Ok(outcome)
+}
+
+/// Where a run's records go and what stops it: the run directory (its log and images), the
+/// ledger of its checkpoints, whether it resumes the run the ledger holds, and its cancellation.
+struct Records {
+    rundir: RunDir,
+    ledger: RunLedger,
+    resume: bool,
+    cancel: CancellationToken,
+}
+
+/// A run's ledger: the run directory's own (which records how isolated the episode is), or a
+/// caller's.
+enum RunLedger {
+    Own(Box<SqliteLedger>),
+    External(Box<dyn Ledger>),
+}
+
+/// The records of a `hands run`: its run directory and the ledger in it (reopened for a resumed
+/// run, created for a new one), stopped by Ctrl-C after the current action.
+fn own_records(plan: &RunPlan, resumed: Option<SqliteLedger>) -> anyhow::Result<Records> {
+    let (rundir, ledger) = open_run_dir(plan, resumed)?;
+    let cancel = CancellationToken::new();
+    let ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nhands run: stopping after the current action (Ctrl-C again to kill)");
+            ctrl_c.cancel();
+        }
+    });
+    Ok(Records {
+        rundir,
+        ledger: RunLedger::Own(Box::new(ledger)),
+        resume: matches!(plan.run_dir, RunDirPlan::Resume(_)),
+        cancel,
+    })
+}
+
+/// Runs a checked plan: the approver, the environment, the runner, the loop.
+async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome> {
+    let Records {
+        mut rundir,
+        ledger,
+        resume,
+        cancel,
+    } = records;
     rundir.line(serde_json::json!({
-        "kind": match plan.run_dir { RunDirPlan::Resume(_) => "resume", RunDirPlan::New(_) => "start" },
+        "kind": if resume { "resume" } else { "start" },
         "task": plan.launch.task, "provider": plan.launch.provider, "model": plan.launch.model,
         "desktop": plan.launch.desktop, "browser": plan.launch.browser,
         "remote": plan.remote.describe()}));
@@ -102,18 +190,13 @@ async fn execute(plan: &RunPlan, resumed: Option<SqliteLedger>) -> anyhow::Resul
     bar.enable_steady_tick(Duration::from_millis(120));
     observe_progress(&mut runner, &bar);
     attach_records(&mut runner, &episode, rundir, ledger, live.as_ref())?;
-    let outcome = match run_or_resume(&mut runner, plan).await {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            bar.finish_and_clear();
-            return Err(e);
-        }
-    };
+    let outcome = run_or_resume(&mut runner, plan, resume, &cancel).await;
     bar.finish_and_clear();
+    let outcome = outcome?;
     if let Some(view) = &live {
         view.finish().await;
     }
-    Ok(report(&outcome, plan))
+    Ok(outcome)
 }
 
 /// The run directory and its ledger: reopened for a resumed run, created (the launch kept in
@@ -395,49 +478,61 @@ fn attach_records(
     runner: &mut Runner,
     episode: &Episode,
     mut rundir: RunDir,
-    mut ledger: SqliteLedger,
+    ledger: RunLedger,
     live: Option<&crate::view::LiveView>,
 ) -> anyhow::Result<()> {
-    // How isolated the episode is, as it was in force (each resume records its own).
-    ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
     rundir.line(serde_json::json!({"kind": "sandbox", "isolation": episode.describe()}));
     match live {
         Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
         None => runner.set_journal(Box::new(rundir)),
     }
-    // Every step is checkpointed in the run directory's ledger: `--resume` continues from it.
-    runner.set_ledger(Box::new(ledger));
+    // Every step is checkpointed in the ledger: `--resume` (or a worker) continues from it.
+    match ledger {
+        RunLedger::Own(mut ledger) => {
+            // How isolated the episode is, as it was in force (each resume records its own).
+            ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
+            runner.set_ledger(ledger);
+        }
+        RunLedger::External(ledger) => runner.set_ledger(ledger),
+    }
     Ok(())
 }
 
-/// Runs the task, or resumes the run, until it ends (Ctrl-C stops it after the current
-/// action).
-async fn run_or_resume(runner: &mut Runner, plan: &RunPlan) -> anyhow::Result<RunOutcome> {
-    let cancel = CancellationToken::new();
-    let ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nhands run: stopping after the current action (Ctrl-C again to kill)");
-            ctrl_c.cancel();
-        }
-    });
-    match &plan.run_dir {
-        RunDirPlan::Resume(dir) => {
+/// Runs the task, or resumes the run the ledger holds, until it ends or `cancel` stops it
+/// after the current action.
+async fn run_or_resume(
+    runner: &mut Runner,
+    plan: &RunPlan,
+    resume: bool,
+    cancel: &CancellationToken,
+) -> anyhow::Result<RunOutcome> {
+    match (&plan.run_dir, resume) {
+        (RunDirPlan::Resume(dir), _) => {
             eprintln!("hands run: resuming the run in {}", dir.display());
             runner
-                .resume(&cancel)
+                .resume(cancel)
                 .await
                 .map_err(|e| resume::refusal(dir, &e))
         }
-        RunDirPlan::New(_) => Ok(runner.run(&plan.launch.task, &cancel).await?),
+        (RunDirPlan::New(_), true) => Ok(runner.resume(cancel).await?),
+        (RunDirPlan::New(_), false) => Ok(runner.run(&plan.launch.task, cancel).await?),
     }
 }
 
-/// Prints the model's last text on stdout and the run's summary on stderr; exit status 0 only
-/// when the model finished.
-fn report(outcome: &RunOutcome, plan: &RunPlan) -> ExitCode {
+/// What `hands run` prints on stdout: the model's last text, or nothing (a worker's episode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stdout {
+    FinalText,
+    Quiet,
+}
+
+/// Prints the model's last text on stdout (unless `stdout` is quiet) and the run's summary on
+/// stderr; exit status 0 only when the model finished.
+fn report(outcome: &RunOutcome, plan: &RunPlan, stdout: Stdout) -> ExitCode {
     let out_path: &Path = plan.run_dir.path();
-    println!("{}", outcome.final_text);
+    if stdout == Stdout::FinalText {
+        println!("{}", outcome.final_text);
+    }
     eprintln!(
         "hands run: {} after {} request(s){}; {} input + {} cached + {} output tokens{}; run directory {}{}",
         match &outcome.status {

@@ -9,6 +9,9 @@
 //! hashes follow. The conversation only grows at its end, and the elements rewritten by
 //! screenshot pruning and cache breakpoints are few and recent, so what a save writes stays
 //! flat as the run grows instead of growing with it.
+//!
+//! Public so that ledgers kept by other crates (hands-fleet's PostgreSQL one) store exactly the
+//! same encoding as [`super::SqliteLedger`].
 
 use std::collections::BTreeMap;
 
@@ -19,15 +22,15 @@ use super::LedgerError;
 use super::identity::hex;
 
 /// Strings at least this long are stored once, by hash.
-pub(crate) const LARGE_STRING: usize = 1024;
+pub const LARGE_STRING: usize = 1024;
 
 /// A SHA-256 digest.
-pub(crate) type Hash = [u8; 32];
+pub type Hash = [u8; 32];
 
 /// Where new blobs go: `(hash, bytes)`; a blob already stored is ignored by the store.
-pub(crate) type PutBlob<'a> = dyn FnMut(&Hash, &[u8]) -> Result<(), LedgerError> + 'a;
+pub type PutBlob<'a> = dyn FnMut(&Hash, &[u8]) -> Result<(), LedgerError> + 'a;
 /// Where blobs come from.
-pub(crate) type GetBlob<'a> = dyn FnMut(&Hash) -> Result<Vec<u8>, LedgerError> + 'a;
+pub type GetBlob<'a> = dyn FnMut(&Hash) -> Result<Vec<u8>, LedgerError> + 'a;
 
 fn sha256(bytes: &[u8]) -> Hash {
     Sha256::digest(bytes).into()
@@ -41,7 +44,7 @@ fn invalid(why: impl Into<String>) -> LedgerError {
 }
 
 /// `value` with its large strings stored as blobs and replaced by placeholders.
-pub(crate) fn extract(value: &Value, put: &mut PutBlob<'_>) -> Result<Value, LedgerError> {
+pub fn extract(value: &Value, put: &mut PutBlob<'_>) -> Result<Value, LedgerError> {
     Ok(match value {
         Value::String(text) if text.len() >= LARGE_STRING => {
             let hash = sha256(text.as_bytes());
@@ -65,7 +68,7 @@ pub(crate) fn extract(value: &Value, put: &mut PutBlob<'_>) -> Result<Value, Led
 }
 
 /// The inverse of [`extract`].
-pub(crate) fn restore(value: Value, get: &mut GetBlob<'_>) -> Result<Value, LedgerError> {
+pub fn restore(value: Value, get: &mut GetBlob<'_>) -> Result<Value, LedgerError> {
     Ok(match value {
         Value::String(text) if text.starts_with("\0\0") => Value::String(text[1..].to_owned()),
         Value::String(text) if text.starts_with('\0') => {
@@ -103,37 +106,37 @@ fn parse_hash(text: &str) -> Result<Hash, LedgerError> {
 }
 
 /// The conversation's arrays as last saved: each element with its hash.
-pub(crate) type Arrays = BTreeMap<String, Vec<(Value, Hash)>>;
+pub type Arrays = BTreeMap<String, Vec<(Value, Hash)>>;
 
 /// Encodes conversations against the one saved before, by the same writer.
 #[derive(Debug, Default)]
-pub(crate) struct Encoder {
+pub struct Encoder {
     /// The revision last saved and its arrays; `None` before the first save (or after a failed
     /// one), so the next save is whole.
     base: Option<(u64, Arrays)>,
 }
 
 /// One encoded conversation, ready to be committed.
-pub(crate) struct Encoded {
+pub struct Encoded {
     /// The JSON document stored with the checkpoint.
-    pub(crate) doc: Value,
+    pub doc: Value,
     /// The arrays, for the next save's base.
-    pub(crate) arrays: Arrays,
+    pub arrays: Arrays,
 }
 
 impl Encoder {
     /// Forgets the base: the next save is whole.
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.base = None;
     }
 
     /// Takes `arrays` as the base of the next save, once `revision` is committed.
-    pub(crate) fn committed(&mut self, revision: u64, arrays: Arrays) {
+    pub fn committed(&mut self, revision: u64, arrays: Arrays) {
         self.base = Some((revision, arrays));
     }
 
     /// Encodes `conversation`, storing new blobs through `put`.
-    pub(crate) fn encode(
+    pub fn encode(
         &self,
         conversation: &Value,
         put: &mut PutBlob<'_>,
@@ -184,13 +187,13 @@ impl Encoder {
 }
 
 /// The revision a document is encoded against, if any.
-pub(crate) fn base_of(doc: &Value) -> Option<u64> {
+pub fn base_of(doc: &Value) -> Option<u64> {
     doc.get("base").and_then(Value::as_u64)
 }
 
 /// Rebuilds a conversation from its documents, oldest first: the first has no base, and each
 /// later one is encoded against the one before it.
-pub(crate) fn decode(chain: &[Value], get: &mut GetBlob<'_>) -> Result<Value, LedgerError> {
+pub fn decode(chain: &[Value], get: &mut GetBlob<'_>) -> Result<Value, LedgerError> {
     let mut arrays: BTreeMap<String, Vec<Hash>> = BTreeMap::new();
     let mut values: Map<String, Value> = Map::new();
     let mut order: Vec<String> = Vec::new();

@@ -88,7 +88,9 @@ impl Ledger for MemoryLedger {
 }
 
 /// The rules every ledger keeps: its own run, the next revision, the identity it started with.
-pub(super) fn check_next(
+/// `last` is the latest saved revision and its identity, `None` before the first save. Ledgers
+/// kept outside this crate (hands-fleet's PostgreSQL one) check saves with it too.
+pub fn check_next(
     run_id: &str,
     last: Option<(u64, &super::RunIdentity)>,
     checkpoint: &Checkpoint,

@@ -31,7 +31,7 @@
 //! Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (the ledger
 //! paragraphs), "Combinar acciones del navegador con otras herramientas".
 
-mod blobs;
+pub mod blobs;
 mod identity;
 mod memory;
 mod plan;
@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use identity::{IdentityChange, RunIdentity};
-pub use memory::MemoryLedger;
+pub use memory::{MemoryLedger, check_next};
 pub use plan::{
     MCP_REQUEST_HAPPENED, NOT_STARTED_ANSWER, RESUMED_NOTE, ReconcileError, ResumePlan,
     closing_text, mcp_request_note, plan_resume, reconcile, reconciled_answer,
@@ -297,6 +297,26 @@ pub enum LedgerError {
     /// A save out of order, or for another run: the ledger keeps one run, in revision order.
     #[error("checkpoint refused: {0}")]
     Refused(String),
+    /// Fenced: another worker holds this episode now (a shared ledger's lease expired, or a
+    /// newer epoch claimed it). Nothing of the save was kept; the writer must stop acting on the
+    /// episode at once — its new holder resumes it.
+    #[error(
+        "fenced: another worker holds episode {episode} now (this writer's epoch {epoch} is stale or its lease expired); nothing was saved, stop acting on it"
+    )]
+    Fenced {
+        /// The episode.
+        episode: String,
+        /// The epoch this writer claimed it with.
+        epoch: u64,
+    },
+    /// A ledger store other than SQLite failed (a database server, its connection).
+    #[error("the ledger {store} failed: {source}")]
+    Store {
+        /// Which store, as its owner names it (never with a password).
+        store: String,
+        /// Why.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// Stores a run's checkpoints. Each save receives its own complete checkpoint; a ledger keeps

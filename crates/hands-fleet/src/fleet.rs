@@ -1,0 +1,495 @@
+//! Episodes as rows: tasks submitted, claimed by workers under a lease, heartbeated, finished.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_postgres::Client;
+use tokio_postgres::types::Json;
+
+use crate::FleetError;
+
+/// An episode's id (its row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct EpisodeId(pub i64);
+
+impl EpisodeId {
+    /// The run id its ledger keeps (`episode-<id>`).
+    pub fn run_id(self) -> String {
+        format!("episode-{}", self.0)
+    }
+}
+
+impl std::fmt::Display for EpisodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The model API an episode runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// Anthropic Messages.
+    #[default]
+    Anthropic,
+    /// OpenAI Responses.
+    Openai,
+}
+
+/// What one episode does: one line of a `TASKS.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    /// What the model should do.
+    pub prompt: String,
+    /// The model API (default `anthropic`).
+    #[serde(default)]
+    pub provider: Provider,
+    /// The model (required for `openai`; default for `anthropic`: hands' default model).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Where it acts.
+    pub environment: Environment,
+    /// Requests allowed (default: hands' default step limit).
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    /// A shell command that says success by its exit status, run once the model finished.
+    #[serde(default)]
+    pub check: Option<String>,
+}
+
+/// Where an episode acts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Environment {
+    /// A desktop of its own (Xvfb with a window manager), with bash and the editor.
+    Desktop,
+    /// Chromium at a start URL, under an origin allow-list.
+    Browser(BrowserEnv),
+}
+
+/// A browser environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrowserEnv {
+    /// Where the browser opens (`http://` or `https://`).
+    pub start_url: String,
+    /// Origins it may open; default: the start URL's origin.
+    #[serde(default)]
+    pub allow_origin: Vec<String>,
+}
+
+impl Task {
+    /// Checks what can be checked before a worker runs it.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.prompt.trim().is_empty() {
+            return Err("the prompt is empty".into());
+        }
+        if self.provider == Provider::Openai && self.model.is_none() {
+            return Err(
+                "an openai task needs a model (a Responses model with the computer tool)".into(),
+            );
+        }
+        if self.max_steps == Some(0) {
+            return Err("max_steps must be at least 1".into());
+        }
+        if let Environment::Browser(b) = &self.environment
+            && !(b.start_url.starts_with("http://") || b.start_url.starts_with("https://"))
+        {
+            return Err(format!(
+                "start_url {:?} is not an http:// or https:// URL",
+                b.start_url
+            ));
+        }
+        Ok(())
+    }
+
+    /// Parses a `TASKS.jsonl` text: one task per non-empty line, each validated; an error
+    /// names the line.
+    pub fn parse_jsonl(text: &str) -> Result<Vec<Task>, FleetError> {
+        let mut tasks = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = |why: String| FleetError::BadTask { line: i + 1, why };
+            let task: Task = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+            task.validate().map_err(bad)?;
+            tasks.push(task);
+        }
+        Ok(tasks)
+    }
+}
+
+/// An episode claimed by a worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    /// Which.
+    pub episode: EpisodeId,
+    /// The epoch of this claim: every save and the finish must carry it.
+    pub epoch: u64,
+    /// What to do.
+    pub task: Task,
+    /// Whether a worker saved checkpoints before: the episode is resumed, not started.
+    pub resume: bool,
+    /// How many claims it has had, this one included.
+    pub attempts: u32,
+}
+
+/// Where an episode stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EpisodeState {
+    /// Waiting for a worker.
+    Queued,
+    /// Claimed by a worker (its lease may have expired: then another worker may claim it).
+    Running,
+    /// The run ended (the model finished or reached its step limit).
+    Finished,
+    /// The run could not go on (an error, a refusal, a stop).
+    Failed,
+    /// Waiting for a person: a call whose outcome nobody knows must be reconciled first.
+    Parked,
+}
+
+impl EpisodeState {
+    fn as_str(self) -> &'static str {
+        match self {
+            EpisodeState::Queued => "queued",
+            EpisodeState::Running => "running",
+            EpisodeState::Finished => "finished",
+            EpisodeState::Failed => "failed",
+            EpisodeState::Parked => "parked",
+        }
+    }
+}
+
+/// How an episode ended, as its worker recorded it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeOutcome {
+    /// Finished, failed or parked.
+    pub state: EpisodeState,
+    /// Whether the task succeeded: its check passed, or (without a check) the model finished.
+    pub success: bool,
+    /// Why not, when it did not.
+    pub reason: Option<String>,
+    /// Requests used.
+    pub steps: u32,
+    /// Input tokens (uncached).
+    pub input_tokens: u64,
+    /// Input tokens read from the cache.
+    pub cached_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+}
+
+/// What `hands batch status` shows.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct FleetStatus {
+    /// Episodes by state.
+    pub by_state: BTreeMap<String, u64>,
+    /// Running episodes whose lease has expired (another worker may take them over).
+    pub stale: u64,
+    /// Finished or failed episodes that succeeded.
+    pub succeeded: u64,
+    /// Tokens: input, cached input, output.
+    pub tokens: (u64, u64, u64),
+    /// Episodes that did not succeed, by reason.
+    pub failures: BTreeMap<String, u64>,
+}
+
+impl FleetStatus {
+    /// Episodes in `state`.
+    pub fn count(&self, state: EpisodeState) -> u64 {
+        self.by_state.get(state.as_str()).copied().unwrap_or(0)
+    }
+
+    /// All episodes.
+    pub fn total(&self) -> u64 {
+        self.by_state.values().sum()
+    }
+
+    /// Episodes nobody has to do anything about any more (finished, failed).
+    pub fn done(&self) -> u64 {
+        self.count(EpisodeState::Finished) + self.count(EpisodeState::Failed)
+    }
+
+    /// Successes among the done, when any is done.
+    pub fn success_rate(&self) -> Option<f64> {
+        let done = self.done();
+        (done > 0).then(|| self.succeeded as f64 / done as f64)
+    }
+}
+
+impl std::fmt::Display for FleetStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let states: Vec<String> = [
+            EpisodeState::Queued,
+            EpisodeState::Running,
+            EpisodeState::Finished,
+            EpisodeState::Failed,
+            EpisodeState::Parked,
+        ]
+        .iter()
+        .map(|s| format!("{} {}", self.count(*s), s.as_str()))
+        .collect();
+        writeln!(f, "{} episodes: {}", self.total(), states.join(", "))?;
+        if self.stale > 0 {
+            writeln!(
+                f,
+                "{} running with an expired lease (another worker will take them over)",
+                self.stale
+            )?;
+        }
+        match self.success_rate() {
+            Some(rate) => writeln!(
+                f,
+                "success: {} of {} done ({:.1}%)",
+                self.succeeded,
+                self.done(),
+                rate * 100.0
+            )?,
+            None => writeln!(f, "success: none done yet")?,
+        }
+        writeln!(
+            f,
+            "tokens: {} input + {} cached + {} output",
+            self.tokens.0, self.tokens.1, self.tokens.2
+        )?;
+        for (reason, n) in &self.failures {
+            writeln!(f, "not successful ({n}): {reason}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The fleet's episodes in PostgreSQL, on the caller's tokio runtime; clones share the
+/// connection.
+#[derive(Clone)]
+pub struct Fleet {
+    client: Arc<Client>,
+    name: String,
+}
+
+impl std::fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fleet")
+            .field("db", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn millis(ttl: Duration) -> f64 {
+    ttl.as_secs_f64() * 1e3
+}
+
+impl Fleet {
+    /// Connects to `url` and creates the schema when missing.
+    pub async fn connect(url: &str) -> Result<Fleet, FleetError> {
+        let config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|source| FleetError::BadUrl { source })?;
+        let name = crate::describe(&config);
+        let client = crate::connect_on_current(&config, &name).await?;
+        Ok(Fleet {
+            client: Arc::new(client),
+            name,
+        })
+    }
+
+    /// What it is connected to (no password).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Queues one episode per task in `batch`, in one statement (all or none).
+    pub async fn submit(&self, batch: &str, tasks: &[Task]) -> Result<Vec<EpisodeId>, FleetError> {
+        for (i, task) in tasks.iter().enumerate() {
+            task.validate()
+                .map_err(|why| FleetError::BadTask { line: i + 1, why })?;
+        }
+        let docs: Vec<serde_json::Value> = tasks
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()
+            .map_err(|e| FleetError::Invalid(e.to_string()))?;
+        let rows = self
+            .client
+            .query(
+                "INSERT INTO hands_episodes (batch, task)
+                 SELECT $1, t FROM unnest($2::jsonb[]) WITH ORDINALITY AS u (t, n) ORDER BY n
+                 RETURNING id",
+                &[&batch, &docs],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        let mut ids: Vec<EpisodeId> = rows.iter().map(|r| EpisodeId(r.get(0))).collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Claims up to `slots` episodes for `worker`: queued ones, or running ones whose lease
+    /// expired, oldest first, skipping rows another claim has locked. Each claim bumps the
+    /// epoch and leases the episode until now + `ttl`.
+    pub async fn claim(
+        &self,
+        worker: &str,
+        slots: u32,
+        ttl: Duration,
+    ) -> Result<Vec<Claim>, FleetError> {
+        let rows = self
+            .client
+            .query(
+                "WITH free AS (
+                     SELECT id FROM hands_episodes
+                     WHERE state = 'queued'
+                        OR (state = 'running' AND lease_until <= clock_timestamp())
+                     ORDER BY id LIMIT $2
+                     FOR UPDATE SKIP LOCKED)
+                 UPDATE hands_episodes e
+                 SET state = 'running', epoch = e.epoch + 1, worker = $1,
+                     lease_until = clock_timestamp() + $3 * interval '1 millisecond',
+                     attempts = e.attempts + 1, claimed_at = clock_timestamp()
+                 FROM free WHERE e.id = free.id
+                 RETURNING e.id, e.epoch, e.task, e.attempts,
+                     EXISTS (SELECT 1 FROM hands_checkpoints c WHERE c.episode = e.id)",
+                &[&worker, &i64::from(slots), &millis(ttl)],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        let mut claims = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id = EpisodeId(row.get(0));
+            let Json(task): Json<Task> = row
+                .try_get(2)
+                .map_err(|e| FleetError::Invalid(format!("episode {id}'s task: {e}")))?;
+            claims.push(Claim {
+                episode: id,
+                epoch: row.get::<_, i64>(1).max(0) as u64,
+                task,
+                attempts: row.get::<_, i32>(3).max(0) as u32,
+                resume: row.get(4),
+            });
+        }
+        claims.sort_by_key(|c| c.episode);
+        Ok(claims)
+    }
+
+    /// Extends the leases `held` (episode, epoch) by `ttl` from now; returns the episodes whose
+    /// lease could not be extended (expired, or claimed by a newer epoch): their worker must
+    /// stop acting on them.
+    pub async fn heartbeat(
+        &self,
+        held: &[(EpisodeId, u64)],
+        ttl: Duration,
+    ) -> Result<Vec<EpisodeId>, FleetError> {
+        if held.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<i64> = held.iter().map(|(e, _)| e.0).collect();
+        let epochs: Vec<i64> = held.iter().map(|(_, epoch)| *epoch as i64).collect();
+        let rows = self
+            .client
+            .query(
+                "UPDATE hands_episodes e
+                 SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
+                 FROM unnest($1::bigint[], $2::bigint[]) AS h (id, epoch)
+                 WHERE e.id = h.id AND e.epoch = h.epoch AND e.state = 'running'
+                   AND e.lease_until > clock_timestamp()
+                 RETURNING e.id",
+                &[&ids, &epochs, &millis(ttl)],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        let kept: std::collections::HashSet<i64> = rows.iter().map(|r| r.get(0)).collect();
+        Ok(held
+            .iter()
+            .map(|(e, _)| *e)
+            .filter(|e| !kept.contains(&e.0))
+            .collect())
+    }
+
+    /// Records how `episode` ended, if the caller still holds it at `epoch`; else
+    /// [`FleetError::Fenced`].
+    pub async fn finish(
+        &self,
+        episode: EpisodeId,
+        epoch: u64,
+        outcome: &EpisodeOutcome,
+    ) -> Result<(), FleetError> {
+        if matches!(outcome.state, EpisodeState::Queued | EpisodeState::Running) {
+            return Err(FleetError::Invalid(format!(
+                "an episode ends finished, failed or parked, not {}",
+                outcome.state.as_str()
+            )));
+        }
+        let updated = self
+            .client
+            .execute(
+                "UPDATE hands_episodes
+                 SET state = $3, outcome = $4, finished_at = clock_timestamp(), lease_until = NULL
+                 WHERE id = $1 AND epoch = $2 AND state = 'running'",
+                &[
+                    &episode.0,
+                    &(epoch as i64),
+                    &outcome.state.as_str(),
+                    &Json(outcome),
+                ],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        if updated == 0 {
+            return Err(FleetError::Fenced { episode, epoch });
+        }
+        Ok(())
+    }
+
+    /// Counts by state, successes, tokens, and failures by reason, over every episode (or
+    /// those of `batch`).
+    pub async fn status(&self, batch: Option<&str>) -> Result<FleetStatus, FleetError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT state,
+                        COUNT(*),
+                        COUNT(*) FILTER (WHERE state = 'running' AND lease_until <= clock_timestamp()),
+                        COUNT(*) FILTER (WHERE (outcome->>'success')::boolean),
+                        COALESCE(SUM((outcome->>'input_tokens')::bigint), 0)::bigint,
+                        COALESCE(SUM((outcome->>'cached_tokens')::bigint), 0)::bigint,
+                        COALESCE(SUM((outcome->>'output_tokens')::bigint), 0)::bigint
+                 FROM hands_episodes WHERE ($1::text IS NULL OR batch = $1)
+                 GROUP BY state",
+                &[&batch],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        let mut status = FleetStatus::default();
+        let n = |v: i64| v.max(0) as u64;
+        for row in rows {
+            let state: String = row.get(0);
+            status.by_state.insert(state, n(row.get(1)));
+            status.stale += n(row.get(2));
+            status.succeeded += n(row.get(3));
+            status.tokens.0 += n(row.get(4));
+            status.tokens.1 += n(row.get(5));
+            status.tokens.2 += n(row.get(6));
+        }
+        let rows = self
+            .client
+            .query(
+                "SELECT COALESCE(outcome->>'reason', state), COUNT(*) FROM hands_episodes
+                 WHERE ($1::text IS NULL OR batch = $1) AND outcome IS NOT NULL
+                   AND NOT (outcome->>'success')::boolean
+                 GROUP BY 1",
+                &[&batch],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        for row in rows {
+            status.failures.insert(row.get(0), n(row.get(1)));
+        }
+        Ok(status)
+    }
+}

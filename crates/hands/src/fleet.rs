@@ -1,0 +1,438 @@
+//! `hands batch` and `hands worker`: many episodes on PostgreSQL (hands-fleet). `batch submit`
+//! queues one episode per task of a `TASKS.jsonl`; `batch status` counts them; `worker` claims
+//! episodes `--slots` at a time, heartbeats their leases, and runs each through `hands run`'s
+//! own path ([`crate::run::run_with_ledger`]) with the episode's `PostgresLedger` — resuming
+//! it when an earlier holder saved checkpoints. A worker that loses an episode's lease cancels
+//! it, and its saves are refused by the fence: it never goes on acting on it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand, ValueEnum as _};
+use hands_core::CancellationToken;
+use hands_fleet::{
+    Claim, DbThread, Environment, EpisodeId, EpisodeOutcome, EpisodeState, Fleet, PostgresLedger,
+    Provider, Task,
+};
+use hands_runner::{RunError, RunOutcome, RunStatus};
+use tokio::task::JoinSet;
+
+use crate::cli::{ApproveArg, RunArgs, SandboxArgs};
+use crate::run::ExternalLedger;
+
+/// `hands batch`.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    #[command(subcommand)]
+    pub action: BatchAction,
+}
+
+/// What `hands batch` does.
+#[derive(Debug, Subcommand)]
+pub enum BatchAction {
+    /// Queue one episode per line of TASKS.jsonl: `{"prompt": …, "provider": "anthropic",
+    /// "model": …, "environment": {"kind": "desktop"} | {"kind": "browser", "start_url": …,
+    /// "allow_origin": […]}, "max_steps": N, "check": "shell command"}`.
+    Submit {
+        /// The tasks, one JSON object per line.
+        #[arg(value_name = "TASKS.jsonl")]
+        tasks: PathBuf,
+        /// The fleet's PostgreSQL (`postgres://USER@HOST/DB`, or `host=/socket/dir dbname=…`).
+        #[arg(long, value_name = "URL")]
+        ledger: String,
+        /// The batch's name (default: the file's name).
+        #[arg(long)]
+        batch: Option<String>,
+    },
+    /// Episodes by state, success rate, tokens, and failures by reason.
+    Status {
+        /// The fleet's PostgreSQL.
+        #[arg(long, value_name = "URL")]
+        ledger: String,
+        /// Only this batch.
+        #[arg(long)]
+        batch: Option<String>,
+        /// Print JSON (for scripts).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `hands worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The fleet's PostgreSQL.
+    #[arg(long, value_name = "URL")]
+    pub ledger: String,
+    /// Episodes run at once.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub slots: u32,
+    /// How long a claim lasts without a heartbeat, in seconds (heartbeats go every third of
+    /// it). Another worker takes an episode over once its lease has expired.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub lease: f64,
+    /// Where the episodes' run directories go (`DIR/episode-<id>`: log and images).
+    #[arg(long, value_name = "DIR", default_value = "runs/fleet")]
+    pub dir: PathBuf,
+    /// The worker's name in the database (default `<host>-<pid>`).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Exit once no episode is queued or running (default: keep waiting for new ones).
+    #[arg(long)]
+    pub until_done: bool,
+    /// Who approves consequential actions (nobody is at a worker's terminal): `all` (what the
+    /// policies allow) or `none`.
+    #[arg(long, value_enum, default_value_t = ApproveArg::All)]
+    pub approve: ApproveArg,
+    /// Where each episode's programs run.
+    #[command(flatten)]
+    pub isolation: SandboxArgs,
+}
+
+/// `hands batch …`.
+pub async fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
+    match args.action {
+        BatchAction::Submit {
+            tasks,
+            ledger,
+            batch,
+        } => {
+            let text = std::fs::read_to_string(&tasks)
+                .with_context(|| format!("reading {}", tasks.display()))?;
+            let parsed = Task::parse_jsonl(&text)?;
+            anyhow::ensure!(!parsed.is_empty(), "{} holds no task", tasks.display());
+            let batch = batch.unwrap_or_else(|| {
+                tasks
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "batch".into())
+            });
+            let fleet = Fleet::connect(&ledger).await?;
+            let ids = fleet.submit(&batch, &parsed).await?;
+            println!(
+                "submitted {} episode(s) to batch {batch} (ids {}–{}); run them with `hands worker --ledger …`",
+                ids.len(),
+                ids.first().map_or(0, |i| i.0),
+                ids.last().map_or(0, |i| i.0)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        BatchAction::Status {
+            ledger,
+            batch,
+            json,
+        } => {
+            let fleet = Fleet::connect(&ledger).await?;
+            let status = fleet.status(batch.as_deref()).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            } else {
+                print!("{status}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// An episode being run by this worker.
+struct Held {
+    epoch: u64,
+    cancel: CancellationToken,
+}
+
+/// `hands worker`.
+pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.approve != ApproveArg::Ask,
+        "a worker has nobody at its terminal: give --approve all or --approve none"
+    );
+    anyhow::ensure!(
+        args.lease.is_finite() && args.lease >= 0.5,
+        "--lease must be at least 0.5 seconds"
+    );
+    let ttl = Duration::from_secs_f64(args.lease);
+    let fleet = Fleet::connect(&args.ledger).await?;
+    let name = args.name.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_else(|_| "host".into());
+        format!("{host}-{}", std::process::id())
+    });
+    let args = Arc::new(args);
+    eprintln!(
+        "hands worker {name}: {} slot(s), lease {:.1} s, on {}",
+        args.slots,
+        ttl.as_secs_f64(),
+        fleet.name()
+    );
+    let mut held: HashMap<EpisodeId, Held> = HashMap::new();
+    let mut episodes: JoinSet<EpisodeId> = JoinSet::new();
+    let mut beat = tokio::time::interval(ttl / 3);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let free = args.slots.saturating_sub(held.len() as u32);
+        if free > 0 {
+            for claim in fleet.claim(&name, free, ttl).await? {
+                let cancel = CancellationToken::new();
+                eprintln!(
+                    "hands worker {name}: episode {} (epoch {}{})",
+                    claim.episode,
+                    claim.epoch,
+                    if claim.resume { ", resuming" } else { "" }
+                );
+                held.insert(
+                    claim.episode,
+                    Held {
+                        epoch: claim.epoch,
+                        cancel: cancel.clone(),
+                    },
+                );
+                episodes.spawn(episode(fleet.clone(), Arc::clone(&args), claim, cancel));
+            }
+        }
+        if args.until_done && held.is_empty() {
+            let status = fleet.status(None).await?;
+            if status.count(EpisodeState::Queued) + status.count(EpisodeState::Running) == 0 {
+                eprintln!("hands worker {name}: nothing left to run");
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
+        tokio::select! {
+            _ = beat.tick() => {
+                let leases: Vec<(EpisodeId, u64)> =
+                    held.iter().map(|(e, h)| (*e, h.epoch)).collect();
+                match fleet.heartbeat(&leases, ttl).await {
+                    Ok(lost) => {
+                        for episode in lost {
+                            if let Some(h) = held.get(&episode) {
+                                eprintln!(
+                                    "hands worker {name}: lost the lease of episode {episode}: stopping it"
+                                );
+                                h.cancel.cancel();
+                            }
+                        }
+                    }
+                    // The saves' fence still holds: a lease that lapses refuses them.
+                    Err(e) => tracing::warn!("heartbeat failed: {e}"),
+                }
+            }
+            Some(done) = episodes.join_next() => {
+                match done {
+                    Ok(episode) => { held.remove(&episode); }
+                    Err(e) => anyhow::bail!("an episode's task failed: {e}"),
+                }
+            }
+            () = tokio::time::sleep(Duration::from_millis(500)) => {}
+        }
+    }
+}
+
+/// Runs one claimed episode to its end, and records the end unless the episode was lost.
+async fn episode(
+    fleet: Fleet,
+    args: Arc<WorkerArgs>,
+    claim: Claim,
+    cancel: CancellationToken,
+) -> EpisodeId {
+    let id = claim.episode;
+    let fenced = Arc::new(AtomicBool::new(false));
+    let ran = run_episode(&args, &claim, cancel.clone(), Arc::clone(&fenced)).await;
+    if fenced.load(Ordering::SeqCst) || cancel.is_cancelled() {
+        eprintln!("hands worker: episode {id} is no longer this worker's; its new holder goes on");
+        return id;
+    }
+    let outcome = match ran {
+        Ok((outcome, dir)) => judge(&claim.task, &outcome, &dir).await,
+        Err(e) => {
+            let (state, reason) = match e.downcast_ref::<RunError>() {
+                Some(RunError::NeedsReconciliation(_)) => (
+                    EpisodeState::Parked,
+                    "needs reconciliation: a call's outcome is unknown".to_owned(),
+                ),
+                _ => (EpisodeState::Failed, short(&format!("{e:#}"))),
+            };
+            EpisodeOutcome {
+                state,
+                success: false,
+                reason: Some(reason),
+                steps: 0,
+                input_tokens: 0,
+                cached_tokens: 0,
+                output_tokens: 0,
+            }
+        }
+    };
+    match fleet.finish(id, claim.epoch, &outcome).await {
+        Ok(()) => eprintln!(
+            "hands worker: episode {id} {}{}",
+            match outcome.state {
+                EpisodeState::Parked => "parked",
+                EpisodeState::Failed => "failed",
+                _ => "finished",
+            },
+            outcome
+                .reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        ),
+        Err(e) => eprintln!("hands worker: episode {id}: {e}"),
+    }
+    id
+}
+
+/// The first line of `text`, at most 200 characters: failures are grouped by it.
+fn short(text: &str) -> String {
+    text.lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// Opens the episode's ledger and runs it through `hands run`'s path.
+async fn run_episode(
+    args: &WorkerArgs,
+    claim: &Claim,
+    cancel: CancellationToken,
+    fenced: Arc<AtomicBool>,
+) -> anyhow::Result<(RunOutcome, PathBuf)> {
+    let url = args.ledger.clone();
+    let (episode, epoch) = (claim.episode, claim.epoch);
+    let ledger = tokio::task::spawn_blocking(move || {
+        PostgresLedger::open(DbThread::connect(&url)?, episode, epoch)
+    })
+    .await??;
+    let flag = ledger.fenced_flag();
+    let dir = args.dir.join(format!("episode-{episode}"));
+    let run_args = run_args(args, &claim.task, &dir)?;
+    let result = crate::run::run_with_ledger(
+        run_args,
+        ExternalLedger {
+            ledger: Box::new(ledger),
+            resume: claim.resume,
+            cancel,
+        },
+    )
+    .await;
+    fenced.store(flag.load(Ordering::SeqCst), Ordering::SeqCst);
+    Ok((result?, dir))
+}
+
+/// `hands run`'s arguments for `task`, parsed as its command line would be (so every default
+/// is the command's own).
+fn run_args(args: &WorkerArgs, task: &Task, dir: &Path) -> anyhow::Result<RunArgs> {
+    #[derive(Parser)]
+    struct RunCommand {
+        #[command(flatten)]
+        args: RunArgs,
+    }
+    let name = |v: Option<clap::builder::PossibleValue>| {
+        v.map(|v| v.get_name().to_owned()).unwrap_or_default()
+    };
+    let mut argv: Vec<String> = vec![
+        "hands-run".into(),
+        "--task".into(),
+        task.prompt.clone(),
+        "--provider".into(),
+        match task.provider {
+            Provider::Anthropic => "anthropic".into(),
+            Provider::Openai => "openai".into(),
+        },
+        "--approve".into(),
+        name(args.approve.to_possible_value()),
+        "--sandbox".into(),
+        name(args.isolation.sandbox.to_possible_value()),
+        "--out".into(),
+        dir.display().to_string(),
+    ];
+    if let Some(model) = &task.model {
+        argv.extend(["--model".into(), model.clone()]);
+    }
+    if let Some(steps) = task.max_steps {
+        argv.extend(["--max-steps".into(), steps.to_string()]);
+    }
+    if let Some(workspace) = &args.isolation.workspace {
+        argv.extend(["--workspace".into(), workspace.display().to_string()]);
+        if args.isolation.workspace_bind {
+            argv.push("--workspace-bind".into());
+        }
+    }
+    match &task.environment {
+        Environment::Desktop => argv.push("--desktop".into()),
+        Environment::Browser(browser) => {
+            argv.extend(["--browser".into(), browser.start_url.clone()]);
+            for origin in &browser.allow_origin {
+                argv.extend(["--allow-origin".into(), origin.clone()]);
+            }
+        }
+    }
+    Ok(RunCommand::try_parse_from(argv)
+        .map_err(|e| anyhow::anyhow!("the task does not make a valid run: {e}"))?
+        .args)
+}
+
+/// How long a task's check may run.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The episode's outcome: success when the model finished and the task's check (if any)
+/// passed.
+async fn judge(task: &Task, outcome: &RunOutcome, dir: &Path) -> EpisodeOutcome {
+    let (state, mut success, mut reason) = match &outcome.status {
+        RunStatus::Finished => (EpisodeState::Finished, true, None),
+        RunStatus::StepLimit => (
+            EpisodeState::Finished,
+            false,
+            Some("reached its step limit".to_owned()),
+        ),
+        RunStatus::Stopped(why) => (
+            EpisodeState::Failed,
+            false,
+            Some(short(&format!("stopped: {why}"))),
+        ),
+    };
+    if success && let Some(check) = &task.check {
+        match run_check(check, dir).await {
+            Ok(true) => {}
+            Ok(false) => {
+                success = false;
+                reason = Some("its check failed".into());
+            }
+            Err(e) => {
+                success = false;
+                reason = Some(short(&format!("its check could not run: {e:#}")));
+            }
+        }
+    }
+    EpisodeOutcome {
+        state,
+        success,
+        reason,
+        steps: outcome.steps,
+        input_tokens: outcome.usage.input_tokens,
+        cached_tokens: outcome.usage.cache_read_input_tokens,
+        output_tokens: outcome.usage.output_tokens,
+    }
+}
+
+/// Runs `check` with `sh -c` in the episode's run directory; true when it exits 0.
+async fn run_check(check: &str, dir: &Path) -> anyhow::Result<bool> {
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(check)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting sh")?;
+    match tokio::time::timeout(CHECK_TIMEOUT, child.wait()).await {
+        Ok(status) => Ok(status?.success()),
+        Err(_) => anyhow::bail!("it ran longer than {CHECK_TIMEOUT:?}"),
+    }
+}
