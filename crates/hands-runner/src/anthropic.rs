@@ -41,7 +41,7 @@ use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::server_blocks::{self, ClaudeToolset};
 use crate::session::{
-    NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult, cancelled_text,
+    FunctionFailure, NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult, cancelled_text,
     not_executed_turn_ended,
 };
 use crate::tools::is_server_tool;
@@ -565,7 +565,16 @@ impl AnthropicSession {
         };
         match Job::spawn(function, &tool_use.id, tool_use.input.clone(), start) {
             Ok(job) => Ok(Some(job)),
-            Err(e) => Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
+            Err(e) => match ctx.function_failed(&tool_use.id, &tool_use.name, e, start) {
+                FunctionFailure::Stop(reason) => Err(reason),
+                FunctionFailure::Answer(text) => {
+                    let result = WireResult::error(tool_use, text);
+                    let answer = result.to_json();
+                    ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
+                    self.early_results.insert(tool_use.id.clone(), result);
+                    Ok(None)
+                }
+            },
         }
     }
 
@@ -601,16 +610,29 @@ impl AnthropicSession {
                     ctx.call_completed(&job.call_id, &job.name, || answer);
                     self.early_results.insert(job.call_id.clone(), result);
                 }
-                Err(e) => {
-                    let reason = ctx.function_stopped(&job.call_id, &job.name, e, job.start);
-                    self.early_results.insert(
-                        job.call_id.clone(),
-                        WireResult::error(&tool_use, format!("Error: {reason}")),
-                    );
-                    if self.early_stop.is_none() {
-                        self.early_stop = Some(reason);
+                Err(e) => match ctx.function_failed(&job.call_id, &job.name, e, job.start) {
+                    FunctionFailure::Stop(reason) => {
+                        self.early_results.insert(
+                            job.call_id.clone(),
+                            WireResult::error(&tool_use, format!("Error: {reason}")),
+                        );
+                        if self.early_stop.is_none() {
+                            self.early_stop = Some(reason);
+                        }
                     }
-                }
+                    FunctionFailure::Answer(text) => {
+                        let result = WireResult::error(&tool_use, text);
+                        let answer = result.to_json();
+                        if let Err(reason) =
+                            ctx.call_answered(&job.call_id, || answer.clone(), None)
+                            && self.early_stop.is_none()
+                        {
+                            self.early_stop = Some(reason);
+                        }
+                        ctx.call_completed(&job.call_id, &job.name, || answer);
+                        self.early_results.insert(job.call_id.clone(), result);
+                    }
+                },
             }
         }
     }
@@ -1043,7 +1065,10 @@ async fn run_plain(
             Arguments::Json(&tool_use.input),
         ) {
             Ok(call) => call,
-            Err(e) => return Err(ctx.function_stopped(&tool_use.id, &tool_use.name, e, start)),
+            Err(e) => {
+                let answer = executor::failed(ctx, site, e, start)?;
+                return Ok((claude_result(tool_use, &answer), answer.reason));
+            }
         }
     };
     let answer = executor::run(ctx, site, call, browser_failed).await?;

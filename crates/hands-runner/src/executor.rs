@@ -21,7 +21,7 @@ use crate::approval::{BashEffect, Decision, EditorEffect, Effect, FunctionEffect
 use crate::diagnostics::{Api, Reason};
 use crate::functions::{FunctionError, ToolOutput};
 use crate::outcome::StopReason;
-use crate::session::{StepContext, function_result, unknown_tool_text};
+use crate::session::{FunctionFailure, StepContext, function_result, unknown_tool_text};
 use crate::tools::{BrowserStop, Toolbox};
 
 /// A call's arguments as its wire carries them: a JSON value (a Claude `tool_use` input) or
@@ -258,7 +258,22 @@ async fn run_function(
             reason: Reason::Completed,
             detail: None,
         }),
-        Err(e) => Err(ctx.function_stopped(site.call_id, site.name, e, start)),
+        Err(e) => failed(ctx, site, e, start),
+    }
+}
+
+/// A function that did not answer (invalid arguments, a failure, an invalid output): recorded,
+/// then answered with the error — or, for a function whose failure stops the run, or once the
+/// run is cancelled, the run's stop.
+pub(crate) fn failed(
+    ctx: &mut StepContext<'_>,
+    site: CallSite<'_>,
+    error: FunctionError,
+    start: Instant,
+) -> Result<CallAnswer, StopReason> {
+    match ctx.function_failed(site.call_id, site.name, error, start) {
+        FunctionFailure::Answer(text) => Ok(CallAnswer::text(Reason::Failed, text)),
+        FunctionFailure::Stop(reason) => Err(reason),
     }
 }
 

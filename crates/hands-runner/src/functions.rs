@@ -134,6 +134,23 @@ pub struct Function {
     strict: bool,
     suppliable: bool,
     independent: bool,
+    failure: FailurePolicy,
+}
+
+/// What a function's failure does to the run.
+///
+/// Spec: anthropic 2.10's tool runner answers a tool that raised with an `is_error` result and
+/// goes on; a function whose failure leaves nothing sensible to do is declared
+/// [`FailurePolicy::StopsTheRun`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FailurePolicy {
+    /// Invalid arguments, a failure or an invalid output answer the call as an error the model
+    /// reads (`is_error`), and the run goes on: the model can recover.
+    #[default]
+    AnswersTheModel,
+    /// Any of them stops the run ([`crate::StopReason::FunctionFailed`],
+    /// [`crate::StopReason::InvalidFunctionArguments`]); the function is never run again.
+    StopsTheRun,
 }
 
 impl std::fmt::Debug for Function {
@@ -209,6 +226,7 @@ impl Function {
             strict: false,
             suppliable: false,
             independent: false,
+            failure: FailurePolicy::AnswersTheModel,
         }
     }
 
@@ -252,6 +270,18 @@ impl Function {
     pub fn independent(mut self) -> Function {
         self.independent = true;
         self
+    }
+
+    /// Declares that a failure of this function (invalid arguments, a failure, an invalid
+    /// output) stops the run instead of being answered to the model.
+    pub fn fatal(mut self) -> Function {
+        self.failure = FailurePolicy::StopsTheRun;
+        self
+    }
+
+    /// What a failure of this function does to the run.
+    pub fn failure_policy(&self) -> FailurePolicy {
+        self.failure
     }
 
     /// Whether a caller may supply this function's outputs.

@@ -38,7 +38,7 @@ use crate::items::{
 use crate::mcp::{MCP_APPROVAL_RESPONSE, shown_url};
 use crate::outcome::{RunError, StopReason};
 use crate::server_items::{self, raw};
-use crate::session::{Session, StepContext, StepResult};
+use crate::session::{FunctionFailure, Session, StepContext, StepResult};
 use crate::tools::{Toolbox, is_server_tool};
 
 mod resume;
@@ -491,12 +491,8 @@ impl OpenAiSession {
         let args = match crate::functions::parse_arguments(&arguments) {
             Ok(args) => args,
             Err(why) => {
-                return Err(ctx.function_stopped(
-                    &call_id,
-                    &name,
-                    FunctionError::InvalidArguments(why),
-                    start,
-                ));
+                let error = FunctionError::InvalidArguments(why);
+                return self.failed_early(ctx, &call_id, &name, error, start);
             }
         };
         let effect = Effect::Function(FunctionEffect {
@@ -528,7 +524,31 @@ impl OpenAiSession {
         };
         match Job::spawn(function, &call_id, args, start) {
             Ok(job) => Ok(Some(job)),
-            Err(e) => Err(ctx.function_stopped(&call_id, &name, e, start)),
+            Err(e) => self.failed_early(ctx, &call_id, &name, e, start),
+        }
+    }
+
+    /// An independent call that could not start: answered with the error (the run goes on),
+    /// or the run's stop.
+    fn failed_early(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        call_id: &str,
+        name: &str,
+        error: FunctionError,
+        start: Instant,
+    ) -> Result<Option<Job>, StopReason> {
+        match ctx.function_failed(call_id, name, error, start) {
+            FunctionFailure::Stop(reason) => Err(reason),
+            FunctionFailure::Answer(text) => {
+                let output = Item::function_call_output(&FunctionCallOutput {
+                    call_id: call_id.to_owned(),
+                    output: FunctionOutput::Text(text),
+                });
+                ctx.call_completed(call_id, name, || output.to_value());
+                self.early_outputs.insert(call_id.to_owned(), output);
+                Ok(None)
+            }
         }
     }
 
@@ -544,13 +564,22 @@ impl OpenAiSession {
                         self.function_output(ctx, &job.call_id, &job.name, &out, job.start);
                     self.early_outputs.insert(job.call_id.clone(), output);
                 }
-                Err(e) => {
-                    let reason = ctx.function_stopped(&job.call_id, &job.name, e, job.start);
-                    if self.early_stop.is_none() {
-                        self.early_stop = Some(reason);
+                Err(e) => match ctx.function_failed(&job.call_id, &job.name, e, job.start) {
+                    FunctionFailure::Stop(reason) => {
+                        if self.early_stop.is_none() {
+                            self.early_stop = Some(reason);
+                        }
+                        failed = true;
                     }
-                    failed = true;
-                }
+                    FunctionFailure::Answer(text) => {
+                        let output = Item::function_call_output(&FunctionCallOutput {
+                            call_id: job.call_id.clone(),
+                            output: FunctionOutput::Text(text),
+                        });
+                        ctx.call_completed(&job.call_id, &job.name, || output.to_value());
+                        self.early_outputs.insert(job.call_id.clone(), output);
+                    }
+                },
             }
         }
         failed
@@ -948,7 +977,7 @@ impl OpenAiSession {
             Arguments::Text(arguments),
         ) {
             Ok(call) => executor::run(ctx, site, call, browser_failed).await,
-            Err(e) => Err(ctx.function_stopped(call_id, name, e, start)),
+            Err(e) => executor::failed(ctx, site, e, start),
         };
         let answer = match answer {
             Ok(answer) => answer,

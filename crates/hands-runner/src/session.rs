@@ -307,14 +307,17 @@ impl StepContext<'_> {
         emit(self.observer, &record);
     }
 
-    /// Records why an ordinary function stopped the run, and returns that stop.
-    pub(crate) fn function_stopped(
+    /// Records why an ordinary function did not answer (invalid arguments, a failure, an invalid
+    /// output) and decides what follows: by default the call is answered with the error and the
+    /// run goes on; a [`crate::functions::FailurePolicy::StopsTheRun`] function, or a
+    /// cancellation, stops it.
+    pub(crate) fn function_failed(
         &mut self,
         call_id: &str,
         name: &str,
         error: FunctionError,
         start: Instant,
-    ) -> StopReason {
+    ) -> FunctionFailure {
         let (stage, reason, stop) = match error {
             FunctionError::InvalidArguments(why) => (
                 Stage::Arguments,
@@ -347,10 +350,19 @@ impl StepContext<'_> {
             reason
         };
         self.record(Record::new(self.api, stage, reason, start.elapsed()).of_call(call_id, name));
+        let fatal =
+            self.toolbox.functions.get(name).is_some_and(|f| {
+                f.failure_policy() == crate::functions::FailurePolicy::StopsTheRun
+            });
         if reason == Reason::Cancelled {
-            StopReason::Cancelled
+            FunctionFailure::Stop(StopReason::Cancelled)
+        } else if fatal {
+            FunctionFailure::Stop(stop)
         } else {
-            stop
+            // The function's own words, bounded, on the error the model reads.
+            FunctionFailure::Answer(hands_toolset::errtext::error_text(&format!(
+                "Error: {stop}"
+            )))
         }
     }
 
@@ -492,6 +504,15 @@ impl StepContext<'_> {
             });
         }
     }
+}
+
+/// What follows an ordinary function's failure.
+#[derive(Debug)]
+pub(crate) enum FunctionFailure {
+    /// The call is answered with this error text (`is_error`); the run goes on.
+    Answer(String),
+    /// The run stops.
+    Stop(StopReason),
 }
 
 /// The answer to a call not executed because the run stopped.

@@ -727,9 +727,11 @@ async fn an_interrupted_run_reports_attempted_and_completed_calls() {
             functions(vec![
                 counted("f", &counts),
                 counted("g", &counts),
+                // Declared fatal: its failure stops the run (by default it is answered).
                 Function::typed("boom", "Fails.", |_: Value| async move {
                     Err::<String, _>("the printer is on fire".to_owned())
-                }),
+                })
+                .fatal(),
             ]),
             20,
         );

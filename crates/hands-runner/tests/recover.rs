@@ -1,0 +1,186 @@
+//! A function that fails is answered, not the end of the run (issue 19, "recover like the
+//! SDK"): on both APIs, a function's failure, invalid arguments (JSON that is not an object or
+//! does not fit the function's type) and an invalid output are each answered as an error the
+//! model reads, the next call of the turn still runs, and the run finishes; a function declared
+//! `.fatal()` stops the run as before.
+
+#![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
+
+use std::sync::{Arc, Mutex};
+
+use hands_core::CancellationToken;
+use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
+use hands_models::openai::{OpenAiClient, OpenAiConfig};
+use hands_runner::functions::{Function, Functions, ToolOutput};
+use hands_runner::{
+    AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, StopReason, Toolbox,
+};
+use hands_sim::policy::{function_call, text, tool_use};
+use hands_sim::{SimConfig, SimServer, Turn};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[allow(dead_code, reason = "only the parse matters")]
+struct Booking {
+    nights: u32,
+}
+
+/// The run's functions: one that fails, one with typed arguments, one whose output is invalid,
+/// and one that records that it ran.
+fn functions(ran: &Arc<Mutex<Vec<String>>>, fatal: bool) -> Functions {
+    let fails = Function::typed("fails", "Fails.", |_: Value| async move {
+        Err::<String, _>("the printer is on fire".to_owned())
+    });
+    let fails = if fatal { fails.fatal() } else { fails };
+    let ran_after = Arc::clone(ran);
+    let list = [
+        fails,
+        Function::typed("book", "Books.", |_: Booking| async move {
+            Ok::<_, String>("booked")
+        }),
+        Function::typed_output("empty", "Answers nothing.", |_: Value| async move {
+            Ok(ToolOutput::Parts(Vec::new()))
+        }),
+        Function::typed("after", "Runs after.", move |_: Value| {
+            let ran = Arc::clone(&ran_after);
+            async move {
+                ran.lock().unwrap().push("after".to_owned());
+                Ok::<_, String>("after done")
+            }
+        }),
+    ];
+    let mut functions = Functions::new();
+    for function in list {
+        functions.add(function).unwrap();
+    }
+    functions
+}
+
+fn toolbox(functions: Functions) -> Toolbox {
+    Toolbox {
+        functions,
+        ..Toolbox::default()
+    }
+}
+
+#[tokio::test]
+async fn claude_answers_a_failing_function_and_goes_on() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![
+            tool_use("fails", json!({})),
+            tool_use("book", json!({"nights": "two"})),
+            tool_use("empty", json!({})),
+            tool_use("after", json!({})),
+        ]),
+        Turn::text("Recovered."),
+    ]))
+    .unwrap();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let mut config = AnthropicConfig::new("sk-test");
+    config.base_url = sim.base_url();
+    let runner = Runner::anthropic(
+        AnthropicClient::new(config).unwrap(),
+        AnthropicSettings::new("claude-opus-5"),
+        None,
+        toolbox(functions(&ran, false)),
+        RunConfig { max_steps: 5 },
+    );
+    let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(outcome.final_text, "Recovered.");
+    assert_eq!(*ran.lock().unwrap(), ["after"]);
+    let answers: Vec<Value> = sim.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(answers.len(), 4);
+    for (answer, says) in answers.iter().zip([
+        "the printer is on fire",
+        "invalid arguments",
+        "function `empty` failed",
+    ]) {
+        assert_eq!(answer["is_error"], json!(true), "{answer}");
+        assert!(answer.to_string().contains(says), "{answer}");
+    }
+    assert_ne!(answers[3]["is_error"], json!(true), "{}", answers[3]);
+}
+
+#[tokio::test]
+async fn openai_answers_a_failing_function_and_goes_on() {
+    let not_json = json!({"type": "function_call", "name": "book", "arguments": "{nights: 2"});
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Items(vec![
+            function_call("fails", json!({})),
+            not_json,
+            function_call("book", json!({"nights": -1})),
+            function_call("empty", json!({})),
+            function_call("after", json!({})),
+        ]),
+        Turn::text("Recovered."),
+    ]))
+    .unwrap();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let mut config = OpenAiConfig::new("sk-test");
+    config.base_url = sim.openai_base_url();
+    let runner = Runner::openai(
+        OpenAiClient::new(config).unwrap(),
+        OpenAiSettings::new("gpt-5.5"),
+        None,
+        toolbox(functions(&ran, false)),
+        RunConfig { max_steps: 5 },
+    );
+    let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(*ran.lock().unwrap(), ["after"]);
+    let outputs: Vec<String> = sim.requests()[1].body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| item["output"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(outputs.len(), 5, "{outputs:?}");
+    for (output, says) in outputs.iter().zip([
+        "the printer is on fire",
+        "not valid JSON",
+        "invalid arguments",
+        "function `empty` failed",
+        "after done",
+    ]) {
+        assert!(output.contains(says), "{output}");
+    }
+}
+
+#[tokio::test]
+async fn a_fatal_function_still_stops_the_run_and_nothing_after_it_runs() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![
+            tool_use("fails", json!({})),
+            tool_use("after", json!({})),
+        ]),
+        Turn::Blocks(vec![text("never asked")]),
+    ]))
+    .unwrap();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let mut config = AnthropicConfig::new("sk-test");
+    config.base_url = sim.base_url();
+    let runner = Runner::anthropic(
+        AnthropicClient::new(config).unwrap(),
+        AnthropicSettings::new("claude-opus-5"),
+        None,
+        toolbox(functions(&ran, true)),
+        RunConfig { max_steps: 5 },
+    );
+    let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert!(
+        matches!(&outcome.status, RunStatus::Stopped(StopReason::FunctionFailed { name, .. }) if name == "fails"),
+        "{outcome:?}"
+    );
+    assert!(ran.lock().unwrap().is_empty());
+    assert_eq!(sim.requests().len(), 1);
+}
