@@ -64,6 +64,18 @@ fn toolbox(functions: Functions) -> Toolbox {
     }
 }
 
+fn claude_runner(sim: &SimServer, functions: Functions) -> Runner {
+    let mut config = AnthropicConfig::new("sk-test");
+    config.base_url = sim.base_url();
+    Runner::anthropic(
+        AnthropicClient::new(config).unwrap(),
+        AnthropicSettings::new("claude-opus-5"),
+        None,
+        toolbox(functions),
+        RunConfig { max_steps: 5 },
+    )
+}
+
 #[tokio::test]
 async fn claude_answers_a_failing_function_and_goes_on() {
     let sim = SimServer::start(SimConfig::scripted(vec![
@@ -77,15 +89,7 @@ async fn claude_answers_a_failing_function_and_goes_on() {
     ]))
     .unwrap();
     let ran = Arc::new(Mutex::new(Vec::new()));
-    let mut config = AnthropicConfig::new("sk-test");
-    config.base_url = sim.base_url();
-    let runner = Runner::anthropic(
-        AnthropicClient::new(config).unwrap(),
-        AnthropicSettings::new("claude-opus-5"),
-        None,
-        toolbox(functions(&ran, false)),
-        RunConfig { max_steps: 5 },
-    );
+    let runner = claude_runner(&sim, functions(&ran, false));
     let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
     assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
     assert_eq!(outcome.final_text, "Recovered.");
@@ -167,15 +171,7 @@ async fn a_fatal_function_still_stops_the_run_and_nothing_after_it_runs() {
     ]))
     .unwrap();
     let ran = Arc::new(Mutex::new(Vec::new()));
-    let mut config = AnthropicConfig::new("sk-test");
-    config.base_url = sim.base_url();
-    let runner = Runner::anthropic(
-        AnthropicClient::new(config).unwrap(),
-        AnthropicSettings::new("claude-opus-5"),
-        None,
-        toolbox(functions(&ran, true)),
-        RunConfig { max_steps: 5 },
-    );
+    let runner = claude_runner(&sim, functions(&ran, true));
     let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
     assert!(
         matches!(&outcome.status, RunStatus::Stopped(StopReason::FunctionFailed { name, .. }) if name == "fails"),
