@@ -139,9 +139,10 @@ pub struct Function {
 
 /// What a function's failure does to the run.
 ///
-/// Spec: anthropic 2.10's tool runner answers a tool that raised with an `is_error` result and
-/// goes on; a function whose failure leaves nothing sensible to do is declared
-/// [`FailurePolicy::StopsTheRun`].
+/// As anthropic 2.10's tool runner does, a tool that raised is answered with an `is_error`
+/// result and the run goes on; a function whose failure leaves nothing sensible to do is
+/// declared [`FailurePolicy::StopsTheRun`] (docs/decisions.md, "A function's failure is
+/// answered, not the end of the run").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FailurePolicy {
     /// Invalid arguments, a failure or an invalid output answer the call as an error the model
