@@ -340,6 +340,13 @@ impl Runner {
                     "this run finished (give it a new task to go on)".into(),
                 ));
             }
+            Some(RunEnd::StepLimit) if latest.pending().is_none() => {
+                return Err(RunError::NothingToResume(format!(
+                    "this run ended at its step limit ({} requests): nothing is sent again; \
+                     start a new run to go on",
+                    latest.identity.max_steps
+                )));
+            }
             _ => {}
         }
         let completed = match latest.status {
@@ -462,12 +469,16 @@ impl Runner {
                 }
             }
         };
-        // A finished run ends a completed turn too: a later task may continue from it.
+        // A finished run ends a completed turn too: a later task may continue from it. So does
+        // a run at its step limit (its last answer's calls are answered as not executed): a
+        // resume must never send that last request again.
         let status = match status {
-            RunStatus::Finished => match save_completed(state, steps) {
-                Ok(()) => RunStatus::Finished,
-                Err(reason) => RunStatus::Stopped(reason),
-            },
+            ended @ (RunStatus::Finished | RunStatus::StepLimit) => {
+                match save_completed(state, steps) {
+                    Ok(()) => ended,
+                    Err(reason) => RunStatus::Stopped(reason),
+                }
+            }
             other => other,
         };
         emit(

@@ -12,8 +12,9 @@ use hands_core::CancellationToken;
 use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
 use hands_models::openai::{OpenAiClient, OpenAiConfig};
 use hands_runner::functions::{Function, Functions, ToolOutput};
+use hands_runner::ledger::SqliteLedger;
 use hands_runner::{
-    AnthropicSettings, OpenAiSettings, RunConfig, RunStatus, Runner, StopReason, Toolbox,
+    AnthropicSettings, OpenAiSettings, RunConfig, RunError, RunStatus, Runner, StopReason, Toolbox,
 };
 use hands_sim::policy::{function_call, text, tool_use};
 use hands_sim::{SimConfig, SimServer, Turn};
@@ -179,4 +180,48 @@ async fn a_fatal_function_still_stops_the_run_and_nothing_after_it_runs() {
     );
     assert!(ran.lock().unwrap().is_empty());
     assert_eq!(sim.requests().len(), 1);
+}
+
+/// Regression (issue 19): a run that ended at its step limit was not saved as ended, so
+/// `--resume` sent its last request again (one paid request, its answer lost).
+#[tokio::test]
+async fn a_run_ended_at_its_step_limit_is_saved_and_a_resume_sends_nothing() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Items(vec![function_call("after", json!({}))]),
+        Turn::Items(vec![function_call("after", json!({}))]),
+        Turn::text("Never reached."),
+    ]))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let openai_runner = |ran: &Arc<Mutex<Vec<String>>>| {
+        let mut config = OpenAiConfig::new("sk-test");
+        config.base_url = sim.openai_base_url();
+        Runner::openai(
+            OpenAiClient::new(config).unwrap(),
+            OpenAiSettings::new("gpt-5.5"),
+            None,
+            toolbox(functions(ran, false)),
+            RunConfig { max_steps: 2 },
+        )
+    };
+    let mut first = openai_runner(&ran);
+    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
+    let outcome = first.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::StepLimit, "{outcome:?}");
+    assert_eq!(sim.requests().len(), 2);
+    drop(first);
+    let report = SqliteLedger::report(&path).unwrap();
+    assert_eq!(report.pending, None, "the last turn is saved, ended");
+
+    let mut second = openai_runner(&ran);
+    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let refused = second.resume(&CancellationToken::new()).await.unwrap_err();
+    assert!(
+        matches!(&refused, RunError::NothingToResume(why) if why.contains("step limit")),
+        "{refused:?}"
+    );
+    assert_eq!(sim.requests().len(), 2, "nothing was sent again");
+    assert_eq!(*ran.lock().unwrap(), ["after"], "nothing ran again");
 }
