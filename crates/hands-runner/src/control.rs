@@ -146,6 +146,16 @@ pub enum RunEvent {
 /// The `on_event` callback.
 pub type OnEvent = Box<dyn FnMut(RunEvent) + Send>;
 
+/// Text a person appended to the run, waiting for the answer of the turn under way.
+#[derive(Debug, Default)]
+pub(crate) struct Queue {
+    /// The texts, in order.
+    pub(crate) texts: Vec<String>,
+    /// Whether a turn is open for text: its response has calls that run (it is not final), and
+    /// its answer has not been sent. Only then can text reach the model.
+    pub(crate) open: bool,
+}
+
 /// Why a paused turn refused a change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -159,6 +169,12 @@ pub enum TurnError {
     /// Appended text must hold something besides whitespace.
     #[error("appended text must not be empty")]
     EmptyText,
+    /// No turn is open: between runs, while a request is under way (its answer may end the
+    /// run), or during a final turn, text could not reach the model.
+    #[error(
+        "no turn is open for text: append it while a turn's calls run (Runner::iterate pauses at each turn)"
+    )]
+    NoOpenTurn,
     /// A supplied output answers a call this turn cannot let a caller answer: unknown, already
     /// tried, not an ordinary function, or a function registered without
     /// [`crate::functions::Function::suppliable`].

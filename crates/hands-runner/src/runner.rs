@@ -19,7 +19,7 @@ use tokio::sync::Mutex;
 use crate::anthropic::{AnthropicSession, AnthropicSettings};
 use crate::approval::Approver;
 use crate::checkpoint::{Checkpoints, TurnLog};
-use crate::control::{BeforeEarlyCall, Gate, OnEvent, RunEvent, TurnStream};
+use crate::control::{BeforeEarlyCall, Gate, OnEvent, RunEvent, TurnError, TurnStream};
 use crate::diagnostics::{Observer, Reason, Record, Stage, UsageTotals, emit};
 use crate::journal::Journal;
 use crate::ledger::{CheckpointStatus, Ledger, ResumePlan, RunEnd, RunIdentity, plan_resume};
@@ -71,7 +71,7 @@ pub use hands_toolset::browser::CloseStatus;
 /// active; sequential runs continue the same conversation. [`Runner::close`] stops admission.
 pub struct Runner {
     state: Mutex<State>,
-    queued: StdMutex<Vec<String>>,
+    queued: StdMutex<crate::control::Queue>,
     closed: AtomicBool,
 }
 
@@ -96,7 +96,7 @@ impl Runner {
                 on_event: None,
                 before_early_call: None,
             }),
-            queued: StdMutex::new(Vec::new()),
+            queued: StdMutex::new(crate::control::Queue::default()),
             closed: AtomicBool::new(false),
         }
     }
@@ -194,13 +194,29 @@ impl Runner {
         self.state.get_mut().before_early_call = Some(hook);
     }
 
-    /// Queues a person's text: it is added after the pending tool outputs of the current turn.
-    /// It does not reset the step limit.
-    pub fn append_user_text(&self, text: impl Into<String>) {
-        self.queued
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(text.into());
+    /// Queues a person's text: it is added after the pending tool outputs of the turn under way.
+    /// It does not reset the step limit. Refused unless a turn is open — its response has calls
+    /// that run and its answer is not yet sent ([`TurnError::NoOpenTurn`]): between runs, while a
+    /// request is under way or during a final turn the text could never reach the model (it
+    /// would land in a later run). Text of a turn the run then abandons (it stopped) goes with it.
+    pub fn append_user_text(&self, text: impl Into<String>) -> Result<(), TurnError> {
+        let text = text.into();
+        if text.trim().is_empty() {
+            return Err(TurnError::EmptyText);
+        }
+        let mut queue = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        if !queue.open {
+            return Err(TurnError::NoOpenTurn);
+        }
+        queue.texts.push(text);
+        Ok(())
+    }
+
+    /// No turn takes text, and none is waiting.
+    fn close_queue(&self) {
+        let mut queue = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        queue.open = false;
+        queue.texts.clear();
     }
 
     /// Runs `task` until the model finishes, the step limit holds, or the run stops. Refused when
@@ -403,6 +419,7 @@ impl Runner {
         let mut api_stop: Option<ApiStop> = None;
         let api = state.session.api();
         let started = Instant::now();
+        self.close_queue();
         emit(
             &mut state.observer,
             &Record::new(api, Stage::Run, Reason::Started, std::time::Duration::ZERO),
@@ -492,6 +509,8 @@ impl Runner {
                 RunStatus::Stopped(why) => RunEnd::Stopped(why.to_string()),
             });
         }
+        // Text of a turn the run abandoned never reaches a later run.
+        self.close_queue();
         if let Some(on_event) = state.on_event.as_mut() {
             on_event(RunEvent::Ended {
                 status: status.clone(),

@@ -96,7 +96,7 @@ pub(crate) struct StepContext<'a> {
     pub(crate) observer: &'a mut Option<Observer>,
     pub(crate) journal: &'a mut Option<Box<dyn Journal>>,
     pub(crate) cancel: &'a CancellationToken,
-    pub(crate) queued: &'a std::sync::Mutex<Vec<String>>,
+    pub(crate) queued: &'a std::sync::Mutex<crate::control::Queue>,
     pub(crate) step: u32,
     pub(crate) usage: &'a mut UsageTotals,
     pub(crate) executed: &'a mut Vec<String>,
@@ -171,6 +171,9 @@ impl StepContext<'_> {
         calls: Vec<TurnCall>,
     ) -> Result<TurnChoices, StopReason> {
         let step = self.step;
+        // A turn whose calls run takes a person's text until its answer goes; a final one
+        // cannot (nothing follows it).
+        self.queued.lock().unwrap_or_else(|e| e.into_inner()).open = !final_turn;
         self.event(|| RunEvent::TurnCompleted {
             step,
             response: response(),
@@ -224,6 +227,7 @@ impl StepContext<'_> {
                 self.queued
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
+                    .texts
                     .append(&mut choices.texts);
                 Ok(TurnChoices {
                     supplied: std::mem::take(&mut choices.supplied),
@@ -368,7 +372,12 @@ impl StepContext<'_> {
 
     /// Text a person queued, taken once; each is told to `on_event`.
     pub(crate) fn take_queued(&mut self) -> Vec<String> {
-        let texts = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|e| e.into_inner()));
+        let texts = {
+            let mut queue = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+            // The turn's answer goes now: later text would miss it.
+            queue.open = false;
+            std::mem::take(&mut queue.texts)
+        };
         for text in &texts {
             self.event(|| RunEvent::UserText { text: text.clone() });
         }

@@ -1182,3 +1182,58 @@ async fn claude_independent_functions_run_concurrently_up_to_the_limit() {
         assert!(sim.violations().is_empty(), "{:?}", sim.violations());
     }
 }
+
+/// Regression (issue 19): `Runner::append_user_text` took text between runs and during a final
+/// turn, and it landed in a later run. Now it is taken only while a turn's calls run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runner_text_is_taken_only_while_a_turn_is_open() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Items(vec![function_call("f", json!({}))]),
+        Turn::Items(vec![function_call("f", json!({}))]),
+        Turn::text("Done."),
+    ]))
+    .unwrap();
+    let counts = Counts::default();
+    let mut runner = openai_runner(
+        &sim,
+        OpenAiSettings::new("gpt-5.5"),
+        functions(vec![counted("f", &counts)]),
+        5,
+    );
+    let me: Arc<std::sync::OnceLock<std::sync::Weak<Runner>>> = Arc::default();
+    let answers: Arc<Mutex<Vec<(u32, Result<(), TurnError>)>>> = Arc::default();
+    {
+        let (me, answers) = (Arc::clone(&me), Arc::clone(&answers));
+        runner.set_on_event(Box::new(move |event| {
+            if let RunEvent::TurnCompleted { step, .. } = event {
+                let runner = me.get().and_then(std::sync::Weak::upgrade).unwrap();
+                let answer = runner.append_user_text(format!("Note {step}."));
+                answers.lock().unwrap().push((step, answer));
+            }
+        }));
+    }
+    let runner = Arc::new(runner);
+    me.set(Arc::downgrade(&runner)).unwrap();
+    assert_eq!(
+        runner.append_user_text("Before the run."),
+        Err(TurnError::NoOpenTurn)
+    );
+    assert_eq!(runner.append_user_text("   "), Err(TurnError::EmptyText));
+    let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished);
+    assert_eq!(
+        *answers.lock().unwrap(),
+        [(1, Ok(())), (2, Ok(())), (3, Err(TurnError::NoOpenTurn))]
+    );
+    assert_eq!(
+        runner.append_user_text("After the run."),
+        Err(TurnError::NoOpenTurn)
+    );
+    // Each note follows its turn's output, in the next request.
+    for (request, note) in [(1, "Note 1."), (2, "Note 2.")] {
+        let input = input_of(&sim, request);
+        let last = input.last().unwrap();
+        assert_eq!(last["role"], "user", "{input:?}");
+        assert_eq!(last["content"][0]["text"], json!(note));
+    }
+}
