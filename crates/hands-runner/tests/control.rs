@@ -1201,7 +1201,9 @@ async fn runner_text_is_taken_only_while_a_turn_is_open() {
         5,
     );
     let me: Arc<std::sync::OnceLock<std::sync::Weak<Runner>>> = Arc::default();
-    let answers: Arc<Mutex<Vec<(u32, Result<(), TurnError>)>>> = Arc::default();
+    // What each turn's `append_user_text` answered, by step.
+    type Answers = Arc<Mutex<Vec<(u32, Result<(), TurnError>)>>>;
+    let answers: Answers = Arc::default();
     {
         let (me, answers) = (Arc::clone(&me), Arc::clone(&answers));
         runner.set_on_event(Box::new(move |event| {
