@@ -145,6 +145,9 @@ pub(crate) enum Mode {
     Stream,
 }
 
+/// The header naming a logical request, the same across its retries.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
 /// Names of the request-id headers of both APIs.
 const REQUEST_ID_HEADERS: [&str; 2] = ["request-id", "x-request-id"];
 
@@ -176,6 +179,12 @@ impl Transport {
     ) -> Result<(reqwest::Response, CallMeta), Error> {
         let provider = self.provider;
         let mut retries: Vec<RetryRecord> = Vec::new();
+        // One key per logical request, the same on every retry of it, so a server that
+        // deduplicates can tell a retry from a new request (unless the caller set its own).
+        let idempotency_key = match headers.get(IDEMPOTENCY_KEY) {
+            Some(_) => None,
+            None => Some(retry::idempotency_key()),
+        };
         loop {
             let n_retries_done = u32::try_from(retries.len()).unwrap_or(u32::MAX);
             let attempts = n_retries_done.saturating_add(1);
@@ -192,6 +201,9 @@ impl Transport {
                     },
                 )
                 .body(body.clone());
+            if let Some(key) = &idempotency_key {
+                request = request.header(IDEMPOTENCY_KEY, key);
+            }
             if mode == Mode::Whole {
                 request = request.timeout(self.config.request_timeout);
             }

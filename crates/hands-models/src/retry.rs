@@ -148,6 +148,20 @@ pub(crate) fn jitter_unit() -> f64 {
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// A fresh idempotency key: `hands-` and 128 bits from the process's random hasher keys and a
+/// counter (unique per logical request; not a secret).
+pub(crate) fn idempotency_key() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let half = |salt: u64| {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u64(n);
+        hasher.write_u64(salt);
+        hasher.finish()
+    };
+    format!("hands-{:016x}{:016x}", half(1), half(2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -188,6 +188,24 @@ async fn rate_limits_and_overload_are_retried_without_repeating_an_action() {
         .count();
     assert_eq!(faulted, 4);
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    // One idempotency key per logical request, the same on each of its retries.
+    let keys: Vec<String> = sim
+        .requests()
+        .iter()
+        .map(|r| {
+            r.headers
+                .iter()
+                .find(|(name, _)| name == hands_models::http::IDEMPOTENCY_KEY)
+                .map(|(_, value)| value.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(keys.len(), 7, "{keys:?}");
+    assert!(keys.iter().all(|k| k.starts_with("hands-")), "{keys:?}");
+    assert!(keys[1..4].iter().all(|k| *k == keys[1]), "{keys:?}");
+    assert!(keys[4..7].iter().all(|k| *k == keys[4]), "{keys:?}");
+    let logical = std::collections::BTreeSet::from([&keys[0], &keys[1], &keys[4]]);
+    assert_eq!(logical.len(), 3, "{keys:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
