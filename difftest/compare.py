@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -629,6 +630,10 @@ def refusal_rule(block: dict, case: dict, family: str) -> str | None:
     duration = data.get("duration")
     if name in ("wait", "hold_key") and type(duration) is int and not 0 <= duration <= 300:
         return "limits"
+    text = data.get("text")
+    if name == "type" and isinstance(text, str) and any(
+            unicodedata.category(ch) == "Cc" and ch not in "\n\r\t" for ch in text):
+        return "control-text"
     if block.get("key_class") == "invalid" or case.get("key_class") == "invalid":
         if name in ("key", "hold_key") or (data.get("text") and name != "type"):
             return "key-grammar"

@@ -109,6 +109,9 @@ def cases() -> list[dict]:
         c.turn("hostile", [("mouse_move", {"coordinate": point})], note=f"mouse_move coordinate {point!r}")
     for region in ([0, 0, 10], "0,0,10,10", [0, 0, 10, 10, 5], [0.5, 0, 10, 10], None, [-5, 0, 10, 10]):
         c.turn("hostile", [("zoom", {"region": region})], note=f"zoom region {region!r}")
+    # Control characters no key types as a character (newline, return and tab are keys).
+    for text in ("bell\u0007here", "nul\u0000", "esc\u001b[2J", "del\u007f", "c1\u0085"):
+        c.turn("hostile", [("type", {"text": text})], note=f"type control text {text!r}")
     for text in (123, None, ["a"], {"t": "a"}, True):
         c.turn("hostile", [("type", {"text": text})], note=f"type text {text!r}")
         c.turn("hostile", [("key", {"text": text})], note=f"key text {text!r}")

@@ -70,6 +70,14 @@ pub enum InputError {
         /// The key failure.
         source: KeyError,
     },
+    /// A text no key can type (a control character other than newline, return and tab).
+    #[error("`{member}`: {source}")]
+    Text {
+        /// The member.
+        member: Member,
+        /// Which character, and what to do instead.
+        source: hands_core::input::TextError,
+    },
 }
 
 /// A member's input object, read field by field. [`Args::finish`] refuses fields nobody read.

@@ -335,11 +335,17 @@ impl Action {
                     modifiers: modifiers(&args)?,
                 }
             }
-            Member::Type => Action::Type {
-                text: args
-                    .required_string("text", "the string to type")?
-                    .to_owned(),
-            },
+            Member::Type => {
+                let text = args.required_string("text", "the string to type")?;
+                // Refused before anything is typed: no key types a control character other
+                // than newline, return and tab.
+                if let Err(source) = hands_core::input::text_keysyms(text) {
+                    return Err(InputError::Text { member, source });
+                }
+                Action::Type {
+                    text: text.to_owned(),
+                }
+            }
             Member::Key => {
                 let text = args
                     .required_string("text", "a key or chord such as \"Return\" or \"ctrl+s\"")?;
@@ -393,6 +399,25 @@ mod tests {
             .map(|a| panic!("{member} {input} parsed as {a:?}"))
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn a_text_no_key_can_type_is_refused_before_typing() {
+        for (text, code) in [
+            ("bell\u{7}", "U+0007"),
+            ("\u{1b}[2J", "U+001B"),
+            ("x\u{85}", "U+0085"),
+        ] {
+            let why = err("type", json!({ "text": text }));
+            assert!(why.contains(code) && why.contains("key action"), "{why}");
+        }
+        // Newline, return and tab are keys.
+        for text in ["a\nb", "a\r\nb", "a\tb"] {
+            assert!(matches!(
+                ok("type", json!({ "text": text })),
+                Action::Type { .. }
+            ));
+        }
     }
 
     #[test]
