@@ -48,6 +48,10 @@ use crate::tools::is_server_tool;
 
 mod rebuild;
 mod resume;
+mod threads;
+
+use threads::{Sent, ThreadState, is_thread_lost, recreate};
+pub use threads::{THREADS_BETA, Threads};
 
 use crate::executor::{self, Arguments, CallAnswer, CallSite, Finished, ToolCall};
 
@@ -106,6 +110,9 @@ pub struct AnthropicSettings {
     /// beta header, turns automatic HTTP retries off, and needs an approver: the API calls these
     /// servers' tools without asking, so each server is approved once before the first request.
     pub mcp_servers: Vec<Value>,
+    /// Whether requests go on message threads (only new messages sent; the whole conversation
+    /// whenever a thread cannot be continued). Off by default.
+    pub threads: Threads,
 }
 
 impl AnthropicSettings {
@@ -126,6 +133,7 @@ impl AnthropicSettings {
             context: ContextConfig::default(),
             extra_tools: Vec::new(),
             mcp_servers: Vec::new(),
+            threads: Threads::Off,
         }
     }
 }
@@ -163,6 +171,8 @@ pub(crate) struct AnthropicSession {
     early_results: HashMap<String, WireResult>,
     /// Eager mode: a call run early that stopped the run.
     early_stop: Option<StopReason>,
+    /// The thread the API holds, when requests go on threads.
+    thread: ThreadState,
 }
 
 impl AnthropicSession {
@@ -186,6 +196,7 @@ impl AnthropicSession {
             early_stop: None,
             container: None,
             mcp_approved: false,
+            thread: ThreadState::default(),
         }
     }
 
@@ -268,6 +279,7 @@ impl AnthropicSession {
         last_allowed: bool,
     ) -> Result<Message, StopReason> {
         let (system, tools, messages) = self.manage_context()?;
+        let (whole_system, whole_tools) = (system.clone(), tools.clone());
         let mut request = MessagesRequest::new(
             self.settings.model.clone(),
             self.settings.max_tokens,
@@ -303,6 +315,7 @@ impl AnthropicSession {
                 .extra
                 .insert("container".into(), Value::String(container.clone()));
         }
+        let mut sent_as = self.thread.prepare(self.settings.threads, &mut request);
         // The MCP servers may act while the request is under way: saved pending first.
         if !self.settings.mcp_servers.is_empty() {
             let servers = self.toolsets.iter().map(|t| t.server.clone()).collect();
@@ -310,34 +323,41 @@ impl AnthropicSession {
         }
         ctx.journal_request(&request);
         let start = Instant::now();
-        // A request that declares MCP servers is sent once: the server may have acted on a
-        // request that then failed.
-        let client = if self.settings.mcp_servers.is_empty() {
-            self.client.clone()
-        } else {
-            self.client
-                .with_retry_policy(hands_models::RetryPolicy::disabled())
-        };
-        self.early_results.clear();
-        self.early_stop = None;
         let eager = self.settings.stream
             && self.settings.eager
             && !last_allowed
             && self.settings.mcp_servers.is_empty()
             && !self.settings.extra_tools.iter().any(is_server_tool);
-        let sent = if self.settings.stream {
-            match client.stream_message(&request, ctx.cancel).await {
-                Ok(stream) if eager => self.consume_eagerly(ctx, stream).await,
-                Ok(stream) if ctx.on_event.is_some() => consume_told(ctx, stream).await,
-                Ok(stream) => stream.finish().await,
-                Err(e) => Err(e),
-            }
-        } else {
-            client.create_message(&request, ctx.cancel).await
-        };
+        let mut sent = self.transmit(ctx, &request, eager).await;
+        // A thread the API no longer holds: the same request, creating a new thread with the
+        // whole conversation (nothing ran on a request the API did not find).
+        if let (
+            Err(e),
+            Sent::OnThread {
+                conversation,
+                continued: true,
+            },
+        ) = (&sent, &sent_as)
+            && is_thread_lost(e)
+        {
+            let conversation = conversation.clone();
+            recreate(
+                &mut request,
+                conversation.clone(),
+                whole_system,
+                whole_tools,
+            );
+            sent_as = Sent::OnThread {
+                conversation,
+                continued: false,
+            };
+            ctx.journal_request(&request);
+            sent = self.transmit(ctx, &request, eager).await;
+        }
         let duration = start.elapsed();
         match sent {
             Ok(done) => {
+                self.thread.answered(sent_as, &done.value);
                 let usage = Usage {
                     input_tokens: Some(done.value.usage.input_tokens),
                     output_tokens: Some(done.value.usage.output_tokens),
@@ -351,7 +371,38 @@ impl AnthropicSession {
                 ctx.journal_response(&done.value, duration, done.meta.attempts());
                 Ok(done.value)
             }
-            Err(e) => Err(ctx.request_failed(Api::Messages, duration, &e)),
+            Err(e) => {
+                self.thread.forget();
+                Err(ctx.request_failed(Api::Messages, duration, &e))
+            }
+        }
+    }
+
+    /// Sends one request (streamed or not; run eagerly when `eager`), once when it declares MCP
+    /// servers: the servers may have acted on a request that then failed.
+    async fn transmit(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        request: &MessagesRequest,
+        eager: bool,
+    ) -> Result<hands_models::Completed<Message>, hands_models::Error> {
+        let client = if self.settings.mcp_servers.is_empty() {
+            self.client.clone()
+        } else {
+            self.client
+                .with_retry_policy(hands_models::RetryPolicy::disabled())
+        };
+        self.early_results.clear();
+        self.early_stop = None;
+        if self.settings.stream {
+            match client.stream_message(request, ctx.cancel).await {
+                Ok(stream) if eager => self.consume_eagerly(ctx, stream).await,
+                Ok(stream) if ctx.on_event.is_some() => consume_told(ctx, stream).await,
+                Ok(stream) => stream.finish().await,
+                Err(e) => Err(e),
+            }
+        } else {
+            client.create_message(request, ctx.cancel).await
         }
     }
 
