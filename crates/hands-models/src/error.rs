@@ -114,6 +114,16 @@ impl Error {
         }
     }
 
+    /// How many times the request was sent before this error (its retries included); `None`
+    /// when unknown (cancelled, or refused before sending).
+    pub fn attempts(&self) -> Option<u32> {
+        match self {
+            Error::Api(api) => Some(api.attempts),
+            Error::Connection { attempts, .. } | Error::Timeout { attempts, .. } => Some(*attempts),
+            _ => None,
+        }
+    }
+
     /// Whether trying again later may succeed. Only a hint for callers: this crate has already
     /// applied its retry policy, and never retries a stream that delivered events.
     pub fn is_transient(&self) -> bool {

@@ -428,7 +428,8 @@ impl StepContext<'_> {
                 member: None,
                 duration,
                 usage: None,
-                attempts: 0,
+                // Unknown (cancelled before an answer) counts as the one attempt under way.
+                attempts: error.attempts().unwrap_or(1),
             },
         );
         if self.cancel.is_cancelled() {

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use hands_core::CancellationToken;
 use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
 use hands_models::openai::{OpenAiClient, OpenAiConfig};
+use hands_runner::diagnostics::{Reason, Record, Stage};
 use hands_runner::functions::{Function, Functions, ToolOutput};
 use hands_runner::ledger::SqliteLedger;
 use hands_runner::{
@@ -224,4 +225,36 @@ async fn a_run_ended_at_its_step_limit_is_saved_and_a_resume_sends_nothing() {
     );
     assert_eq!(sim.requests().len(), 2, "nothing was sent again");
     assert_eq!(*ran.lock().unwrap(), ["after"], "nothing ran again");
+}
+
+/// Regression (issue 19): a failed request's diagnostics record said `attempts: 0`.
+#[tokio::test]
+async fn a_failed_request_records_how_many_times_it_was_sent() {
+    let sim = SimServer::start(SimConfig::scripted(vec![Turn::text("Never sent.")])).unwrap();
+    for _ in 0..3 {
+        sim.inject(hands_sim::Fault::rate_limited_ms(5));
+    }
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let mut runner = claude_runner(&sim, functions(&ran, false));
+    let records: Arc<Mutex<Vec<Record>>> = Arc::default();
+    let seen = Arc::clone(&records);
+    runner.set_observer(Box::new(move |record: &Record| {
+        seen.lock().unwrap().push(record.clone());
+    }));
+    let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert!(
+        matches!(outcome.status, RunStatus::Stopped(StopReason::Api(_))),
+        "{outcome:?}"
+    );
+    let failed: Vec<Record> = records
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.stage == Stage::Request)
+        .cloned()
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].reason, Reason::ApiFailed);
+    assert_eq!(failed[0].attempts, 3, "the first try and its two retries");
+    assert_eq!(sim.requests().len(), 3);
 }
