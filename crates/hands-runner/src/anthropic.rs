@@ -1364,8 +1364,15 @@ impl Session for AnthropicSession {
         let message_value = || message_json.clone();
         self.messages.push(message.to_param());
         if let Some(reason) = self.early_stop.take() {
-            // A call run early stopped the run: every call is answered (the ones run with
-            // their results), so the conversation stays valid.
+            // A call run early stopped the run. The message still arrived whole: its calls are
+            // recorded with it (those run early keep their records), so a resume closes the
+            // turn from its records instead of refusing a response it thinks never came.
+            let proposed = uses.iter().map(resume::proposed).collect();
+            if let Err(e) = ctx.begin_turn(proposed, || self.snapshot()) {
+                tracing::warn!(error = %e, "could not record the turn an early call stopped");
+            }
+            // Every call is answered (the ones run with their results), so the conversation
+            // stays valid.
             self.answer_unrun(ctx, &uses, cancelled_text());
             self.unanswered = false;
             return Err(reason);

@@ -258,3 +258,76 @@ async fn a_failed_request_records_how_many_times_it_was_sent() {
     assert_eq!(failed[0].attempts, 3, "the first try and its two retries");
     assert_eq!(sim.requests().len(), 3);
 }
+
+/// Regression (issue 19): an eager Claude run with a ledger, stopped by a call run while the
+/// message streamed, could never be resumed: its checkpoint said the response never arrived
+/// whole. Now the turn is recorded whole; the failed call is reconciled and the run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eager_run_stopped_by_an_early_call_can_be_resumed() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![
+            tool_use("after", json!({})),
+            tool_use("fails", json!({})),
+            tool_use("after", json!({})),
+        ]),
+        Turn::text("Resumed and done."),
+    ]))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let eager_runner = |ran: &Arc<Mutex<Vec<String>>>| {
+        let mut config = AnthropicConfig::new("sk-test");
+        config.base_url = sim.base_url();
+        let mut settings = AnthropicSettings::new("claude-opus-5");
+        settings.stream = true;
+        settings.eager = true;
+        Runner::anthropic(
+            AnthropicClient::new(config).unwrap(),
+            settings,
+            None,
+            toolbox(functions(ran, true)),
+            RunConfig { max_steps: 5 },
+        )
+    };
+    let mut first = eager_runner(&ran);
+    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
+    let outcome = first.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert!(
+        matches!(&outcome.status, RunStatus::Stopped(StopReason::FunctionFailed { name, .. }) if name == "fails"),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        *ran.lock().unwrap(),
+        ["after"],
+        "the call after the failure never ran"
+    );
+    drop(first);
+
+    // The failed call is uncertain: a person reconciles it, then the run resumes.
+    let mut second = eager_runner(&ran);
+    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let refused = second.resume(&CancellationToken::new()).await.unwrap_err();
+    let RunError::NeedsReconciliation(uncertain) = &refused else {
+        panic!("{refused:?}");
+    };
+    assert_eq!(uncertain.len(), 1);
+    assert_eq!(uncertain[0].name, "fails");
+    drop(second);
+    let mut ledger = SqliteLedger::open(&path).unwrap();
+    hands_runner::ledger::reconcile(
+        &mut ledger,
+        &uncertain[0].call_id,
+        hands_runner::ledger::Verdict::DidNotHappen,
+        None,
+    )
+    .unwrap();
+    drop(ledger);
+    let mut third = eager_runner(&ran);
+    third.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let outcome = third.resume(&CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(outcome.final_text, "Resumed and done.");
+    assert_eq!(*ran.lock().unwrap(), ["after"], "nothing ran again");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
