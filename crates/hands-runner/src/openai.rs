@@ -1338,7 +1338,22 @@ impl Session for OpenAiSession {
         // this runner is then refused.
         self.unanswered = response.output.iter().any(|i| answer_id(i).is_some());
         if let Some(reason) = self.early_stop.take() {
+            // A call run early stopped the run. The response still arrived whole: it is kept,
+            // and its calls are recorded with it (those run early keep their records), so a
+            // resume closes the turn from its records instead of refusing a response it
+            // thinks never came.
             self.unanswered = true;
+            self.items
+                .extend(response.output.iter().skip(self.appended_early).cloned());
+            self.appended_early = response.output.len();
+            let proposed = response
+                .output
+                .iter()
+                .filter_map(resume::proposed)
+                .collect();
+            if let Err(e) = ctx.begin_turn(proposed, || self.snapshot()) {
+                tracing::warn!(error = %e, "could not record the turn an early call stopped");
+            }
             return Err(reason);
         }
         let text = response.output_text();

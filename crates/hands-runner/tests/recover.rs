@@ -331,3 +331,67 @@ async fn an_eager_run_stopped_by_an_early_call_can_be_resumed() {
     assert_eq!(*ran.lock().unwrap(), ["after"], "nothing ran again");
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
+
+/// The same on OpenAI: an eager run stopped by a call run while the response streamed keeps
+/// the whole response and can be reconciled and resumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eager_openai_run_stopped_by_an_early_call_can_be_resumed() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Items(vec![
+            function_call("after", json!({})),
+            function_call("fails", json!({})),
+            function_call("after", json!({})),
+        ]),
+        Turn::text("Resumed and done."),
+    ]))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let eager_runner = |ran: &Arc<Mutex<Vec<String>>>| {
+        let mut config = OpenAiConfig::new("sk-test");
+        config.base_url = sim.openai_base_url();
+        let mut settings = OpenAiSettings::new("gpt-5.5");
+        settings.stream = true;
+        settings.eager = true;
+        Runner::openai(
+            OpenAiClient::new(config).unwrap(),
+            settings,
+            None,
+            toolbox(functions(ran, true)),
+            RunConfig { max_steps: 5 },
+        )
+    };
+    let mut first = eager_runner(&ran);
+    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
+    let outcome = first.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert!(
+        matches!(&outcome.status, RunStatus::Stopped(StopReason::FunctionFailed { name, .. }) if name == "fails"),
+        "{outcome:?}"
+    );
+    assert_eq!(*ran.lock().unwrap(), ["after"]);
+    drop(first);
+    let mut second = eager_runner(&ran);
+    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let refused = second.resume(&CancellationToken::new()).await.unwrap_err();
+    let RunError::NeedsReconciliation(uncertain) = &refused else {
+        panic!("{refused:?}");
+    };
+    assert_eq!(uncertain[0].name, "fails");
+    drop(second);
+    let mut ledger = SqliteLedger::open(&path).unwrap();
+    hands_runner::ledger::reconcile(
+        &mut ledger,
+        &uncertain[0].call_id,
+        hands_runner::ledger::Verdict::DidNotHappen,
+        None,
+    )
+    .unwrap();
+    drop(ledger);
+    let mut third = eager_runner(&ran);
+    third.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let outcome = third.resume(&CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(*ran.lock().unwrap(), ["after"], "nothing ran again");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
