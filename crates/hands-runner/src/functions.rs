@@ -135,6 +135,7 @@ pub struct Function {
     suppliable: bool,
     independent: bool,
     failure: FailurePolicy,
+    timeout: Option<std::time::Duration>,
 }
 
 /// What a function's failure does to the run.
@@ -228,6 +229,7 @@ impl Function {
             suppliable: false,
             independent: false,
             failure: FailurePolicy::AnswersTheModel,
+            timeout: None,
         }
     }
 
@@ -280,6 +282,15 @@ impl Function {
         self
     }
 
+    /// Gives each call of this function at most `limit`: a call still running then is stopped
+    /// (its future dropped, so whatever it holds is released by its `Drop`s) and fails with a
+    /// text saying so — answered to the model, or stopping the run for a [`Function::fatal`]
+    /// function.
+    pub fn timeout(mut self, limit: std::time::Duration) -> Function {
+        self.timeout = Some(limit);
+        self
+    }
+
     /// What a failure of this function does to the run.
     pub fn failure_policy(&self) -> FailurePolicy {
         self.failure
@@ -325,7 +336,19 @@ impl Function {
 
     /// Parses the arguments (refusing invalid ones without running anything), then runs.
     pub(crate) fn start(&self, arguments: Value) -> Result<Pending, FunctionError> {
-        (self.handler)(arguments)
+        let pending = (self.handler)(arguments)?;
+        let Some(limit) = self.timeout else {
+            return Ok(pending);
+        };
+        Ok(Box::pin(async move {
+            match tokio::time::timeout(limit, pending).await {
+                Ok(result) => result,
+                Err(_) => Err(FunctionError::Failed(format!(
+                    "it did not answer within {} ms and was stopped",
+                    limit.as_millis()
+                ))),
+            }
+        }))
     }
 }
 

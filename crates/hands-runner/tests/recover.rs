@@ -395,3 +395,51 @@ async fn an_eager_openai_run_stopped_by_an_early_call_can_be_resumed() {
     assert_eq!(*ran.lock().unwrap(), ["after"], "nothing ran again");
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
+
+/// Issue 19: a function with a timeout that does not answer in time is stopped (its future
+/// dropped: what it holds is released) and answered as failed; the run goes on.
+#[tokio::test]
+async fn a_function_past_its_timeout_is_stopped_and_answered() {
+    struct Held(Arc<Mutex<Vec<String>>>);
+    impl Drop for Held {
+        fn drop(&mut self) {
+            self.0.lock().unwrap().push("released".to_owned());
+        }
+    }
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![
+            tool_use("hangs", json!({})),
+            tool_use("after", json!({})),
+        ]),
+        Turn::text("Went on."),
+    ]))
+    .unwrap();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let mut functions = functions(&ran, false);
+    let held = Arc::clone(&ran);
+    functions
+        .add(
+            Function::typed("hangs", "Never answers.", move |_: Value| {
+                let guard = Held(Arc::clone(&held));
+                async move {
+                    tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+                    drop(guard);
+                    Ok::<_, String>("never")
+                }
+            })
+            .timeout(std::time::Duration::from_millis(100)),
+        )
+        .unwrap();
+    let runner = claude_runner(&sim, functions);
+    let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(*ran.lock().unwrap(), ["released", "after"]);
+    let answer = sim.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"][0]
+        .clone();
+    assert_eq!(answer["is_error"], json!(true), "{answer}");
+    assert!(answer.to_string().contains("within 100 ms"), "{answer}");
+}
