@@ -114,6 +114,20 @@ impl Runner {
         }
     }
 
+    /// Waits until no run is under way on this runner (returns at once when none is): after
+    /// [`Runner::close`], the end of the drain. Never call it from inside a run of this runner
+    /// (an approver, a function or an event callback): it would wait for itself.
+    pub async fn drained(&self) {
+        drop(self.state.lock().await);
+    }
+
+    /// [`Runner::close`], then [`Runner::drained`]: admission stops, and this returns once the
+    /// run under way (if any) has ended. Cancel the run's token to make that sooner.
+    pub async fn close_and_drain(&self) {
+        self.close();
+        self.drained().await;
+    }
+
     /// Takes the runner for one run: refused while another run is active or once closed.
     fn admit(&self) -> Result<tokio::sync::MutexGuard<'_, State>, RunError> {
         let guard = self.state.try_lock().map_err(|_| RunError::Busy)?;

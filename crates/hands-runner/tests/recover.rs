@@ -15,7 +15,8 @@ use hands_runner::diagnostics::{Reason, Record, Stage};
 use hands_runner::functions::{Function, Functions, ToolOutput};
 use hands_runner::ledger::SqliteLedger;
 use hands_runner::{
-    AnthropicSettings, OpenAiSettings, RunConfig, RunError, RunStatus, Runner, StopReason, Toolbox,
+    AnthropicSettings, CloseStatus, OpenAiSettings, RunConfig, RunError, RunStatus, Runner,
+    StopReason, Toolbox,
 };
 use hands_sim::policy::{function_call, text, tool_use};
 use hands_sim::{SimConfig, SimServer, Turn};
@@ -442,4 +443,56 @@ async fn a_function_past_its_timeout_is_stopped_and_answered() {
         .clone();
     assert_eq!(answer["is_error"], json!(true), "{answer}");
     assert!(answer.to_string().contains("within 100 ms"), "{answer}");
+}
+
+/// Issue 19: `Runner::close` stops admission at once and reports a run under way as draining;
+/// `drained` waits for that run to end; the runner is then closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_refuses_new_runs_and_drained_waits_for_the_one_under_way() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![tool_use("slow", json!({}))]),
+        Turn::text("Done."),
+    ]))
+    .unwrap();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let started = Arc::new(tokio::sync::Notify::new());
+    let mut functions = functions(&ran, false);
+    let signal = Arc::clone(&started);
+    functions
+        .add(Function::typed(
+            "slow",
+            "Takes a while.",
+            move |_: Value| {
+                signal.notify_one();
+                async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                    Ok::<_, String>("slow done")
+                }
+            },
+        ))
+        .unwrap();
+    let runner = Arc::new(claude_runner(&sim, functions));
+    let running = {
+        let runner = Arc::clone(&runner);
+        tokio::spawn(async move { runner.run("Go.", &CancellationToken::new()).await })
+    };
+    started.notified().await;
+    assert_eq!(runner.close(), CloseStatus::Draining);
+    assert!(matches!(
+        runner.run("Another.", &CancellationToken::new()).await,
+        Err(RunError::Busy | RunError::Closed)
+    ));
+    runner.drained().await;
+    // Drained: the run under way has ended, whole.
+    let outcome = tokio::time::timeout(std::time::Duration::from_millis(50), running)
+        .await
+        .expect("drained returned before the run ended")
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(runner.close(), CloseStatus::Closed);
+    assert!(matches!(
+        runner.run("Another.", &CancellationToken::new()).await,
+        Err(RunError::Closed)
+    ));
 }
