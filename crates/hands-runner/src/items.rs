@@ -65,6 +65,58 @@ pub(crate) struct Declared {
     pub(crate) mcp: Vec<DeclaredMcp>,
     /// The `container` of each `code_interpreter` tool.
     pub(crate) containers: Vec<Value>,
+    /// The local tools `tool_choice` selects, when it selects some (a named function, the
+    /// computer, or an `allowed_tools` list); `None` selects every declared tool.
+    pub(crate) selection: Option<Selection>,
+}
+
+/// The local tools a `tool_choice` lets the model call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Selection {
+    /// Function names.
+    pub(crate) functions: HashSet<String>,
+    /// The computer tool.
+    pub(crate) computer: bool,
+}
+
+impl Selection {
+    /// What `tool_choice` selects: a function or the computer by name, or the tools of an
+    /// `allowed_tools` choice; `None` for `auto`, `required`, `none` and anything else (every
+    /// declared tool).
+    pub(crate) fn of(choice: Option<&hands_models::openai::ToolChoice>) -> Option<Selection> {
+        use hands_models::openai::ToolChoice;
+        let is_computer =
+            |kind: &str| matches!(kind, "computer" | "computer_use" | "computer_use_preview");
+        match choice? {
+            ToolChoice::Function(name) => Some(Selection {
+                functions: HashSet::from([name.clone()]),
+                computer: false,
+            }),
+            ToolChoice::BuiltIn(kind) => Some(Selection {
+                functions: HashSet::new(),
+                computer: is_computer(kind),
+            }),
+            ToolChoice::Other(value)
+                if value.get("type").and_then(Value::as_str) == Some("allowed_tools") =>
+            {
+                let tools = value.get("tools").and_then(Value::as_array)?;
+                let mut selection = Selection::default();
+                for tool in tools {
+                    match tool.get("type").and_then(Value::as_str) {
+                        Some("function") => {
+                            if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                                selection.functions.insert(name.to_owned());
+                            }
+                        }
+                        Some(kind) if is_computer(kind) => selection.computer = true,
+                        _ => {}
+                    }
+                }
+                Some(selection)
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Declared {
@@ -106,6 +158,7 @@ impl Declared {
             containers: of_type("code_interpreter")
                 .filter_map(|t| t.get("container").cloned())
                 .collect(),
+            selection: None,
         }
     }
 
@@ -178,6 +231,19 @@ pub(crate) fn check_item(item: &Item, declared: &Declared) -> Result<ItemKind, S
     match item.view() {
         ItemView::FunctionCall(call) if !declared.functions.contains(&call.name) => {
             Err(StopReason::undeclared_function(&call.name))
+        }
+        ItemView::FunctionCall(call)
+            if declared
+                .selection
+                .as_ref()
+                .is_some_and(|s| !s.functions.contains(&call.name)) =>
+        {
+            Err(StopReason::excluded_by_tool_choice(&call.name))
+        }
+        ItemView::ComputerCall(_)
+            if declared.computer && declared.selection.as_ref().is_some_and(|s| !s.computer) =>
+        {
+            Err(StopReason::excluded_by_tool_choice("computer"))
         }
         ItemView::FunctionCall(call) => match call.status.as_deref() {
             None | Some(COMPLETED) => Ok(ItemKind::Call),

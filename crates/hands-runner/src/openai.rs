@@ -1075,6 +1075,23 @@ fn check_early_execution(
 }
 
 /// The `call_id` of a computer or function call item.
+/// Whether an `allowed_tools` choice in `required` mode names only local tools (functions, the
+/// computer): the SDK refuses it, as a run under it could never finish.
+fn always_local(choice: &Value) -> bool {
+    let local = |t: &Value| {
+        matches!(
+            t.get("type").and_then(Value::as_str),
+            Some("function" | "computer" | "computer_use" | "computer_use_preview")
+        )
+    };
+    choice.get("type").and_then(Value::as_str) == Some("allowed_tools")
+        && choice.get("mode").and_then(Value::as_str) == Some("required")
+        && choice
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|tools| !tools.is_empty() && tools.iter().all(local))
+}
+
 fn call_id_of(item: &Item) -> Option<String> {
     crate::items::call_id(item).map(str::to_owned)
 }
@@ -1134,6 +1151,7 @@ impl Session for OpenAiSession {
             ));
         }
         self.declared = Declared::new(self.computer.is_some(), &tools);
+        self.declared.selection = crate::items::Selection::of(self.settings.tool_choice.as_ref());
         self.declared.compaction = matches!(
             self.settings.context.management,
             ContextManagement::Native(_)
@@ -1163,6 +1181,8 @@ impl Session for OpenAiSession {
         let has_server_tool = tools.iter().any(is_server_tool);
         let forced = match &self.settings.tool_choice {
             Some(ToolChoice::Required) if !has_server_tool => Some("\"required\"".to_owned()),
+            // Every tool it may choose from is local: the run could never finish.
+            Some(ToolChoice::Other(choice)) if always_local(choice) => Some(choice.to_string()),
             Some(ToolChoice::Function(name)) => Some(format!("function {name:?}")),
             Some(ToolChoice::BuiltIn(kind))
                 if matches!(

@@ -222,6 +222,16 @@ pub enum StopReason {
         /// The name as the API sent it, bounded and printable.
         name: String,
     },
+    /// A call of a local tool the request's `tool_choice` did not select (a named function, the
+    /// computer, or an `allowed_tools` list): nothing of the response ran. The SDK's "Response
+    /// contains a local tool excluded by tool_choice."
+    #[error(
+        "the response calls `{name}`, a tool the request's tool_choice excludes: nothing of it was run"
+    )]
+    ExcludedByToolChoice {
+        /// The name as the API sent it, bounded and printable.
+        name: String,
+    },
 }
 
 impl StopReason {
@@ -230,6 +240,13 @@ impl StopReason {
     pub fn undeclared_item(item_type: &str) -> StopReason {
         StopReason::UndeclaredItem {
             item_type: api_value(item_type),
+        }
+    }
+
+    /// A [`StopReason::ExcludedByToolChoice`] (the name is kept printable and bounded).
+    pub fn excluded_by_tool_choice(name: &str) -> StopReason {
+        StopReason::ExcludedByToolChoice {
+            name: api_value(name),
         }
     }
 

@@ -496,3 +496,60 @@ async fn close_refuses_new_runs_and_drained_waits_for_the_one_under_way() {
         Err(RunError::Closed)
     ));
 }
+
+/// Issue 19: tool-choice selection as the SDK enforces it — an `allowed_tools` choice in
+/// `required` mode naming only local tools is refused before any request (the run could never
+/// finish), and a call of a tool the choice excludes stops the run before anything of the
+/// response runs.
+#[tokio::test]
+async fn tool_choice_selection_is_enforced() {
+    use hands_models::openai::ToolChoice;
+    let openai = |sim: &SimServer, choice: Value, ran: &Arc<Mutex<Vec<String>>>| {
+        let mut config = OpenAiConfig::new("sk-test");
+        config.base_url = sim.openai_base_url();
+        let mut settings = OpenAiSettings::new("gpt-5.5");
+        settings.tool_choice = Some(ToolChoice::Other(choice));
+        Runner::openai(
+            OpenAiClient::new(config).unwrap(),
+            settings,
+            None,
+            toolbox(functions(ran, false)),
+            RunConfig { max_steps: 5 },
+        )
+    };
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Items(vec![
+            function_call("after", json!({})),
+            function_call("fails", json!({})),
+        ]),
+        Turn::text("Never."),
+    ]))
+    .unwrap();
+    let always_local = json!({"type": "allowed_tools", "mode": "required",
+        "tools": [{"type": "function", "name": "after"}]});
+    let refused = openai(&sim, always_local, &ran)
+        .run("Go.", &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, RunError::ForcedLocalToolChoice(_)),
+        "{refused:?}"
+    );
+    assert!(sim.requests().is_empty());
+
+    let only_after = json!({"type": "allowed_tools", "mode": "auto",
+        "tools": [{"type": "function", "name": "after"}]});
+    let outcome = openai(&sim, only_after, &ran)
+        .run("Go.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(&outcome.status, RunStatus::Stopped(StopReason::ExcludedByToolChoice { name }) if name == "fails"),
+        "{outcome:?}"
+    );
+    assert!(
+        ran.lock().unwrap().is_empty(),
+        "nothing of the response ran"
+    );
+}
