@@ -173,6 +173,8 @@ pub(crate) struct AnthropicSession {
     early_stop: Option<StopReason>,
     /// The thread the API holds, when requests go on threads.
     thread: ThreadState,
+    /// The last message is a paused turn the API expects back, last and unchanged.
+    paused: bool,
 }
 
 impl AnthropicSession {
@@ -197,6 +199,7 @@ impl AnthropicSession {
             container: None,
             mcp_approved: false,
             thread: ThreadState::default(),
+            paused: false,
         }
     }
 
@@ -1299,7 +1302,7 @@ impl Session for AnthropicSession {
 
     fn snapshot(&self) -> Value {
         serde_json::json!({"messages": self.messages, "unanswered": self.unanswered,
-            "container": self.container})
+            "container": self.container, "paused": self.paused})
     }
 
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
@@ -1314,7 +1317,9 @@ impl Session for AnthropicSession {
             .get("container")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        self.unanswered = false;
+        // A paused turn goes back as it is: nothing may follow it but the request that sends it.
+        self.paused = conversation.get("paused").and_then(Value::as_bool) == Some(true);
+        self.unanswered = self.paused;
         self.projection = ProjectionState::default();
         self.last_screenshot.forget();
         Ok(())
@@ -1363,6 +1368,7 @@ impl Session for AnthropicSession {
         let message_json = serde_json::to_value(&message).unwrap_or(Value::Null);
         let message_value = || message_json.clone();
         self.messages.push(message.to_param());
+        self.paused = false;
         if let Some(reason) = self.early_stop.take() {
             // A call run early stopped the run. The message still arrived whole: its calls are
             // recorded with it (those run early keep their records), so a resume closes the
@@ -1398,7 +1404,8 @@ impl Session for AnthropicSession {
                 // The API asks for the paused turn back, last and unchanged, to let it go on:
                 // nothing of it runs, and a later task cannot follow it.
                 self.unanswered = true;
-                return Ok(StepResult::Continue);
+                self.paused = true;
+                return Ok(StepResult::Paused);
             }
             Some(
                 MessagesStopReason::ToolUse

@@ -483,6 +483,12 @@ impl Runner {
             match state.session.step(&mut ctx, last_allowed).await {
                 // A paused turn (Claude) began no turn: its request is settled as answered.
                 Ok(StepResult::Continue) => ctx.settle_mcp_request(None),
+                Ok(StepResult::Paused) => {
+                    ctx.settle_mcp_request(None);
+                    if let Err(reason) = save_completed(state, steps) {
+                        break RunStatus::Stopped(reason);
+                    }
+                }
                 // A text answer is a finish, on the last allowed request too (sent with tool
                 // choice `none`, the model sums up there): as the SDKs' runners end.
                 Ok(StepResult::Finished(text)) => {

@@ -39,6 +39,10 @@ pub fn not_executed_turn_ended(stop: &ApiStop) -> String {
 pub(crate) enum StepResult {
     /// Calls were answered; ask the model again.
     Continue,
+    /// The API paused the turn (Claude's `pause_turn`): it is sent back, last and unchanged, to
+    /// let it go on. Nothing of it ran; the conversation that holds it is saved, so a resume
+    /// sends it back instead of the request before it (whose server tools already acted).
+    Paused,
     /// The model answered without a call.
     Finished(String),
     /// The last allowed request was answered with calls, which did not run.

@@ -553,3 +553,52 @@ async fn tool_choice_selection_is_enforced() {
         "nothing of the response ran"
     );
 }
+
+/// Regression (issue 19): a Claude `pause_turn` was never checkpointed, so a run stopped right
+/// after one resumed by sending the request before it again (its server tools acting twice).
+/// Now the conversation holding the paused turn is saved, and a resume sends it back.
+#[tokio::test]
+async fn a_paused_turn_is_saved_and_a_resume_sends_it_back() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::stopped(Turn::Blocks(vec![text("Still searching.")]), "pause_turn"),
+        Turn::text("Found it."),
+    ]))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let mut first = claude_runner(&sim, functions(&ran, false));
+    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
+    // Stopped right after the paused answer arrives.
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    first.set_observer(Box::new(move |record: &Record| {
+        if record.stage == Stage::Request {
+            stop.cancel();
+        }
+    }));
+    let outcome = first.run("Search.", &cancel).await.unwrap();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Stopped(StopReason::Cancelled),
+        "{outcome:?}"
+    );
+    assert_eq!(sim.requests().len(), 1);
+    drop(first);
+
+    let mut second = claude_runner(&sim, functions(&ran, false));
+    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let outcome = second.resume(&CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(outcome.final_text, "Found it.");
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(
+        last["role"], "assistant",
+        "the paused turn goes back last: {last}"
+    );
+    assert!(last.to_string().contains("Still searching."), "{last}");
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}

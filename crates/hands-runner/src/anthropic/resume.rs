@@ -51,7 +51,7 @@ impl Resumable for AnthropicSession {
     }
 
     fn awaits_request(&self) -> bool {
-        self.messages.last().is_some_and(|m| m.role == Role::User)
+        self.paused || self.messages.last().is_some_and(|m| m.role == Role::User)
     }
 
     async fn close_turn(
@@ -116,6 +116,10 @@ impl Resumable for AnthropicSession {
     }
 
     async fn note_resumed(&mut self, cancel: &CancellationToken) -> Result<(), RunError> {
+        // A paused turn goes back last and unchanged: no note can follow it.
+        if self.paused {
+            return Ok(());
+        }
         let mut blocks = vec![ContentBlock::text(RESUMED_NOTE)];
         if let Some(computer) = self.computer.as_mut() {
             let shot = match computer.config().shape {
