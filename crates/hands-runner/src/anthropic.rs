@@ -319,10 +319,12 @@ impl AnthropicSession {
                 .insert("container".into(), Value::String(container.clone()));
         }
         let mut sent_as = self.thread.prepare(self.settings.threads, &mut request);
-        // The MCP servers may act while the request is under way: saved pending first.
-        if !self.settings.mcp_servers.is_empty() {
-            let servers = self.toolsets.iter().map(|t| t.server.clone()).collect();
-            ctx.mcp_request_attempted(servers, || self.snapshot())?;
+        // MCP servers and server tools may act while the request is under way: saved pending
+        // first, so a run stopped before its answer is reconciled, never sent again by itself.
+        let servers = self.toolsets.iter().map(|t| t.server.clone()).collect();
+        let remote = crate::tools::remote_actors(servers, &self.settings.extra_tools);
+        if !remote.is_empty() {
+            ctx.mcp_request_attempted(remote, || self.snapshot())?;
         }
         ctx.journal_request(&request);
         let start = Instant::now();

@@ -215,10 +215,12 @@ impl OpenAiSession {
         if let ContextManagement::Native(native) = &self.settings.context.management {
             request.context_management = Some(native.openai_entries());
         }
-        // The MCP servers may act while the request is under way: saved pending first.
-        if !self.declared.mcp.is_empty() {
-            let servers = self.declared.mcp.iter().map(|s| s.label.clone()).collect();
-            ctx.mcp_request_attempted(servers, || self.snapshot())?;
+        // MCP servers and server tools may act while the request is under way: saved pending
+        // first, so a run stopped before its answer is reconciled, never sent again by itself.
+        let servers = self.declared.mcp.iter().map(|s| s.label.clone()).collect();
+        let remote = crate::tools::remote_actors(servers, &self.tools);
+        if !remote.is_empty() {
+            ctx.mcp_request_attempted(remote, || self.snapshot())?;
         }
         ctx.journal_request(&request);
         let start = Instant::now();

@@ -235,6 +235,22 @@ impl std::fmt::Debug for Toolbox {
     }
 }
 
+/// What a request asks remote servers to do, named for its pending record: each MCP server's
+/// label, then `server tool <type>` for each server tool (`mcp` entries aside, named by their
+/// servers). Empty when the request can have no remote effect.
+pub(crate) fn remote_actors(mcp_servers: Vec<String>, tools: &[Value]) -> Vec<String> {
+    let mut actors = mcp_servers;
+    actors.extend(
+        tools
+            .iter()
+            .filter(|t| is_server_tool(t))
+            .filter_map(|t| t.get("type").and_then(Value::as_str))
+            .filter(|ty| *ty != "mcp")
+            .map(|ty| format!("server tool {ty}")),
+    );
+    actors
+}
+
 /// Tool types the API runs itself (server tools): a forced `tool_choice` that allows one of them
 /// can still end.
 pub fn is_server_tool(tool: &Value) -> bool {

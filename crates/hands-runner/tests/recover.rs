@@ -602,3 +602,65 @@ async fn a_paused_turn_is_saved_and_a_resume_sends_it_back() {
     assert!(last.to_string().contains("Still searching."), "{last}");
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
+
+/// Regression (issue 19): a request declaring server tools was sent again by a resume after it
+/// failed part-way, so its server tools (code execution) could act twice. Now it is saved
+/// pending before it is sent: a resume asks for reconciliation first.
+#[tokio::test]
+async fn a_failed_request_with_server_tools_is_reconciled_before_it_is_sent_again() {
+    let sim = SimServer::start(SimConfig::scripted(vec![Turn::text("Ran the code.")])).unwrap();
+    sim.inject(hands_sim::Fault::QuotaExhausted);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let server_runner = || {
+        let mut config = AnthropicConfig::new("sk-test");
+        config.base_url = sim.base_url();
+        let mut settings = AnthropicSettings::new("claude-opus-5");
+        settings.extra_tools = vec![
+            hands_runner::mcp::ServerTool::CodeInterpreter
+                .claude_tool()
+                .unwrap(),
+        ];
+        Runner::anthropic(
+            AnthropicClient::new(config).unwrap(),
+            settings,
+            None,
+            Toolbox::default(),
+            RunConfig { max_steps: 5 },
+        )
+    };
+    let mut first = server_runner();
+    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
+    let outcome = first
+        .run("Run the code.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome.status, RunStatus::Stopped(StopReason::Api(_))),
+        "{outcome:?}"
+    );
+    drop(first);
+    let mut second = server_runner();
+    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let refused = second.resume(&CancellationToken::new()).await.unwrap_err();
+    let RunError::NeedsReconciliation(uncertain) = &refused else {
+        panic!("{refused:?}");
+    };
+    assert_eq!(uncertain.len(), 1);
+    assert_eq!(sim.requests().len(), 1, "nothing was sent again by itself");
+    drop(second);
+    let mut ledger = SqliteLedger::open(&path).unwrap();
+    hands_runner::ledger::reconcile(
+        &mut ledger,
+        &uncertain[0].call_id,
+        hands_runner::ledger::Verdict::DidNotHappen,
+        None,
+    )
+    .unwrap();
+    drop(ledger);
+    let mut third = server_runner();
+    third.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let outcome = third.resume(&CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(sim.requests().len(), 2);
+}
