@@ -184,6 +184,11 @@ pub struct RunArgs {
     /// `parallel_tool_calls: false`).
     #[arg(long)]
     pub no_parallel_tools: bool,
+    /// Claude: send each request on a message thread the API holds, so only the new messages
+    /// travel (beta `message-threads-2026-08-12`; the whole conversation whenever a thread
+    /// cannot be continued).
+    #[arg(long)]
+    pub threads: bool,
     /// Origins the browser may open (`https://example.com`, `https://*.example.com`); default:
     /// the origin of `--browser`.
     #[arg(long, value_name = "ORIGIN")]

@@ -64,6 +64,9 @@ pub struct Launch {
     /// `--no-parallel-tools`.
     #[serde(default)]
     pub no_parallel_tools: bool,
+    /// `--threads`.
+    #[serde(default)]
+    pub threads: bool,
     /// `--sandbox`, `--workspace`, `--workspace-bind` (a run resumes as it started).
     #[serde(default)]
     pub isolation: crate::cli::SandboxArgs,

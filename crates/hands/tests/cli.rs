@@ -1077,3 +1077,58 @@ fn hands_read_ends_quietly_when_stdout_closes() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// `hands run --threads`: Claude's requests go on a message thread (the stand-in checks each
+/// continued request as the whole conversation it stands for).
+#[test]
+fn hands_run_with_threads_sends_only_new_messages() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let app = runtime
+        .block_on(hands_demo_apps::BookingApp::start(
+            hands_demo_apps::BookingAppConfig::default(),
+        ))
+        .unwrap();
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 | 2 => Turn::Blocks(vec![toolset_use(
+                "browser",
+                "read_page",
+                json!({"filter": "interactive"}),
+            )]),
+            _ => Turn::text("The page has a booking form."),
+        }
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = hands()
+        .args([
+            "run",
+            "--threads",
+            "--browser",
+            app.base_url(),
+            "--approve",
+            "all",
+        ])
+        .args(["--task", "What is on the page?", "--out"])
+        .arg(dir.path().join("run"))
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].body["thread"]["type"], "create");
+    for request in &requests[1..] {
+        assert_eq!(request.body["thread"]["type"], "continue");
+        assert_eq!(request.body["messages"].as_array().unwrap().len(), 1);
+    }
+}

@@ -67,6 +67,11 @@ pub enum PlanError {
     /// `--thinking` with OpenAI.
     #[error("--thinking is Claude's extended thinking; an OpenAI reasoning model takes --effort")]
     ThinkingOnOpenAi,
+    /// `--threads` with OpenAI.
+    #[error(
+        "--threads puts Claude's requests on message threads; an OpenAI run sends only new input with stored responses already"
+    )]
+    ThreadsOnOpenAi,
     /// `--thinking` neither `adaptive` nor a budget the API takes.
     #[error(
         "--thinking takes `adaptive` or a token budget of at least {MIN_THINKING_BUDGET}; got {given:?}"
@@ -356,6 +361,7 @@ fn launch(
             .clone()
             .or_else(|| saved.and_then(|l| l.effort.clone())),
         no_parallel_tools: args.no_parallel_tools || saved.is_some_and(|l| l.no_parallel_tools),
+        threads: args.threads || saved.is_some_and(|l| l.threads),
         isolation: match saved {
             Some(l) if args.isolation == crate::cli::SandboxArgs::default() => l.isolation.clone(),
             _ => args.isolation.clone(),
@@ -459,6 +465,7 @@ pub struct ModelSettings {
     thinking: Option<anthropic::ThinkingConfig>,
     effort: Option<String>,
     one_tool_per_turn: bool,
+    threads: hands_runner::anthropic::Threads,
 }
 
 impl ModelSettings {
@@ -492,10 +499,16 @@ impl ModelSettings {
             }
             other => other.clone(),
         };
+        let threads = match (launch.threads, provider) {
+            (false, _) => hands_runner::anthropic::Threads::Off,
+            (true, ProviderArg::Anthropic) => hands_runner::anthropic::Threads::On,
+            (true, ProviderArg::Openai) => return Err(PlanError::ThreadsOnOpenAi),
+        };
         Ok(ModelSettings {
             thinking,
             effort,
             one_tool_per_turn: launch.no_parallel_tools,
+            threads,
         })
     }
 
@@ -508,6 +521,7 @@ impl ModelSettings {
             settings.thinking = Some(thinking.clone());
         }
         settings.effort = self.effort.clone();
+        settings.threads = self.threads;
         if self.one_tool_per_turn {
             settings.tool_choice = Some(anthropic::ToolChoice::Auto {
                 disable_parallel_tool_use: Some(true),
@@ -635,6 +649,18 @@ mod tests {
                 "--thinking takes `adaptive` or a token budget of at least 1024; got \"100\"",
             ),
             (&["--task", "t", "--thinking", "lots"], "got \"lots\""),
+            (
+                &[
+                    "--task",
+                    "t",
+                    "--provider",
+                    "openai",
+                    "--model",
+                    "m",
+                    "--threads",
+                ],
+                "--threads puts Claude's requests on message threads",
+            ),
             (
                 &["--task", "t", "--effort", "minimal"],
                 "--effort \"minimal\" is not a level this API takes; use one of: low, medium",
