@@ -391,6 +391,17 @@ pub enum RunsAction {
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
     },
+    /// Write the run as one file (the conversation, approvals, actions with timings,
+    /// screenshots and a manifest; secrets removed), for `hands view FILE`. Layout:
+    /// docs/trace-format.md.
+    Export {
+        /// The run directory.
+        #[arg(value_name = "RUN_DIR")]
+        run_dir: PathBuf,
+        /// The file to write (e.g. `run.hands`).
+        #[arg(short = 'o', long, value_name = "FILE")]
+        out: PathBuf,
+    },
 }
 
 /// Who approves.

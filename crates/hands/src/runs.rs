@@ -35,7 +35,51 @@ pub fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
             };
             record(&run_dir, &call_id, verdict, note)
         }
+        Some(RunsAction::Export { run_dir, out }) => export(&run_dir, &out),
     }
+}
+
+/// Names of environment variables whose values are secrets a trace must not hold.
+fn secret_name(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSPHRASE"]
+        .iter()
+        .any(|end| name.ends_with(end))
+}
+
+/// `hands runs export RUN_DIR -o FILE`: the run as one trace file, with the identity its ledger
+/// holds and the values of this environment's secret variables searched for and removed.
+fn export(run_dir: &Path, out: &Path) -> anyhow::Result<ExitCode> {
+    let identity = report(run_dir).ok();
+    let facts = hands_view::trace::RunFacts {
+        run_id: identity.as_ref().map(|r| r.run_id.clone()),
+        provider: identity
+            .as_ref()
+            .and_then(|r| r.identity.as_ref())
+            .map(|i| i.api.clone()),
+        model: identity
+            .as_ref()
+            .and_then(|r| r.identity.as_ref())
+            .map(|i| i.model.clone()),
+        secrets: std::env::vars()
+            .filter(|(name, _)| secret_name(name))
+            .map(|(_, value)| value)
+            .collect(),
+    };
+    let manifest = hands_view::trace::export(run_dir, out, &facts)?;
+    let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    let c = &manifest.counts;
+    eprintln!(
+        "hands runs: {} written ({size} bytes): {} steps, {} actions, {} approvals, {} screenshots, {} secrets removed. Open it with `hands view {}`.",
+        out.display(),
+        c.steps,
+        c.actions,
+        c.approvals,
+        c.images,
+        c.redactions,
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn report(run_dir: &Path) -> anyhow::Result<RunReport> {
