@@ -358,7 +358,16 @@ async fn a_50_step_run_exported_as_one_trace_is_served_with_a_timeline_and_a_scr
 fn no_api_key_or_mcp_bearer_token_reaches_the_exported_bytes() {
     const KEY: &str = "sk-ant-canary-4f1d9c2b7e";
     const BEARER: &str = "mcp-bearer-canary-93ab17";
-    let sim = SimServer::start(SimConfig::scripted(vec![Turn::text("Done.")])).unwrap();
+    let fixture = hands_sim::McpFixture::with_token(BEARER).unwrap();
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Items(vec![hands_sim::policy::mcp_use(
+            "notes",
+            hands_sim::mcp_fixture::ADD_NOTE,
+            json!({"text": "hi"}),
+        )]),
+        Turn::text("Done."),
+    ]))
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let status = Command::new(env!("CARGO_BIN_EXE_hands"))
@@ -370,8 +379,9 @@ fn no_api_key_or_mcp_bearer_token_reaches_the_exported_bytes() {
             "--model",
             "gpt-5.5",
         ])
-        .args(["--approve", "none", "--task", "Nothing"])
-        .args(["--mcp", "notes=https://mcp.invalid/mcp"])
+        .args(["--approve", "all", "--task", "Nothing"])
+        .arg("--mcp")
+        .arg(format!("notes={}", fixture.url()))
         .args(["--mcp-token-env", "notes=NOTES_TOKEN"])
         .arg("--out")
         .arg(&out)
@@ -380,11 +390,17 @@ fn no_api_key_or_mcp_bearer_token_reaches_the_exported_bytes() {
         .env("NOTES_TOKEN", BEARER)
         .env_remove("DISPLAY")
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success(), "hands run failed");
+    assert!(
+        status.status.success(),
+        "hands run failed: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    // The token was in the run's declaration: the MCP server got it with the call.
+    let calls = fixture.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].bearer.as_deref(), Some(BEARER));
     // What a careless writer could have left in a log: the declaration with its token, the
     // key in text, an authorization header, credentials in a URL.
     let leaked = json!({"kind": "request", "step": 9, "body": {
