@@ -53,7 +53,7 @@ fn export(run_dir: &Path, out: &Path) -> anyhow::Result<ExitCode> {
     let identity = report(run_dir).ok();
     let facts = hands_view::trace::RunFacts {
         run_id: identity.as_ref().map(|r| r.run_id.clone()),
-        provider: identity
+        api: identity
             .as_ref()
             .and_then(|r| r.identity.as_ref())
             .map(|i| i.api.clone()),

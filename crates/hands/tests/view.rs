@@ -296,6 +296,8 @@ async fn a_50_step_run_exported_as_one_trace_is_served_with_a_timeline_and_a_scr
     assert_eq!(opened.manifest.counts.steps, STEPS as u64);
     assert_eq!(opened.manifest.model.as_deref(), Some("claude-opus-5-5"));
     assert!(opened.manifest.run_id.is_some());
+    assert_eq!(opened.manifest.provider.as_deref(), Some("anthropic"));
+    assert_eq!(opened.manifest.api.as_deref(), Some("messages"));
     // The refused clicks, each with who decided.
     let approvals = opened.approval_values();
     assert_eq!(approvals.len(), (STEPS - 1) / 10, "{approvals:?}");

@@ -103,6 +103,9 @@ pub struct Manifest {
     pub run_id: Option<String>,
     /// The provider (`anthropic`, `openai`), when known.
     pub provider: Option<String>,
+    /// The model API (`messages`, `responses`), when known.
+    #[serde(default)]
+    pub api: Option<String>,
     /// The model, when known.
     pub model: Option<String>,
     /// The task.
@@ -122,8 +125,8 @@ pub struct Manifest {
 pub struct RunFacts {
     /// The run id.
     pub run_id: Option<String>,
-    /// The provider or API.
-    pub provider: Option<String>,
+    /// The model API (`messages`, `responses`).
+    pub api: Option<String>,
     /// The model.
     pub model: Option<String>,
     /// Secret values to search for and replace wherever they appear (API keys of the
@@ -168,7 +171,8 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
         format: FORMAT.to_owned(),
         version: VERSION,
         run_id: facts.run_id.clone(),
-        provider: facts.provider.clone().or_else(|| text(&start["provider"])),
+        provider: text(&start["provider"]),
+        api: facts.api.clone(),
         model: facts.model.clone().or_else(|| text(&start["model"])),
         task: text(&start["task"]).map(|t| redactor.redact_text(&t)),
         started_unix_ms: start["unix_ms"].as_u64(),
