@@ -401,6 +401,11 @@ pub enum RunsAction {
         /// The file to write (e.g. `run.hands`).
         #[arg(short = 'o', long, value_name = "FILE")]
         out: PathBuf,
+        /// Store each PNG screenshot as JPEG (quality 80) when that is smaller: lossy, and for
+        /// pages of dense text only a little smaller once the trace is compressed (by default
+        /// the screenshots are kept as the model saw them).
+        #[arg(long)]
+        jpeg: bool,
     },
 }
 

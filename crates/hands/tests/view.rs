@@ -291,7 +291,13 @@ async fn a_50_step_run_exported_as_one_trace_is_served_with_a_timeline_and_a_scr
         hands_view::steps::read_log(&std::fs::read_to_string(out.join("log.jsonl")).unwrap());
     let opened = hands_view::trace::Trace::open(&trace).unwrap();
     let from_trace = hands_view::steps::read_log(&opened.log);
-    assert_eq!(from_trace, from_dir);
+    // The same steps; screenshots smaller as JPEG are stored as `.jpg`.
+    let same = |run: &hands_view::steps::RunView| {
+        serde_json::to_string(run)
+            .unwrap()
+            .replace(".jpg\"", ".png\"")
+    };
+    assert_eq!(same(&from_trace), same(&from_dir));
     assert_eq!(from_dir.steps.len(), STEPS);
     assert_eq!(opened.manifest.counts.steps, STEPS as u64);
     assert_eq!(opened.manifest.model.as_deref(), Some("claude-opus-5-5"));
@@ -308,6 +314,35 @@ async fn a_50_step_run_exported_as_one_trace_is_served_with_a_timeline_and_a_scr
     );
     let shots_in_dir = std::fs::read_dir(out.join("images")).unwrap().count();
     assert_eq!(opened.images.len(), shots_in_dir);
+    assert!(opened.images.keys().all(|n| n.ends_with(".png")));
+    // With --jpeg, the screenshots (smaller as JPEG) are JPEG files the log points at.
+    let small = dir.path().join("small.hands");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hands"));
+    let jpeg = cmd
+        .args(["runs", "export", "--jpeg"])
+        .arg(&out)
+        .arg("-o")
+        .arg(&small);
+    assert!(jpeg.status().unwrap().success());
+    let small = hands_view::trace::Trace::open(&small).unwrap();
+    assert_eq!(small.images.len(), shots_in_dir);
+    let jpgs: Vec<&Vec<u8>> = small
+        .images
+        .iter()
+        .filter(|(n, _)| n.ends_with(".jpg"))
+        .map(|(_, b)| b)
+        .collect();
+    assert!(!jpgs.is_empty());
+    assert!(jpgs.iter().all(|b| b.starts_with(&[0xff, 0xd8])));
+    let steps = hands_view::steps::read_log(&small.log);
+    assert_eq!(same(&steps), same(&from_dir));
+    assert!(
+        steps.steps[0].actions[0]
+            .image_after
+            .as_deref()
+            .unwrap()
+            .ends_with(".jpg")
+    );
 
     // `hands view run.hands`: the timeline counts the steps, the scrubber moves to step k.
     let (mut view, url) = hands_view(&trace);

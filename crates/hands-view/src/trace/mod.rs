@@ -132,6 +132,36 @@ pub struct RunFacts {
     /// Secret values to search for and replace wherever they appear (API keys of the
     /// exporter's environment, tokens of the run's MCP servers).
     pub secrets: Vec<String>,
+    /// A PNG → JPEG re-encoder: when given, each PNG screenshot that is smaller as JPEG is
+    /// stored as `.jpg` (the log's references follow); `None` keeps the PNGs as the model saw
+    /// them.
+    pub jpeg: Option<Reencode>,
+}
+
+/// Re-encodes one image; `None` when it cannot.
+pub type Reencode = fn(&[u8]) -> Option<Vec<u8>>;
+
+/// Stores smaller JPEGs in place of PNGs and points the log at them.
+fn shrink(images: &mut BTreeMap<String, Vec<u8>>, log: &mut String, jpeg: Reencode) {
+    let pngs: Vec<String> = images
+        .keys()
+        .filter(|n| n.ends_with(".png"))
+        .cloned()
+        .collect();
+    for name in pngs {
+        let Some(png) = images.get(&name) else {
+            continue;
+        };
+        let jpg_name = format!("{}.jpg", name.trim_end_matches(".png"));
+        if images.contains_key(&jpg_name) {
+            continue;
+        }
+        if let Some(jpg) = jpeg(png).filter(|j| j.len() < png.len()) {
+            images.remove(&name);
+            images.insert(jpg_name.clone(), jpg);
+            *log = log.replace(&format!("images/{name}"), &format!("images/{jpg_name}"));
+        }
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TraceError + '_ {
@@ -163,7 +193,11 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(io(&approvals_path)(e)),
     };
-    let images = read_images(&dir.join("images"))?;
+    let mut images = read_images(&dir.join("images"))?;
+    let mut log = log;
+    if let Some(jpeg) = facts.jpeg {
+        shrink(&mut images, &mut log, jpeg);
+    }
     let run = read_log(&log);
     let start = run.start.clone().unwrap_or(Value::Null);
     let text = |v: &Value| v.as_str().map(str::to_owned);

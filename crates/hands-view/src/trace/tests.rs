@@ -122,3 +122,28 @@ fn known_secrets_are_replaced_before_writing() {
     let trace = Trace::open(&out).unwrap();
     assert!(!trace.log.contains("sk-canary"), "{}", trace.log);
 }
+
+#[test]
+fn screenshots_smaller_as_jpeg_are_stored_as_jpeg_and_the_log_follows() {
+    let dir = run_dir(2);
+    let out = dir.path().join("run.hands");
+    // Step 1's image "re-encodes" smaller, step 2's does not.
+    let facts = RunFacts {
+        jpeg: Some(|png: &[u8]| (png[0] == 1).then(|| vec![9u8; 10])),
+        ..RunFacts::default()
+    };
+    export(dir.path(), &out, &facts).unwrap();
+    let trace = Trace::open(&out).unwrap();
+    assert_eq!(trace.images["001-step1-t1.jpg"], vec![9u8; 10]);
+    assert!(trace.images.contains_key("002-step2-t2.png"));
+    assert!(!trace.images.contains_key("001-step1-t1.png"));
+    let run = read_log(&trace.log);
+    assert_eq!(
+        run.steps[0].actions[0].image_after.as_deref(),
+        Some("images/001-step1-t1.jpg")
+    );
+    assert_eq!(
+        run.steps[1].actions[0].image_after.as_deref(),
+        Some("images/002-step2-t2.png")
+    );
+}
