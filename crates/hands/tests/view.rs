@@ -135,6 +135,15 @@ async fn an_approve_click_on_the_page_reaches_the_runner_and_the_action_runs() {
         .cloned()
         .unwrap();
     assert_ne!(answer["is_error"], json!(true), "{answer}");
+    // The run directory keeps the decision and who made it.
+    let approvals = std::fs::read_to_string(out.join("approvals.jsonl")).unwrap();
+    let decided: Vec<Value> = approvals
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(decided.len(), 1, "{approvals}");
+    assert_eq!(decided[0]["approved"], true);
+    assert_eq!(decided[0]["by"], "person (page)");
     // The page followed the run to its end: the last step's text and the after-screenshot.
     wait_text(&mut browser, "Now I click the middle.").await;
     let shot = browser.screenshot(None, &cancel).await.unwrap();
@@ -162,6 +171,7 @@ async fn an_approve_click_on_the_page_reaches_the_runner_and_the_action_runs() {
         .unwrap();
     wait_text(&mut browser, "Now I click the middle.").await;
     wait_text(&mut browser, "finished run").await;
+    wait_text(&mut browser, "Approval 1: approved (person (page))").await;
     let shot = browser.screenshot(None, &cancel).await.unwrap();
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("hands-view-static.png");
     std::fs::write(&path, shot.bytes()).unwrap();
