@@ -4,6 +4,9 @@
 //! path drawn — and, for a live run, holds the approvals the runner waits on until the person
 //! clicks Approve or Deny.
 //!
+//! A finished run also travels as one file, a trace ([`trace`]): `hands runs export` writes it,
+//! and [`serve`] given the file serves it as it serves the directory.
+//!
 //! What it is not: a runner or an approver of its own. It knows no model API types (the log's
 //! JSON is read as JSON) and no runner trait: `hands` adapts its approvals to [`Live::ask`].
 //!
@@ -17,6 +20,7 @@
 pub mod live;
 pub mod server;
 pub mod steps;
+pub mod trace;
 
 pub use live::Live;
 pub use server::{View, ViewError, serve};

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::live::{Answer, Live};
 use crate::steps::read_log;
+use crate::trace::{APPROVALS, LOG, Trace, TraceError, image_name_ok};
 
 /// The page.
 const PAGE: &str = include_str!("../assets/view.html");
@@ -43,13 +44,24 @@ pub enum ViewError {
     /// No `log.jsonl` in the directory.
     #[error("{0} has no log.jsonl: give a run directory written by `hands run`")]
     NotARunDir(PathBuf),
+    /// A trace file that cannot be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
     /// A socket failure.
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
+/// What is served: a run directory (read on each request, so a live run's changes show) or a
+/// trace read once into memory.
+enum Source {
+    Dir(PathBuf),
+    Trace(Box<Trace>),
+}
+
 struct Shared {
     dir: PathBuf,
+    source: Source,
     token: String,
     live: Option<Live>,
 }
@@ -83,19 +95,30 @@ fn random_token() -> std::io::Result<String> {
 }
 
 /// Serves the run directory `dir` at `addr` (loopback), live when `live` is given (approvals,
-/// changes as they happen). Returns once listening; serving goes on in a task until stopped.
+/// changes as they happen) — or, when `dir` is a file, the trace it is (`hands runs export`),
+/// read whole and checked first. Returns once listening; serving goes on in a task until
+/// stopped.
 pub async fn serve(dir: &Path, addr: SocketAddr, live: Option<Live>) -> Result<View, ViewError> {
     if !addr.ip().is_loopback() {
         return Err(ViewError::NotLoopback(addr));
     }
-    if live.is_none() && !dir.join("log.jsonl").is_file() {
+    let source = if live.is_none() && dir.is_file() {
+        let path = dir.to_owned();
+        let trace = tokio::task::spawn_blocking(move || Trace::open(&path))
+            .await
+            .map_err(std::io::Error::other)??;
+        Source::Trace(Box::new(trace))
+    } else if live.is_none() && !dir.join(LOG).is_file() {
         return Err(ViewError::NotARunDir(dir.to_owned()));
-    }
+    } else {
+        Source::Dir(dir.to_owned())
+    };
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let token = random_token()?;
     let shared = Arc::new(Shared {
         dir: dir.to_owned(),
+        source,
         token: token.clone(),
         live,
     });
@@ -165,17 +188,31 @@ async fn run(
     // The version is read before the log and the approvals: what is sent is at least that
     // version, so a page never counts as having seen a change it was not sent.
     let version = shared.live.as_ref().map_or(0, Live::version);
-    let log = tokio::fs::read_to_string(shared.dir.join("log.jsonl"))
-        .await
-        .unwrap_or_default();
+    let (log, decided, manifest) = match &shared.source {
+        Source::Dir(dir) => {
+            let log = tokio::fs::read_to_string(dir.join(LOG))
+                .await
+                .unwrap_or_default();
+            let decided = tokio::fs::read_to_string(dir.join(APPROVALS))
+                .await
+                .unwrap_or_default();
+            (log, decided_of(&decided), None)
+        }
+        Source::Trace(trace) => (
+            trace.log.clone(),
+            trace.approval_values(),
+            Some(&trace.manifest),
+        ),
+    };
     let view = read_log(&log);
     let approvals = match &shared.live {
         Some(live) => json!(live.approvals()),
-        None => json!({"pending": [], "decided": []}),
+        None => json!({"pending": [], "decided": decided}),
     };
     Json(
         json!({"run": view, "approvals": approvals, "live": shared.live.is_some(),
-                "version": version, "dir": shared.dir.display().to_string()}),
+                "version": version, "dir": shared.dir.display().to_string(),
+                "manifest": manifest}),
     )
     .into_response()
 }
@@ -238,25 +275,29 @@ async fn image(
         return refused();
     }
     // A bare file name of the images folder: no separators, no `..`.
-    let safe = !file.is_empty()
-        && !file.starts_with('.')
-        && file
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !safe {
+    if !image_name_ok(&file) {
         return (StatusCode::BAD_REQUEST, "not an image name").into_response();
     }
     let mime = if file.ends_with(".png") {
         "image/png"
-    } else if file.ends_with(".jpg") {
-        "image/jpeg"
     } else {
-        return (StatusCode::BAD_REQUEST, "not an image name").into_response();
+        "image/jpeg"
     };
-    match tokio::fs::read(shared.dir.join("images").join(&file)).await {
-        Ok(bytes) => ([(header::CONTENT_TYPE, mime)], bytes).into_response(),
-        Err(_) => (StatusCode::NOT_FOUND, "no such image").into_response(),
+    let bytes = match &shared.source {
+        Source::Dir(dir) => tokio::fs::read(dir.join("images").join(&file)).await.ok(),
+        Source::Trace(trace) => trace.images.get(&file).cloned(),
+    };
+    match bytes {
+        Some(bytes) => ([(header::CONTENT_TYPE, mime)], bytes).into_response(),
+        None => (StatusCode::NOT_FOUND, "no such image").into_response(),
     }
+}
+
+/// The approvals a run directory recorded (`approvals.jsonl`), lines that are not JSON skipped.
+fn decided_of(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 #[cfg(test)]

@@ -39,6 +39,8 @@ pub struct TerminalApprover {
     asker: Asker,
     /// One question at a time.
     one_at_a_time: Arc<Mutex<()>>,
+    /// Where each decision is appended (`approvals.jsonl` of the run directory), if anywhere.
+    record: Option<Arc<std::sync::Mutex<std::fs::File>>>,
 }
 
 impl TerminalApprover {
@@ -61,6 +63,7 @@ impl TerminalApprover {
             mode,
             asker: Asker::Blocking(ask),
             one_at_a_time: Arc::new(Mutex::new(())),
+            record: None,
         }
     }
 
@@ -71,29 +74,75 @@ impl TerminalApprover {
             mode: ApproveArg::Ask,
             asker: Asker::Page(live),
             one_at_a_time: Arc::new(Mutex::new(())),
+            record: None,
+        }
+    }
+
+    /// The same approver, appending each decision (the question, the answer, who decided) as
+    /// one JSON line to `approvals.jsonl` in `run_dir`, for `hands view` and the run's trace.
+    pub fn recording(mut self, run_dir: &std::path::Path) -> anyhow::Result<TerminalApprover> {
+        let path = run_dir.join(hands_view::trace::APPROVALS);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
+        self.record = Some(Arc::new(std::sync::Mutex::new(file)));
+        Ok(self)
+    }
+
+    /// Appends one decision to the record, if any.
+    fn note(&self, question: &str, approved: bool, by: &str) {
+        let Some(record) = &self.record else { return };
+        let unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let Ok(mut file) = record.lock() else { return };
+        let line = serde_json::json!({"question": question, "approved": approved, "by": by,
+            "unix_ms": unix_ms});
+        if let Err(e) = writeln!(file, "{line}") {
+            tracing::warn!(error = %e, "could not record an approval");
         }
     }
 
     /// Asks `question` (the answer must be `y` or `yes`), unless the mode decides alone.
     async fn decide(&self, question: String, cancel: &CancellationToken) -> bool {
-        match self.mode {
-            ApproveArg::All => true,
-            ApproveArg::None => false,
+        let (approved, by) = match self.mode {
+            ApproveArg::All => (true, "--approve all"),
+            ApproveArg::None => (false, "--approve none"),
             ApproveArg::Ask => {
                 let _one = self.one_at_a_time.lock().await;
                 match &self.asker {
                     Asker::Blocking(ask) => {
                         let ask = Arc::clone(ask);
-                        let asked = tokio::task::spawn_blocking(move || ask(&question));
+                        let asked_question = question.clone();
+                        let asked = tokio::task::spawn_blocking(move || ask(&asked_question));
                         tokio::select! {
-                            answer = asked => matches!(answer, Ok(Some(true))),
-                            () = cancel.cancelled() => false,
+                            answer = asked => match answer {
+                                Ok(Some(yes)) => (yes, "person (terminal)"),
+                                _ => (false, "nobody answered"),
+                            },
+                            () = cancel.cancelled() => (false, "cancelled"),
                         }
                     }
-                    Asker::Page(live) => live.ask(question, serde_json::Value::Null, cancel).await,
+                    Asker::Page(live) => {
+                        let yes = live
+                            .ask(question.clone(), serde_json::Value::Null, cancel)
+                            .await;
+                        (
+                            yes,
+                            if cancel.is_cancelled() {
+                                "cancelled"
+                            } else {
+                                "person (page)"
+                            },
+                        )
+                    }
                 }
             }
-        }
+        };
+        self.note(&question, approved, by);
+        approved
     }
 }
 

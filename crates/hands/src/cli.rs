@@ -396,6 +396,22 @@ pub enum RunsAction {
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
     },
+    /// Write the run as one file (the conversation, approvals, actions with timings,
+    /// screenshots and a manifest; secrets removed), for `hands view FILE`. Layout:
+    /// docs/trace-format.md.
+    Export {
+        /// The run directory.
+        #[arg(value_name = "RUN_DIR")]
+        run_dir: PathBuf,
+        /// The file to write (e.g. `run.hands`).
+        #[arg(short = 'o', long, value_name = "FILE")]
+        out: PathBuf,
+        /// Store each PNG screenshot as JPEG (quality 80) when that is smaller: lossy, and for
+        /// pages of dense text only a little smaller once the trace is compressed (by default
+        /// the screenshots are kept as the model saw them).
+        #[arg(long)]
+        jpeg: bool,
+    },
 }
 
 /// Who approves.

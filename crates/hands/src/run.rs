@@ -170,7 +170,9 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
         "kind": if resume { "resume" } else { "start" },
         "task": plan.launch.task, "provider": plan.launch.provider, "model": plan.launch.model,
         "desktop": plan.launch.desktop, "browser": plan.launch.browser,
-        "remote": plan.remote.describe()}));
+        "remote": plan.remote.describe(),
+        "unix_ms": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)}));
     let bar = progress_bar();
     // With --view (and --approve ask), the person approves on the page instead of the terminal.
     let live = match plan.view {
@@ -180,7 +182,8 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     let approver = match live.as_ref().filter(|_| plan.approve == ApproveArg::Ask) {
         Some(view) => view.approver(),
         None => TerminalApprover::with_progress(plan.approve, bar.clone()),
-    };
+    }
+    .recording(rundir.path())?;
     let confirm: Arc<dyn Confirm> = Arc::new(approver.clone());
     let mut episode = plan.launch.isolation.episode();
     // The X clients of a spawned desktop live (and are killed) after the runner.

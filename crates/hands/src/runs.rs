@@ -35,7 +35,97 @@ pub fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
             };
             record(&run_dir, &call_id, verdict, note)
         }
+        Some(RunsAction::Export { run_dir, out, jpeg }) => {
+            let images = if jpeg {
+                Screenshots::Jpeg
+            } else {
+                Screenshots::AsSeen
+            };
+            export(&run_dir, &out, images)
+        }
     }
+}
+
+/// Names of environment variables whose values are secrets a trace must not hold.
+fn secret_name(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSPHRASE"]
+        .iter()
+        .any(|end| name.ends_with(end))
+}
+
+/// How a trace keeps the screenshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Screenshots {
+    /// As the model saw them.
+    AsSeen,
+    /// PNGs as JPEG when smaller.
+    Jpeg,
+}
+
+/// The JPEG quality of a trace's screenshots: text stays readable.
+const TRACE_JPEG_QUALITY: u8 = 80;
+
+/// A PNG screenshot as a JPEG (`None` when it cannot be decoded).
+fn png_to_jpeg(bytes: &[u8]) -> Option<Vec<u8>> {
+    use hands_core::image::{ImageFormat, PixelFormat, Pixels, encode};
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().ok()?;
+    let mut buf = vec![0; reader.output_buffer_size()?];
+    let frame = reader.next_frame(&mut buf).ok()?;
+    buf.truncate(frame.buffer_size());
+    let format = match frame.color_type {
+        png::ColorType::Rgb => PixelFormat::Rgb,
+        png::ColorType::Rgba => PixelFormat::Rgbx,
+        _ => return None,
+    };
+    let size = hands_core::geometry::Size::new(frame.width, frame.height)?;
+    let pixels = Pixels::new(size, format, buf).ok()?;
+    let jpeg = encode(
+        &pixels,
+        ImageFormat::Jpeg {
+            quality: TRACE_JPEG_QUALITY,
+        },
+    )
+    .ok()?;
+    Some(jpeg.bytes())
+}
+
+/// `hands runs export RUN_DIR -o FILE`: the run as one trace file, with the identity its ledger
+/// holds and the values of this environment's secret variables searched for and removed.
+fn export(run_dir: &Path, out: &Path, images: Screenshots) -> anyhow::Result<ExitCode> {
+    let identity = report(run_dir).ok();
+    let facts = hands_view::trace::RunFacts {
+        run_id: identity.as_ref().map(|r| r.run_id.clone()),
+        api: identity
+            .as_ref()
+            .and_then(|r| r.identity.as_ref())
+            .map(|i| i.api.clone()),
+        model: identity
+            .as_ref()
+            .and_then(|r| r.identity.as_ref())
+            .map(|i| i.model.clone()),
+        secrets: std::env::vars()
+            .filter(|(name, _)| secret_name(name))
+            .map(|(_, value)| value)
+            .collect(),
+        jpeg: (images == Screenshots::Jpeg).then_some(png_to_jpeg as hands_view::trace::Reencode),
+    };
+    let manifest = hands_view::trace::export(run_dir, out, &facts)?;
+    let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    let c = &manifest.counts;
+    eprintln!(
+        "hands runs: {} written ({size} bytes): {} steps, {} actions, {} approvals, {} screenshots, {} secrets removed. Open it with `hands view {}`.",
+        out.display(),
+        c.steps,
+        c.actions,
+        c.approvals,
+        c.images,
+        c.redactions,
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn report(run_dir: &Path) -> anyhow::Result<RunReport> {

@@ -1,0 +1,149 @@
+#![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
+
+use super::*;
+use serde_json::json;
+
+/// A run directory of `n` steps, each with an action and a screenshot.
+fn run_dir(n: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("images")).unwrap();
+    let mut log = vec![
+        json!({"kind": "start", "task": "t", "provider": "anthropic",
+        "model": "m", "unix_ms": 1000}),
+    ];
+    for step in 1..=n {
+        log.push(json!({"kind": "request", "step": step, "body": {"messages": []}}));
+        log.push(
+            json!({"kind": "response", "step": step, "ms": 10, "body": {"content": [
+            {"type": "text", "text": format!("Step text {step}")},
+            {"type": "tool_use", "id": format!("t{step}"), "name": "screenshot", "input": {}}]}}),
+        );
+        log.push(
+            json!({"kind": "action", "step": step, "call_id": format!("t{step}"),
+            "name": "screenshot", "is_error": false, "ms": 1.5, "summary": ""}),
+        );
+        let file = format!("{step:03}-step{step}-t{step}.png");
+        std::fs::write(dir.path().join("images").join(&file), [step as u8; 64]).unwrap();
+        log.push(
+            json!({"kind": "image", "step": step, "call_id": format!("t{step}"),
+            "file": format!("images/{file}")}),
+        );
+    }
+    let text: Vec<String> = log.iter().map(Value::to_string).collect();
+    std::fs::write(dir.path().join(LOG), text.join("\n") + "\n").unwrap();
+    std::fs::write(
+        dir.path().join(APPROVALS),
+        json!({"question": "Click", "approved": true, "by": "person (terminal)"}).to_string()
+            + "\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_run_directory_round_trips_through_a_trace() {
+    let dir = run_dir(3);
+    let out = dir.path().join("run.hands");
+    let manifest = export(dir.path(), &out, &RunFacts::default()).unwrap();
+    assert_eq!(manifest.counts.steps, 3);
+    assert_eq!(manifest.counts.images, 3);
+    assert_eq!(manifest.counts.approvals, 1);
+    assert_eq!(manifest.started_unix_ms, Some(1000));
+    let trace = Trace::open(&out).unwrap();
+    assert_eq!(trace.manifest, manifest);
+    assert_eq!(
+        read_log(&trace.log),
+        read_log(&std::fs::read_to_string(dir.path().join(LOG)).unwrap())
+    );
+    assert_eq!(trace.images.len(), 3);
+    assert_eq!(trace.images["002-step2-t2.png"], vec![2u8; 64]);
+    assert_eq!(trace.approval_values()[0]["by"], "person (terminal)");
+}
+
+#[test]
+fn truncated_corrupted_and_foreign_files_are_refused_with_a_clear_error() {
+    let dir = run_dir(2);
+    let out = dir.path().join("run.hands");
+    export(dir.path(), &out, &RunFacts::default()).unwrap();
+    let bytes = std::fs::read(&out).unwrap();
+    let bad = dir.path().join("bad.hands");
+    let mut flipped = bytes.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x5a;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", bytes[..bytes.len() * 2 / 3].to_vec()),
+        ("last byte cut", bytes[..bytes.len() - 1].to_vec()),
+        ("a byte changed", flipped),
+        ("empty", Vec::new()),
+        ("not gzip", b"hello, I am not a trace".to_vec()),
+    ];
+    for (what, content) in cases {
+        std::fs::write(&bad, &content).unwrap();
+        match Trace::open(&bad) {
+            Err(e @ TraceError::Corrupt { .. }) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("not a readable hands trace"),
+                    "{what}: {text}"
+                );
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_newer_layout_is_refused_by_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("new.hands");
+    let manifest = json!({"format": FORMAT, "version": VERSION + 1}).to_string();
+    write_archive(&out, &[(MANIFEST.to_owned(), manifest.as_bytes())]).unwrap();
+    assert!(
+        matches!(Trace::open(&out), Err(TraceError::Version { version, .. }) if version == VERSION + 1)
+    );
+}
+
+#[test]
+fn known_secrets_are_replaced_before_writing() {
+    let dir = run_dir(1);
+    let mut log = std::fs::read_to_string(dir.path().join(LOG)).unwrap();
+    log.push_str(
+        &json!({"kind": "request", "step": 2, "body": {"note": "key sk-canary-abcdef123456"}})
+            .to_string(),
+    );
+    std::fs::write(dir.path().join(LOG), log).unwrap();
+    let out = dir.path().join("run.hands");
+    let facts = RunFacts {
+        secrets: vec!["sk-canary-abcdef123456".to_owned()],
+        ..RunFacts::default()
+    };
+    let manifest = export(dir.path(), &out, &facts).unwrap();
+    assert_eq!(manifest.counts.redactions, 1);
+    let trace = Trace::open(&out).unwrap();
+    assert!(!trace.log.contains("sk-canary"), "{}", trace.log);
+}
+
+#[test]
+fn screenshots_smaller_as_jpeg_are_stored_as_jpeg_and_the_log_follows() {
+    let dir = run_dir(2);
+    let out = dir.path().join("run.hands");
+    // Step 1's image "re-encodes" smaller, step 2's does not.
+    let facts = RunFacts {
+        jpeg: Some(|png: &[u8]| (png[0] == 1).then(|| vec![9u8; 10])),
+        ..RunFacts::default()
+    };
+    export(dir.path(), &out, &facts).unwrap();
+    let trace = Trace::open(&out).unwrap();
+    assert_eq!(trace.images["001-step1-t1.jpg"], vec![9u8; 10]);
+    assert!(trace.images.contains_key("002-step2-t2.png"));
+    assert!(!trace.images.contains_key("001-step1-t1.png"));
+    let run = read_log(&trace.log);
+    assert_eq!(
+        run.steps[0].actions[0].image_after.as_deref(),
+        Some("images/001-step1-t1.jpg")
+    );
+    assert_eq!(
+        run.steps[1].actions[0].image_after.as_deref(),
+        Some("images/002-step2-t2.png")
+    );
+}
