@@ -491,7 +491,10 @@ async fn an_interactive_read_carries_controls_only() {
          interactive {json_interactive} B"
     );
     assert!(2 * n_interactive <= n_all, "{n_interactive} vs {n_all}");
-    assert!(2 * json_interactive <= json_all, "{json_interactive} vs {json_all}");
+    assert!(
+        2 * json_interactive <= json_all,
+        "{json_interactive} vs {json_all}"
+    );
 
     // The scoped read under the same filter: the controls of the scope, no text.
     let scoped = browser

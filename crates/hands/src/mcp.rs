@@ -174,15 +174,15 @@ impl CdpOpener {
                     what_to_do: "Check that the browser at --attach is running".to_owned(),
                 });
         }
-        driver_config.launch.launcher = self
-            .isolation
-            .episode()
-            .browser_launcher()
-            .map_err(|e| OpenError::Launch {
-                why: format!("{e:#}"),
-                what_to_do: "Give --sandbox none to run Chromium on the host, on purpose"
-                    .to_owned(),
-            })?;
+        driver_config.launch.launcher =
+            self.isolation
+                .episode()
+                .browser_launcher()
+                .map_err(|e| OpenError::Launch {
+                    why: format!("{e:#}"),
+                    what_to_do: "Give --sandbox none to run Chromium on the host, on purpose"
+                        .to_owned(),
+                })?;
         CdpBrowser::launch(driver_config)
             .await
             .map_err(|e| OpenError::Launch {
@@ -203,7 +203,18 @@ impl OpenBrowser for CdpOpener {
         };
         if let Some(url) = &self.start_url {
             match browser.navigate(url, None, cancel).await {
-                Ok(_) => {}
+                Ok(said) => {
+                    if let Some(status) = said.as_deref().and_then(server_error) {
+                        *launched = Some(browser);
+                        return Err(OpenError::StartPage {
+                            url: url.as_str().to_owned(),
+                            why: format!(
+                                "it answered HTTP {status} (a 502 is hands' request proxy \
+                                 saying the server could not be reached)"
+                            ),
+                        });
+                    }
+                }
                 Err(DriverError::Cancelled) => {
                     *launched = Some(browser);
                     return Err(OpenError::Cancelled);
@@ -225,5 +236,33 @@ impl OpenBrowser for CdpOpener {
             Arc::new(self.allow.clone()),
             self.slot.clone(),
         )?)
+    }
+}
+
+/// The HTTP status of a navigation that reached no page: a 5xx answer (`Navigated (HTTP 502).`,
+/// the jail's proxy answering for a server that refused the connection). A 4xx is a page.
+fn server_error(navigated: &str) -> Option<u16> {
+    let status: u16 = navigated
+        .strip_prefix("Navigated (HTTP ")?
+        .split(')')
+        .next()?
+        .parse()
+        .ok()?;
+    (status >= 500).then_some(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_error;
+
+    #[test]
+    fn only_a_server_error_is_a_start_page_that_did_not_open() {
+        assert_eq!(server_error("Navigated (HTTP 502)."), Some(502));
+        assert_eq!(
+            server_error("Navigated (HTTP 503). The page was still loading when the wait ended."),
+            Some(503)
+        );
+        assert_eq!(server_error("Navigated (HTTP 404)."), None);
+        assert_eq!(server_error("Navigated."), None);
     }
 }
