@@ -575,6 +575,75 @@ mod tests {
         );
     }
 
+    /// A toolset that counts its calls (and answers each as skipped).
+    struct Counted(Arc<std::sync::atomic::AtomicU32>);
+
+    #[async_trait]
+    impl BrowserCalls for Counted {
+        async fn call(
+            &self,
+            call: &BrowserToolCall,
+            _: &CancellationToken,
+        ) -> (CallOutput, Option<BrowserFault>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            (CallOutput::skipped(&call.call_id), None)
+        }
+    }
+
+    /// Fails its first `fail` opens, then opens a [`Counted`].
+    struct Flaky {
+        opens: Arc<std::sync::atomic::AtomicU32>,
+        fail: u32,
+        calls: Arc<std::sync::atomic::AtomicU32>,
+    }
+
+    #[async_trait]
+    impl OpenBrowser for Flaky {
+        async fn open(&self, _: &CancellationToken) -> Result<Box<dyn BrowserCalls>, OpenError> {
+            let n = self.opens.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n < self.fail {
+                return Err(OpenError::StartPage {
+                    url: "http://127.0.0.1:9/".to_owned(),
+                    why: "refused".to_owned(),
+                });
+            }
+            Ok(Box::new(Counted(Arc::clone(&self.calls))))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_lazy_surface_opens_on_the_first_call_and_again_after_a_failure() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let opens = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let mut surface = BrowserSurface::lazy(Box::new(Flaky {
+            opens: Arc::clone(&opens),
+            fail: 1,
+            calls: Arc::clone(&calls),
+        }));
+        assert_eq!(opens.load(SeqCst), 0, "nothing is opened before a call");
+        let cancel = CancellationToken::new();
+        let args = Map::new();
+        let read = BrowserMember::ReadPage;
+        let first = surface
+            .call("c1", read, &args, Budget::default(), &cancel)
+            .await;
+        assert!(first.is_error);
+        let text = format!("{:?}", first.content);
+        assert!(
+            text.contains("http://127.0.0.1:9/") && text.contains("call again"),
+            "{text}"
+        );
+        assert_eq!((opens.load(SeqCst), calls.load(SeqCst)), (1, 0));
+        surface
+            .call("c2", read, &args, Budget::default(), &cancel)
+            .await;
+        surface
+            .call("c3", read, &args, Budget::default(), &cancel)
+            .await;
+        assert_eq!((opens.load(SeqCst), calls.load(SeqCst)), (2, 2));
+    }
+
     #[test]
     fn kept_reads_are_bounded() {
         let mut cache = ReadCache::default();
