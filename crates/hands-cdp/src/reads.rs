@@ -22,10 +22,21 @@ use crate::refs::{RefBinding, Stale};
 pub(crate) enum WalkMode {
     /// Text and elements.
     All,
-    /// Elements only (for `find`).
+    /// Elements only (`find`, and reads with `filter: "interactive"`).
     Elements,
     /// Text only.
     Text,
+}
+
+impl WalkMode {
+    /// The walk of a read under `filter`: `"interactive"` carries the operable elements only,
+    /// no page text (a re-read of the controls costs a fraction of a full read).
+    fn of(filter: ReadFilter) -> WalkMode {
+        match filter {
+            ReadFilter::All => WalkMode::All,
+            ReadFilter::Interactive => WalkMode::Elements,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -313,7 +324,7 @@ impl CdpBrowser {
     ) -> Result<BrowserRead, DriverError> {
         let page = self.page_ready(tab).await?;
         let limits = self.config.read;
-        let args = self.walk_args(WalkMode::All, filter, &limits, 0, false);
+        let args = self.walk_args(WalkMode::of(filter), filter, &limits, 0, false);
         let result = self.walk(&page, args, None, cancel).await?;
         Ok(self.to_read(result, true)?.0)
     }
@@ -372,7 +383,7 @@ impl CdpBrowser {
     ) -> Result<BrowserScopedRead, DriverError> {
         let page = self.page_ready(tab).await?;
         let limits = self.config.read;
-        let args = self.walk_args(WalkMode::All, filter, &limits, depth.max(1), true);
+        let args = self.walk_args(WalkMode::of(filter), filter, &limits, depth.max(1), true);
         let result = self.walk(&page, args, root, cancel).await?;
         let (read, scopes) = self.to_read(result, true)?;
         let scopes = scopes

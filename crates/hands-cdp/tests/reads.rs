@@ -429,3 +429,84 @@ async fn a_password_never_reaches_a_read_whatever_its_role() {
         .await;
     assert!(waited.is_err(), "a wait found a password: {waited:?}");
 }
+
+/// An article with a few controls among its paragraphs.
+const ARTICLE: &str = r#"<!doctype html><title>Article</title>
+<h1>The history of the lighthouse</h1>
+<p>Lighthouses have guided sailors for more than two thousand years, from the Pharos of
+Alexandria to the automated beacons of today. Their keepers lived hard lives on rocks.</p>
+<label>Search <input id=q value="lamps"></label>
+<p>The Fresnel lens, invented in 1822, let a small flame be seen twenty miles out to sea, and
+every coastal nation soon rebuilt its lights around it, at great cost and greater benefit.</p>
+<button type=button>Subscribe</button>
+<p>Electric lamps replaced oil at the end of the nineteenth century; by the late twentieth
+most lights were automated, and the keepers' cottages became museums and holiday homes.</p>
+<select aria-label="Sort"><option value=new>Newest</option><option value=old>Oldest</option></select>
+<input type=checkbox id=keep><label for=keep>Keep me posted</label>
+<p>Today a lighthouse is as much a monument as a navigational aid, though many still shine
+every night, their beams sweeping the same waters their first keepers watched.</p>
+<a href="/more">Read more</a>
+<button disabled>Disabled action</button>
+"#;
+
+/// `filter: "interactive"` carries the operable elements only: no page text, every enabled
+/// control with the same ref the full read gave it, at most half the size of the full read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interactive_read_carries_controls_only() {
+    let a = Server::start().await;
+    a.html("/", ARTICLE);
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
+
+    let all = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let interactive = structured(
+        browser
+            .read_page(ReadFilter::Interactive, None, &c)
+            .await
+            .unwrap(),
+    );
+    assert!(all.text().contains("Fresnel lens"), "{all:#?}");
+    assert_eq!(interactive.text(), "", "{interactive:#?}");
+    let compact = interactive.to_compact();
+    assert!(!compact.contains("Lighthouses"), "{compact}");
+
+    let full = by_label(&all);
+    let controls = by_label(&interactive);
+    for label in ["Search", "Subscribe", "Sort", "Keep me posted", "Read more"] {
+        let (f, i) = (&full[label], &controls[label]);
+        assert_eq!(i.reference(), f.reference(), "{label}");
+        assert_eq!(i.role(), f.role(), "{label}");
+        assert_eq!(i.value(), f.value(), "{label}");
+    }
+    assert!(full.contains_key("Disabled action"));
+    assert!(!controls.contains_key("Disabled action"));
+    assert_eq!(interactive.elements().len(), all.elements().len() - 1);
+
+    let (n_all, n_interactive) = (all.to_compact().len(), compact.len());
+    let json_all = serde_json::to_string(&all).unwrap().len();
+    let json_interactive = serde_json::to_string(&interactive).unwrap().len();
+    println!(
+        "compact: all {n_all} B, interactive {n_interactive} B; JSON: all {json_all} B, \
+         interactive {json_interactive} B"
+    );
+    assert!(2 * n_interactive <= n_all, "{n_interactive} vs {n_all}");
+    assert!(
+        2 * json_interactive <= json_all,
+        "{json_interactive} vs {json_all}"
+    );
+
+    // The scoped read under the same filter: the controls of the scope, no text.
+    let scoped = browser
+        .read_page_scoped(None, 32, ReadFilter::Interactive, None, &c)
+        .await
+        .unwrap();
+    assert_eq!(scoped.read().text(), "");
+    assert!(
+        scoped
+            .read()
+            .elements()
+            .iter()
+            .any(|e| e.label() == "Subscribe" && e.reference() == full["Subscribe"].reference())
+    );
+}

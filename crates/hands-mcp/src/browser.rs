@@ -47,6 +47,48 @@ impl<B: Browser + 'static> BrowserCalls for BrowserToolset<B> {
     }
 }
 
+/// Opens the browser of a surface made with [`BrowserSurface::lazy`]: called on the first
+/// browser call, and again on the next call after a failure (so a start page that was down is
+/// opened once it is served). `hands mcp` launches (or attaches to) Chromium and opens its
+/// start page here, so the server answers `initialize` before any browser exists.
+#[async_trait]
+pub trait OpenBrowser: Send + Sync {
+    /// The browser, ready: its toolset (made with [`BrowserSurface::toolset`]).
+    async fn open(&self, cancel: &CancellationToken) -> Result<Box<dyn BrowserCalls>, OpenError>;
+}
+
+/// Why the browser could not be opened; the call is answered with it as a tool error, and the
+/// next call tries again.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The browser did not start (or could not be attached to).
+    #[error("the browser did not start: {why}. {what_to_do}")]
+    Launch {
+        /// What failed.
+        why: String,
+        /// What to do about it.
+        what_to_do: String,
+    },
+    /// The browser started, but its start page did not load.
+    #[error(
+        "the start page {url} did not open: {why}. Check that it is served and reachable, then \
+         call again: the next browser call opens it again"
+    )]
+    StartPage {
+        /// The start URL.
+        url: String,
+        /// Why it did not open.
+        why: String,
+    },
+    /// The toolset over the browser could not be made.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The call was cancelled while the browser was opening.
+    #[error("cancelled while the browser was opening; call again to open it")]
+    Cancelled,
+}
+
 /// The answer of one browser tool call, before the budget's last fit.
 #[derive(Debug)]
 pub struct Answer {
@@ -98,7 +140,10 @@ fn parse_cursor(text: &str) -> Option<(u32, usize)> {
 
 /// The browser surface of the server.
 pub struct BrowserSurface {
-    toolset: Box<dyn BrowserCalls>,
+    /// The toolset, once the browser is open.
+    toolset: Option<Box<dyn BrowserCalls>>,
+    /// What opens the browser on the first call (a lazy surface).
+    opener: Option<Box<dyn OpenBrowser>>,
     reads: ReadCache,
     /// The tab state the client saw last, to say what an action changed.
     last_state: Option<Value>,
@@ -119,6 +164,29 @@ impl BrowserSurface {
         url_policy: Arc<dyn UrlPolicy>,
         slot: ConsentSlot,
     ) -> Result<BrowserSurface, ConfigError> {
+        Ok(BrowserSurface::from_calls(BrowserSurface::toolset(
+            driver, url_policy, slot,
+        )?))
+    }
+
+    /// A surface whose browser is opened by `opener` on the first browser call (not before):
+    /// the server starts at once, and a browser that fails to open is a tool error on the call
+    /// that needed it, tried again on the next.
+    pub fn lazy(opener: Box<dyn OpenBrowser>) -> BrowserSurface {
+        BrowserSurface {
+            toolset: None,
+            opener: Some(opener),
+            reads: ReadCache::default(),
+            last_state: None,
+        }
+    }
+
+    /// The toolset [`BrowserSurface::new`] serves over `driver`: for an [`OpenBrowser`].
+    pub fn toolset<B: Browser + 'static>(
+        driver: B,
+        url_policy: Arc<dyn UrlPolicy>,
+        slot: ConsentSlot,
+    ) -> Result<Box<dyn BrowserCalls>, ConfigError> {
         let toolset = BrowserToolset::new(
             driver,
             BrowserToolsetConfig {
@@ -133,13 +201,14 @@ impl BrowserSurface {
                 ..BrowserToolsetConfig::default()
             },
         )?;
-        Ok(BrowserSurface::from_calls(Box::new(toolset)))
+        Ok(Box::new(toolset))
     }
 
     /// A surface over any toolset.
     pub fn from_calls(toolset: Box<dyn BrowserCalls>) -> BrowserSurface {
         BrowserSurface {
-            toolset,
+            toolset: Some(toolset),
+            opener: None,
             reads: ReadCache::default(),
             last_state: None,
         }
@@ -172,6 +241,9 @@ impl BrowserSurface {
                 ));
             }
         };
+        if let Err(e) = self.open(cancel).await {
+            return error_answer(format!("The browser is not open: {e}"));
+        }
         // MCP leaves nullable fields out; the driver spec wants them as explicit nulls.
         for field in hands_toolset::browser::parse::fields(member) {
             if !arguments.contains_key(*field) {
@@ -216,6 +288,27 @@ impl BrowserSurface {
         answer
     }
 
+    /// Opens the browser of a lazy surface if it is not open yet.
+    async fn open(&mut self, cancel: &CancellationToken) -> Result<(), OpenError> {
+        if self.toolset.is_some() {
+            return Ok(());
+        }
+        let Some(opener) = &self.opener else {
+            return Err(OpenError::Launch {
+                why: "the surface has no browser and nothing to open one".to_owned(),
+                what_to_do: "Restart the server".to_owned(),
+            });
+        };
+        let started = std::time::Instant::now();
+        let toolset = tokio::select! {
+            opened = opener.open(cancel) => opened?,
+            () = cancel.cancelled() => return Err(OpenError::Cancelled),
+        };
+        tracing::info!(target: "hands::mcp", ms = started.elapsed().as_millis() as u64, "browser opened");
+        self.toolset = Some(toolset);
+        Ok(())
+    }
+
     async fn run(
         &mut self,
         call_id: &str,
@@ -224,7 +317,11 @@ impl BrowserSurface {
         cancel: &CancellationToken,
     ) -> (CallOutput, Option<BrowserFault>) {
         let call = BrowserToolCall::for_member(call_id, member, arguments);
-        self.toolset.call(&call, cancel).await
+        match &self.toolset {
+            Some(toolset) => toolset.call(&call, cancel).await,
+            // `call` opens the browser before running anything.
+            None => (CallOutput::skipped(call_id), None),
+        }
     }
 
     /// The next page of a kept read.
@@ -476,6 +573,75 @@ mod tests {
             state_text(&state),
             "tabs: t1* \"A\" https://a.test | t2 \"B \\\"q\\\"\" https://b.test"
         );
+    }
+
+    /// A toolset that counts its calls (and answers each as skipped).
+    struct Counted(Arc<std::sync::atomic::AtomicU32>);
+
+    #[async_trait]
+    impl BrowserCalls for Counted {
+        async fn call(
+            &self,
+            call: &BrowserToolCall,
+            _: &CancellationToken,
+        ) -> (CallOutput, Option<BrowserFault>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            (CallOutput::skipped(&call.call_id), None)
+        }
+    }
+
+    /// Fails its first `fail` opens, then opens a [`Counted`].
+    struct Flaky {
+        opens: Arc<std::sync::atomic::AtomicU32>,
+        fail: u32,
+        calls: Arc<std::sync::atomic::AtomicU32>,
+    }
+
+    #[async_trait]
+    impl OpenBrowser for Flaky {
+        async fn open(&self, _: &CancellationToken) -> Result<Box<dyn BrowserCalls>, OpenError> {
+            let n = self.opens.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n < self.fail {
+                return Err(OpenError::StartPage {
+                    url: "http://127.0.0.1:9/".to_owned(),
+                    why: "refused".to_owned(),
+                });
+            }
+            Ok(Box::new(Counted(Arc::clone(&self.calls))))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_lazy_surface_opens_on_the_first_call_and_again_after_a_failure() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let opens = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let mut surface = BrowserSurface::lazy(Box::new(Flaky {
+            opens: Arc::clone(&opens),
+            fail: 1,
+            calls: Arc::clone(&calls),
+        }));
+        assert_eq!(opens.load(SeqCst), 0, "nothing is opened before a call");
+        let cancel = CancellationToken::new();
+        let args = Map::new();
+        let read = BrowserMember::ReadPage;
+        let first = surface
+            .call("c1", read, &args, Budget::default(), &cancel)
+            .await;
+        assert!(first.is_error);
+        let text = format!("{:?}", first.content);
+        assert!(
+            text.contains("http://127.0.0.1:9/") && text.contains("call again"),
+            "{text}"
+        );
+        assert_eq!((opens.load(SeqCst), calls.load(SeqCst)), (1, 0));
+        surface
+            .call("c2", read, &args, Budget::default(), &cancel)
+            .await;
+        surface
+            .call("c3", read, &args, Budget::default(), &cancel)
+            .await;
+        assert_eq!((opens.load(SeqCst), calls.load(SeqCst)), (2, 2));
     }
 
     #[test]

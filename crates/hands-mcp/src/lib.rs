@@ -34,7 +34,7 @@ pub mod read_form;
 pub mod server;
 pub mod tools;
 
-pub use browser::BrowserSurface;
+pub use browser::{BrowserCalls, BrowserSurface, OpenBrowser, OpenError};
 pub use budget::{Budget, DEFAULT_MAX_TOKENS};
 pub use consent::{ApprovePolicy, ConsentSlot};
 pub use desktop::DesktopSurface;

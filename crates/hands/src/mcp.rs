@@ -8,14 +8,19 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use hands_cdp::{CdpBrowser, DriverConfig};
 use hands_core::CancellationToken;
-use hands_core::browser::Browser as _;
 use hands_core::browser::args::PageUrl;
+use hands_core::browser::{Browser as _, DriverError};
 use hands_core::image::ImageFormat;
-use hands_mcp::{ApprovePolicy, BrowserSurface, Budget, ConsentSlot, DesktopSurface, HandsMcp};
+use hands_mcp::{
+    ApprovePolicy, BrowserCalls, BrowserSurface, Budget, ConsentSlot, DesktopSurface, HandsMcp,
+    OpenBrowser, OpenError,
+};
 use hands_toolset::browser::url_policy::OriginAllowList;
 use hands_x11::X11Desktop;
 
-use crate::cli::{McpApproveArg, McpArgs};
+use tokio::sync::Mutex;
+
+use crate::cli::{McpApproveArg, McpArgs, SandboxArgs};
 use crate::environment::{DesktopApps, DesktopEnv};
 use crate::policy::RequestAllowList;
 
@@ -29,7 +34,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
 
     let browser = match &args.browser {
         None => None,
-        Some(start) => Some(browser_surface(&args, start, slot.clone()).await?),
+        Some(start) => Some(browser_surface(&args, start, slot.clone())?),
     };
 
     // The desktop: a display of our own (with a window manager) unless one is named. The
@@ -102,8 +107,10 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Chromium (launched, or attached at `--attach`) under the allow-list, opened at the start URL.
-async fn browser_surface(
+/// Chromium (launched, or attached at `--attach`) under the allow-list, opened at the start URL
+/// on the first browser call: the arguments are checked here, the browser is opened lazily (a
+/// start page that is down is a tool error, not an exit).
+fn browser_surface(
     args: &McpArgs,
     start: &str,
     slot: ConsentSlot,
@@ -123,34 +130,139 @@ async fn browser_surface(
     };
     let allow =
         OriginAllowList::new(&origins).map_err(|e| anyhow::anyhow!("--allow-origin: {e}"))?;
-    let mut driver_config = DriverConfig {
-        policy: Arc::new(RequestAllowList(allow.clone())),
-        ..DriverConfig::default()
-    };
-    if args.attach.is_none() {
-        driver_config.launch.launcher = args.isolation.episode().browser_launcher()?;
-    }
-    let mut browser = match &args.attach {
-        Some(ws) => CdpBrowser::attach(ws, driver_config)
-            .await
-            .with_context(|| format!("attaching to {ws}"))?,
-        None => CdpBrowser::launch(driver_config)
-            .await
-            .context("launching Chromium (run scripts/install-system-deps.sh first)")?,
-    };
-    if let Some(url) = &start_url {
-        browser
-            .navigate(url, None, &CancellationToken::new())
-            .await
-            .map_err(|e| anyhow::anyhow!("opening {start}: {e}"))?;
-    }
     eprintln!(
-        "hands mcp: browser{} (allowed origins: {})",
+        "hands mcp: browser{} (allowed origins: {}), opened on the first browser call",
         start_url
             .as_ref()
             .map(|u| format!(" at {}", u.as_str()))
             .unwrap_or_default(),
         origins.join(", ")
     );
-    Ok(BrowserSurface::new(browser, Arc::new(allow), slot)?)
+    Ok(BrowserSurface::lazy(Box::new(CdpOpener {
+        allow,
+        start_url,
+        attach: args.attach.clone(),
+        isolation: args.isolation.clone(),
+        slot,
+        launched: Mutex::new(None),
+    })))
+}
+
+/// Opens `hands mcp`'s Chromium: launched (in the episode's jail unless `--sandbox none`) or
+/// attached, then at the start URL. A browser whose start page failed is kept for the next try.
+struct CdpOpener {
+    allow: OriginAllowList,
+    start_url: Option<PageUrl>,
+    attach: Option<String>,
+    isolation: SandboxArgs,
+    slot: ConsentSlot,
+    /// A browser started whose start page has not opened yet.
+    launched: Mutex<Option<CdpBrowser>>,
+}
+
+impl CdpOpener {
+    async fn start(&self) -> Result<CdpBrowser, OpenError> {
+        let mut driver_config = DriverConfig {
+            policy: Arc::new(RequestAllowList(self.allow.clone())),
+            ..DriverConfig::default()
+        };
+        if let Some(ws) = &self.attach {
+            return CdpBrowser::attach(ws, driver_config)
+                .await
+                .map_err(|e| OpenError::Launch {
+                    why: format!("attaching to {ws}: {e}"),
+                    what_to_do: "Check that the browser at --attach is running".to_owned(),
+                });
+        }
+        driver_config.launch.launcher =
+            self.isolation
+                .episode()
+                .browser_launcher()
+                .map_err(|e| OpenError::Launch {
+                    why: format!("{e:#}"),
+                    what_to_do: "Give --sandbox none to run Chromium on the host, on purpose"
+                        .to_owned(),
+                })?;
+        CdpBrowser::launch(driver_config)
+            .await
+            .map_err(|e| OpenError::Launch {
+                why: format!("launching Chromium: {e}"),
+                what_to_do: "Install it with scripts/install-system-deps.sh, then call again"
+                    .to_owned(),
+            })
+    }
+}
+
+#[async_trait::async_trait]
+impl OpenBrowser for CdpOpener {
+    async fn open(&self, cancel: &CancellationToken) -> Result<Box<dyn BrowserCalls>, OpenError> {
+        let mut launched = self.launched.lock().await;
+        let mut browser = match launched.take() {
+            Some(browser) => browser,
+            None => self.start().await?,
+        };
+        if let Some(url) = &self.start_url {
+            match browser.navigate(url, None, cancel).await {
+                Ok(said) => {
+                    if let Some(status) = said.as_deref().and_then(server_error) {
+                        *launched = Some(browser);
+                        return Err(OpenError::StartPage {
+                            url: url.as_str().to_owned(),
+                            why: format!(
+                                "it answered HTTP {status} (a 502 is hands' request proxy \
+                                 saying the server could not be reached)"
+                            ),
+                        });
+                    }
+                }
+                Err(DriverError::Cancelled) => {
+                    *launched = Some(browser);
+                    return Err(OpenError::Cancelled);
+                }
+                Err(e) => {
+                    // A browser that is gone is started afresh on the next try.
+                    if !matches!(e, DriverError::Gone(_)) {
+                        *launched = Some(browser);
+                    }
+                    return Err(OpenError::StartPage {
+                        url: url.as_str().to_owned(),
+                        why: e.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(BrowserSurface::toolset(
+            browser,
+            Arc::new(self.allow.clone()),
+            self.slot.clone(),
+        )?)
+    }
+}
+
+/// The HTTP status of a navigation that reached no page: a 5xx answer (`Navigated (HTTP 502).`,
+/// the jail's proxy answering for a server that refused the connection). A 4xx is a page.
+fn server_error(navigated: &str) -> Option<u16> {
+    let status: u16 = navigated
+        .strip_prefix("Navigated (HTTP ")?
+        .split(')')
+        .next()?
+        .parse()
+        .ok()?;
+    (status >= 500).then_some(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_error;
+
+    #[test]
+    fn only_a_server_error_is_a_start_page_that_did_not_open() {
+        assert_eq!(server_error("Navigated (HTTP 502)."), Some(502));
+        assert_eq!(
+            server_error("Navigated (HTTP 503). The page was still loading when the wait ended."),
+            Some(503)
+        );
+        assert_eq!(server_error("Navigated (HTTP 404)."), None);
+        assert_eq!(server_error("Navigated."), None);
+    }
 }
