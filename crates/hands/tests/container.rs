@@ -38,9 +38,10 @@ fn hands(sim: &SimServer) -> Command {
 /// podman with the repository's settings (runc, no default ulimits).
 fn podman() -> Command {
     let mut command = Command::new("podman");
-    command
-        .stdin(Stdio::null())
-        .env("CONTAINERS_CONF", repo().join("deploy/container/containers.conf"));
+    command.stdin(Stdio::null()).env(
+        "CONTAINERS_CONF",
+        repo().join("deploy/container/containers.conf"),
+    );
     command
 }
 
@@ -117,7 +118,16 @@ fn the_worker_image_runs_a_submitted_episode_to_its_end() {
         .args(["-e", "ANTHROPIC_API_KEY=sk-test"])
         .args(["-e", &format!("ANTHROPIC_BASE_URL={}", sim.base_url())])
         .arg(IMAGE)
-        .args(["--ledger", &url, "--slots", "2", "--lease", "5", "--sandbox", "none"])
+        .args([
+            "--ledger",
+            &url,
+            "--slots",
+            "2",
+            "--lease",
+            "5",
+            "--sandbox",
+            "none",
+        ])
         .args(["--until-done", "--name", "in-container", "--dir"])
         .arg(dir.path().join("runs"))
         .output()
@@ -128,7 +138,10 @@ fn the_worker_image_runs_a_submitted_episode_to_its_end() {
         started.elapsed().as_secs_f64()
     );
     assert!(output.status.success(), "{said}");
-    assert!(said.contains("hands worker in-container: 2 slot(s)"), "{said}");
+    assert!(
+        said.contains("hands worker in-container: 2 slot(s)"),
+        "{said}"
+    );
     assert!(said.contains("episode 1 finished"), "{said}");
     // The effect happened once, inside the container.
     assert_eq!(
