@@ -94,19 +94,21 @@ def test_a_ray_pool_of_two_actors_runs_a_batch_of_four(ledger: str, tmp_path: Pa
                               run_dir=str(tmp_path / "runs"), hands_binary=binary,
                               extra_args=["--sandbox", "none"], env=env)
             pids = pool.start()
-            assert len(set(pids)) == 2, pids
-            codes = pool.wait(timeout=240)
-            said = "\n".join(line for s in pool.status() for line in s["log"])
-            assert codes == [0, 0], said
-            assert all(not s["running"] for s in pool.status())
-            pool.stop()
+            try:
+                assert len(set(pids)) == 2, pids
+                codes = pool.wait(timeout=240)
+                said = "\n".join(line for s in pool.status() for line in s["log"])
+                assert codes == [0, 0], said
+                assert all(not s["running"] for s in pool.status())
+            finally:
+                pool.stop()
         finally:
             ray.shutdown()
         ran = time.monotonic() - started - head
         print(f"ray head {head:.1f} s; 4 episodes by 2 actors in {ran:.1f} s")
 
         assert sorted(effects.read_text().split()) == ["1", "2", "3", "4"], said
-        # Both actors' workers ran episodes.
+        # Both actors' workers ran.
         assert "hands worker ray-0:" in said and "hands worker ray-1:" in said, said
         status = subprocess.run([binary, "batch", "status", "--ledger", ledger, "--json"],
                                 env=hands_env, check=True, capture_output=True, text=True)
@@ -116,3 +118,39 @@ def test_a_ray_pool_of_two_actors_runs_a_batch_of_four(ledger: str, tmp_path: Pa
         assert "success: 4 of 4 done (100.0%)" in shown, shown
         assert json.loads(status.stdout), status.stdout
         assert not sim.violations(), sim.violations()
+
+
+def alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_pools_workers_stop_with_it_and_die_with_their_actor(ledger: str, tmp_path: Path) -> None:
+    binary = find_hands_binary()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        pool = WorkerPool(ledger, actors=2, slots=1, lease=5, run_dir=str(tmp_path / "runs"),
+                          hands_binary=binary, extra_args=["--sandbox", "none"])
+        pids = pool.start()
+        deadline = time.monotonic() + 30
+        while not all("slot(s)" in " ".join(s["log"]) for s in pool.status()):
+            assert time.monotonic() < deadline, pool.status()
+            time.sleep(0.2)
+        assert all(s["running"] for s in pool.status())
+        # An actor killed by Ray takes its worker with it.
+        ray.kill(pool._actors[1])
+        deadline = time.monotonic() + 30
+        while alive(pids[1]):
+            assert time.monotonic() < deadline, f"worker {pids[1]} outlived its actor"
+            time.sleep(0.2)
+        assert alive(pids[0])
+        # stop() ends the other (SIGTERM).
+        codes = ray.get([pool._actors[0].stop.remote(10.0)])
+        assert codes[0] is not None
+        assert not alive(pids[0])
+    finally:
+        ray.shutdown()

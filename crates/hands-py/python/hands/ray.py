@@ -21,6 +21,7 @@ Submit the episodes first with ``hands batch submit TASKS.jsonl --ledger URL``. 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import signal
@@ -34,6 +35,16 @@ from typing import Any, Deque, Dict, List, Mapping, Optional, Sequence
 import ray
 
 __all__ = ["WorkerPool", "WorkerProcess", "find_hands_binary"]
+
+_PR_SET_PDEATHSIG = 1
+# Resolved before any fork: the child runs only this call between fork and exec.
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+
+def _die_with_parent() -> None:
+    """In the forked child: SIGKILL when the actor's process dies, so a worker never outlives
+    its actor (its episodes' leases lapse and another worker takes them over)."""
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def find_hands_binary(given: Optional[str] = None) -> str:
@@ -65,7 +76,8 @@ class WorkerProcess:
             return self._process.pid
         self._process = subprocess.Popen(
             self._command, env=self._env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+            preexec_fn=_die_with_parent)
         self._started_at = time.monotonic()
         process = self._process
 
