@@ -92,6 +92,10 @@ pub struct WorkerArgs {
     /// Where each episode's programs run.
     #[command(flatten)]
     pub isolation: SandboxArgs,
+    /// Check the arguments, print the settings, and exit without connecting (for launchers'
+    /// manifests: `hands worker <their arguments> --dry-run`).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `hands batch …`.
@@ -156,6 +160,24 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         "--lease must be at least 0.5 seconds"
     );
     let ttl = Duration::from_secs_f64(args.lease);
+    if args.dry_run {
+        println!(
+            "hands worker: {} slot(s), lease {:.1} s, runs in {}, sandbox {}, approve {}",
+            args.slots,
+            ttl.as_secs_f64(),
+            args.dir.display(),
+            args.isolation
+                .sandbox
+                .to_possible_value()
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default(),
+            args.approve
+                .to_possible_value()
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default(),
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let fleet = Fleet::connect(&args.ledger).await?;
     let name = args.name.clone().unwrap_or_else(|| {
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
