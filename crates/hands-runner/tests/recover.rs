@@ -260,53 +260,21 @@ async fn a_failed_request_records_how_many_times_it_was_sent() {
     assert_eq!(sim.requests().len(), 3);
 }
 
-/// Regression (issue 19): an eager Claude run with a ledger, stopped by a call run while the
-/// message streamed, could never be resumed: its checkpoint said the response never arrived
-/// whole. Now the turn is recorded whole; the failed call is reconciled and the run goes on.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_eager_run_stopped_by_an_early_call_can_be_resumed() {
-    let sim = SimServer::start(SimConfig::scripted(vec![
-        Turn::Blocks(vec![
-            tool_use("after", json!({})),
-            tool_use("fails", json!({})),
-            tool_use("after", json!({})),
-        ]),
-        Turn::text("Resumed and done."),
-    ]))
-    .unwrap();
+/// Runs to a stop on the fatal `fails` call (the first `after` ran), then resumes as a person
+/// would: the resume asks for `fails` to be reconciled, it is found not to have happened, and the
+/// run goes on to its end with nothing run again.
+async fn stopped_reconciled_resumed(sim: &SimServer, runner: impl Fn() -> Runner) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    let ran = Arc::new(Mutex::new(Vec::new()));
-    let eager_runner = |ran: &Arc<Mutex<Vec<String>>>| {
-        let mut config = AnthropicConfig::new("sk-test");
-        config.base_url = sim.base_url();
-        let mut settings = AnthropicSettings::new("claude-opus-5");
-        settings.stream = true;
-        settings.eager = true;
-        Runner::anthropic(
-            AnthropicClient::new(config).unwrap(),
-            settings,
-            None,
-            toolbox(functions(ran, true)),
-            RunConfig { max_steps: 5 },
-        )
-    };
-    let mut first = eager_runner(&ran);
+    let mut first = runner();
     first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
     let outcome = first.run("Go.", &CancellationToken::new()).await.unwrap();
     assert!(
         matches!(&outcome.status, RunStatus::Stopped(StopReason::FunctionFailed { name, .. }) if name == "fails"),
         "{outcome:?}"
     );
-    assert_eq!(
-        *ran.lock().unwrap(),
-        ["after"],
-        "the call after the failure never ran"
-    );
     drop(first);
-
-    // The failed call is uncertain: a person reconciles it, then the run resumes.
-    let mut second = eager_runner(&ran);
+    let mut second = runner();
     second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
     let refused = second.resume(&CancellationToken::new()).await.unwrap_err();
     let RunError::NeedsReconciliation(uncertain) = &refused else {
@@ -324,13 +292,45 @@ async fn an_eager_run_stopped_by_an_early_call_can_be_resumed() {
     )
     .unwrap();
     drop(ledger);
-    let mut third = eager_runner(&ran);
+    let mut third = runner();
     third.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
     let outcome = third.resume(&CancellationToken::new()).await.unwrap();
     assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
     assert_eq!(outcome.final_text, "Resumed and done.");
-    assert_eq!(*ran.lock().unwrap(), ["after"], "nothing ran again");
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
+
+/// Regression (issue 19): an eager Claude run with a ledger, stopped by a call run while the
+/// message streamed, could never be resumed: its checkpoint said the response never arrived
+/// whole. Now the turn is recorded whole; the failed call is reconciled and the run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eager_run_stopped_by_an_early_call_can_be_resumed() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![
+            tool_use("after", json!({})),
+            tool_use("fails", json!({})),
+            tool_use("after", json!({})),
+        ]),
+        Turn::text("Resumed and done."),
+    ]))
+    .unwrap();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let runner = || {
+        let mut config = AnthropicConfig::new("sk-test");
+        config.base_url = sim.base_url();
+        let mut settings = AnthropicSettings::new("claude-opus-5");
+        settings.stream = true;
+        settings.eager = true;
+        Runner::anthropic(
+            AnthropicClient::new(config).unwrap(),
+            settings,
+            None,
+            toolbox(functions(&ran, true)),
+            RunConfig { max_steps: 5 },
+        )
+    };
+    stopped_reconciled_resumed(&sim, runner).await;
+    assert_eq!(*ran.lock().unwrap(), ["after"], "nothing ran again");
 }
 
 /// The same on OpenAI: an eager run stopped by a call run while the response streamed keeps
@@ -346,10 +346,8 @@ async fn an_eager_openai_run_stopped_by_an_early_call_can_be_resumed() {
         Turn::text("Resumed and done."),
     ]))
     .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ledger.sqlite");
     let ran = Arc::new(Mutex::new(Vec::new()));
-    let eager_runner = |ran: &Arc<Mutex<Vec<String>>>| {
+    let runner = || {
         let mut config = OpenAiConfig::new("sk-test");
         config.base_url = sim.openai_base_url();
         let mut settings = OpenAiSettings::new("gpt-5.5");
@@ -359,42 +357,12 @@ async fn an_eager_openai_run_stopped_by_an_early_call_can_be_resumed() {
             OpenAiClient::new(config).unwrap(),
             settings,
             None,
-            toolbox(functions(ran, true)),
+            toolbox(functions(&ran, true)),
             RunConfig { max_steps: 5 },
         )
     };
-    let mut first = eager_runner(&ran);
-    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
-    let outcome = first.run("Go.", &CancellationToken::new()).await.unwrap();
-    assert!(
-        matches!(&outcome.status, RunStatus::Stopped(StopReason::FunctionFailed { name, .. }) if name == "fails"),
-        "{outcome:?}"
-    );
-    assert_eq!(*ran.lock().unwrap(), ["after"]);
-    drop(first);
-    let mut second = eager_runner(&ran);
-    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
-    let refused = second.resume(&CancellationToken::new()).await.unwrap_err();
-    let RunError::NeedsReconciliation(uncertain) = &refused else {
-        panic!("{refused:?}");
-    };
-    assert_eq!(uncertain[0].name, "fails");
-    drop(second);
-    let mut ledger = SqliteLedger::open(&path).unwrap();
-    hands_runner::ledger::reconcile(
-        &mut ledger,
-        &uncertain[0].call_id,
-        hands_runner::ledger::Verdict::DidNotHappen,
-        None,
-    )
-    .unwrap();
-    drop(ledger);
-    let mut third = eager_runner(&ran);
-    third.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
-    let outcome = third.resume(&CancellationToken::new()).await.unwrap();
-    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    stopped_reconciled_resumed(&sim, runner).await;
     assert_eq!(*ran.lock().unwrap(), ["after"], "nothing ran again");
-    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
 
 /// Issue 19: a function with a timeout that does not answer in time is stopped (its future
