@@ -256,6 +256,27 @@ fn every_drill_passes() {
     assert_eq!(stderr.matches("PASSED").count(), 4, "{stderr}");
 }
 
+/// `hands run` (Claude, `--approve all`) in a browser opened at `url`, against the stand-in,
+/// writing its run directory under `dir`.
+fn run_in_browser(
+    extra: &[&str],
+    url: &str,
+    sim: &SimServer,
+    dir: &std::path::Path,
+) -> std::process::Output {
+    hands()
+        .arg("run")
+        .args(extra)
+        .args(["--browser", url, "--approve", "all"])
+        .args(["--task", "What is on the page?", "--out"])
+        .arg(dir.join("run"))
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn hands_run_in_a_browser_uses_claudes_browser_toolset() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -282,23 +303,7 @@ fn hands_run_in_a_browser_uses_claudes_browser_toolset() {
     }))
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let output = hands()
-        .args([
-            "run",
-            "--browser",
-            app.base_url(),
-            "--approve",
-            "all",
-            "--task",
-        ])
-        .arg("What is on the page?")
-        .arg("--out")
-        .arg(dir.path().join("run"))
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("ANTHROPIC_BASE_URL", sim.base_url())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let output = run_in_browser(&[], app.base_url(), &sim, dir.path());
     assert!(
         output.status.success(),
         "{}",
@@ -1102,22 +1107,7 @@ fn hands_run_with_threads_sends_only_new_messages() {
     }))
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let output = hands()
-        .args([
-            "run",
-            "--threads",
-            "--browser",
-            app.base_url(),
-            "--approve",
-            "all",
-        ])
-        .args(["--task", "What is on the page?", "--out"])
-        .arg(dir.path().join("run"))
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("ANTHROPIC_BASE_URL", sim.base_url())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let output = run_in_browser(&["--threads"], app.base_url(), &sim, dir.path());
     assert!(
         output.status.success(),
         "{}",
