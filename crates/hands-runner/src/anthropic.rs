@@ -39,8 +39,8 @@ use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::server_blocks::{self, ClaudeToolset};
 use crate::session::{
-    NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult, cancelled_text,
-    not_executed_turn_ended,
+    ActionDone, Answered, NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult,
+    cancelled_text, not_executed_turn_ended,
 };
 use crate::tools::is_server_tool;
 
@@ -510,15 +510,15 @@ impl AnthropicSession {
         // Answered by the caller: nothing runs, and nobody is asked (nothing takes effect).
         if let Some(out) = supplied.remove(&tool_use.id) {
             let result = tool_output_result(tool_use, &out);
-            ctx.action_done(
-                Api::Messages,
-                &tool_use.id,
-                &tool_use.name,
-                Reason::Completed,
-                Duration::ZERO,
-                false,
-                crate::control::SUPPLIED_SUMMARY,
-            );
+            ctx.action_done(ActionDone {
+                api: Api::Messages,
+                call_id: &tool_use.id,
+                member: &tool_use.name,
+                reason: Reason::Completed,
+                duration: Duration::ZERO,
+                answer: Answered::Ok,
+                summary: crate::control::SUPPLIED_SUMMARY,
+            });
             let answer = result.to_json();
             if let Err(reason) = ctx.call_answered(&tool_use.id, || answer.clone(), None) {
                 turn.stop_once(reason);

@@ -39,7 +39,7 @@ use crate::items::{
 use crate::mcp::{MCP_APPROVAL_RESPONSE, shown_url};
 use crate::outcome::{RunError, StopReason};
 use crate::server_items::{self, raw};
-use crate::session::{FunctionFailure, Session, StepContext, StepResult};
+use crate::session::{ActionDone, Answered, FunctionFailure, Session, StepContext, StepResult};
 use crate::tools::{Toolbox, is_server_tool};
 
 mod eager;
@@ -404,15 +404,15 @@ impl OpenAiSession {
         for image in out.images() {
             ctx.journal_image(call_id, image);
         }
-        ctx.action_done(
-            Api::Responses,
+        ctx.action_done(ActionDone {
+            api: Api::Responses,
             call_id,
-            &name,
-            Reason::Completed,
-            std::time::Duration::ZERO,
-            false,
-            crate::control::SUPPLIED_SUMMARY,
-        );
+            member: &name,
+            reason: Reason::Completed,
+            duration: std::time::Duration::ZERO,
+            answer: Answered::Ok,
+            summary: crate::control::SUPPLIED_SUMMARY,
+        });
         let output = Item::function_call_output(&FunctionCallOutput {
             call_id: call_id.to_owned(),
             output: openai_output(out, None),
@@ -452,23 +452,23 @@ impl OpenAiSession {
             return Err(StopReason::Cancelled);
         }
         let approve = decision == Decision::Approve;
-        ctx.action_done(
-            Api::Responses,
-            &request_id,
-            &tool,
-            if approve {
+        ctx.action_done(ActionDone {
+            api: Api::Responses,
+            call_id: &request_id,
+            member: &tool,
+            reason: if approve {
                 Reason::Completed
             } else {
                 Reason::Refused
             },
-            start.elapsed(),
-            !approve,
-            if approve {
+            duration: start.elapsed(),
+            answer: Answered::error_if(!approve),
+            summary: if approve {
                 "MCP call approved"
             } else {
                 "MCP call refused"
             },
-        );
+        });
         let answer = approval_response(&request_id, approve)?;
         ctx.call_answered(&request_id, || answer.to_value(), None)?;
         Ok(answer)
@@ -568,15 +568,15 @@ impl OpenAiSession {
                     }))
                     .await?;
                 if decision != Decision::Approve {
-                    ctx.action_done(
-                        Api::Responses,
-                        &call.call_id,
-                        action.kind(),
-                        Reason::Refused,
-                        start.elapsed(),
-                        true,
-                        "refused by the approver",
-                    );
+                    ctx.action_done(ActionDone {
+                        api: Api::Responses,
+                        call_id: &call.call_id,
+                        member: action.kind(),
+                        reason: Reason::Refused,
+                        duration: start.elapsed(),
+                        answer: Answered::Error,
+                        summary: "refused by the approver",
+                    });
                     return Err(StopReason::ActionRefused {
                         call_id: call.call_id,
                         action: action.kind().to_owned(),
@@ -589,19 +589,19 @@ impl OpenAiSession {
                 .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
             ctx.effect_began(&call.call_id);
             if let Err(e) = executor.execute(action, ctx.cancel).await {
-                ctx.action_done(
-                    Api::Responses,
-                    &call.call_id,
-                    action.kind(),
-                    if matches!(e, DesktopError::Cancelled) {
+                ctx.action_done(ActionDone {
+                    api: Api::Responses,
+                    call_id: &call.call_id,
+                    member: action.kind(),
+                    reason: if matches!(e, DesktopError::Cancelled) {
                         Reason::Cancelled
                     } else {
                         Reason::DriverFailed
                     },
-                    start.elapsed(),
-                    true,
-                    "",
-                );
+                    duration: start.elapsed(),
+                    answer: Answered::Error,
+                    summary: "",
+                });
                 return Err(desktop_stop(&call.call_id, e));
             }
         }
@@ -633,15 +633,15 @@ impl OpenAiSession {
             .await
             .map_err(|e| desktop_stop(&call.call_id, e))?;
         ctx.journal_image(&call.call_id, &image);
-        ctx.action_done(
-            Api::Responses,
-            &call.call_id,
-            "computer_call",
-            Reason::Completed,
-            start.elapsed(),
-            false,
-            "",
-        );
+        ctx.action_done(ActionDone {
+            api: Api::Responses,
+            call_id: &call.call_id,
+            member: "computer_call",
+            reason: Reason::Completed,
+            duration: start.elapsed(),
+            answer: Answered::Ok,
+            summary: "",
+        });
         let output = call_output(&call.call_id, &image, &call.pending_safety_checks);
         Item::from_value(&output).map_err(|e| StopReason::InvalidResponse(e.to_string()))
     }

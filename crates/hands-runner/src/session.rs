@@ -93,6 +93,45 @@ pub(crate) trait Session: Resumable + Send {
     ) -> Result<StepResult, StopReason>;
 }
 
+/// How a call was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// With its result.
+    Ok,
+    /// With an error the model reads.
+    Error,
+}
+
+impl Answered {
+    /// [`Answered::Error`] when `failed`.
+    pub(crate) fn error_if(failed: bool) -> Answered {
+        if failed {
+            Answered::Error
+        } else {
+            Answered::Ok
+        }
+    }
+}
+
+/// The end of one call, as [`StepContext::action_done`] records it.
+#[derive(Debug)]
+pub(crate) struct ActionDone<'a> {
+    /// Which API the run speaks.
+    pub api: Api,
+    /// The call.
+    pub call_id: &'a str,
+    /// The member, tool or action type.
+    pub member: &'a str,
+    /// How it ended.
+    pub reason: Reason,
+    /// How long it took.
+    pub duration: Duration,
+    /// How the model was answered.
+    pub answer: Answered,
+    /// A short text for the journal.
+    pub summary: &'a str,
+}
+
 /// Everything a step works with, borrowed from the runner for the step's length.
 pub(crate) struct StepContext<'a> {
     pub(crate) toolbox: &'a mut Toolbox,
@@ -443,17 +482,17 @@ impl StepContext<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn action_done(
-        &mut self,
-        api: Api,
-        call_id: &str,
-        member: &str,
-        reason: Reason,
-        duration: Duration,
-        is_error: bool,
-        summary: &str,
-    ) {
+    /// Records a call's end: a diagnostics record for the observer and a journal entry.
+    pub(crate) fn action_done(&mut self, done: ActionDone<'_>) {
+        let ActionDone {
+            api,
+            call_id,
+            member,
+            reason,
+            duration,
+            answer,
+            summary,
+        } = done;
         // A call cut short by cancellation is a cancellation, whatever it answered.
         let reason = match reason {
             Reason::Failed | Reason::Refused if self.cancel.is_cancelled() => Reason::Cancelled,
@@ -468,7 +507,7 @@ impl StepContext<'_> {
                 step,
                 call_id,
                 name: member,
-                is_error,
+                is_error: answer == Answered::Error,
                 summary,
                 duration,
             });
