@@ -29,8 +29,8 @@ use crate::approval::{
 };
 use crate::checkpoint::interruption;
 use crate::context::{
-    CONTEXT_MANAGEMENT_BETA, ContextConfig, ContextManagement, LastScreenshot, ProjectionState,
-    place_breakpoints, project_messages,
+    ContextConfig, ContextManagement, LastScreenshot, ProjectionState, place_breakpoints,
+    project_messages,
 };
 use crate::control::{EarlyExecution, RunEvent, TurnCall};
 use crate::diagnostics::{Api, Reason, Record, Stage, Usage};
@@ -44,6 +44,7 @@ use crate::session::{
 };
 use crate::tools::is_server_tool;
 
+mod compaction;
 mod eager;
 mod rebuild;
 mod resume;
@@ -211,11 +212,8 @@ impl AnthropicSession {
                 Shape::Toolset(_) => {}
             }
         }
-        if matches!(
-            self.settings.context.management,
-            ContextManagement::Native(_)
-        ) {
-            betas.push(CONTEXT_MANAGEMENT_BETA.to_owned());
+        if let ContextManagement::Native(native) = &self.settings.context.management {
+            betas.push(native.anthropic_beta().to_owned());
         }
         if !self.settings.mcp_servers.is_empty() {
             betas.push(MCP_CLIENT_BETA.to_owned());
@@ -1108,6 +1106,12 @@ impl Session for AnthropicSession {
         let message_value = || message_json.clone();
         self.messages.push(message.to_param());
         self.paused = false;
+        // A summary replaces the conversation before it: later requests and checkpoints carry
+        // the compacted history (the journal keeps every request and answer whole).
+        let n_compacted = compaction::drop_replaced(&mut self.messages);
+        if n_compacted > 0 {
+            tracing::info!(n_compacted, "the API compacted the conversation");
+        }
         if let Some(reason) = self.early_stop.take() {
             // A call run early stopped the run. The message still arrived whole: its calls are
             // recorded with it (those run early keep their records), so a resume closes the
@@ -1139,6 +1143,12 @@ impl Session for AnthropicSession {
         // Spec: api-contracts A, `stop_reason`; the SDK's runner (`_STOP_REASON_STEPS`).
         match message.stop_reason {
             Some(MessagesStopReason::ToolUse) if !uses.is_empty() => {}
+            // A compaction alone (`pause_after_compaction`): the turn goes on from it, and the
+            // runner saves the compacted conversation before the next request.
+            Some(MessagesStopReason::Compaction) => {
+                self.unanswered = false;
+                return Ok(StepResult::Paused);
+            }
             Some(MessagesStopReason::PauseTurn) => {
                 // The API asks for the paused turn back, last and unchanged, to let it go on:
                 // nothing of it runs, and a later task cannot follow it.
