@@ -25,7 +25,8 @@ use crate::approval::{
     SafetyChecksContext, decide, refused_text,
 };
 use crate::context::{
-    ContextBudget, ContextConfig, ContextManagement, ProjectionState, project_items,
+    CallerCuts, Compactor, ContextBudget, ContextConfig, ContextManagement, ProjectError,
+    ProjectionState, project_items,
 };
 use crate::control::{
     DEFAULT_MAX_CONCURRENT_CALLS, EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall,
@@ -96,6 +97,9 @@ pub struct OpenAiSettings {
     /// an optional budget — then the input is sent whole each time, never chained by
     /// `previous_response_id`), or the API's compaction (`context_management`).
     pub context: ContextConfig,
+    /// With a context budget: the caller's compaction callback, asked which completed calls to
+    /// drop (and for a summary) before hands cuts any (the SDK's `context_budget.compact`).
+    pub compactor: Option<Compactor>,
 }
 
 impl OpenAiSettings {
@@ -116,6 +120,7 @@ impl OpenAiSettings {
             parallel_tool_calls: None,
             extra_tools: Vec::new(),
             context: ContextConfig::default(),
+            compactor: None,
         }
     }
 }
@@ -143,6 +148,8 @@ pub(crate) struct OpenAiSession {
     early_stop: Option<StopReason>,
     /// What the budget has cut so far (it only grows).
     projection: ProjectionState,
+    /// The caller's compaction decisions: applied to every request, saved with checkpoints.
+    caller_cuts: CallerCuts,
     /// The run declares a remote MCP server: its requests are never retried (the server may
     /// have acted on one that failed).
     no_retry: bool,
@@ -169,6 +176,7 @@ impl OpenAiSession {
             early_outputs: HashMap::new(),
             early_stop: None,
             projection: ProjectionState::default(),
+            caller_cuts: CallerCuts::default(),
             no_retry: false,
         }
     }
@@ -280,21 +288,35 @@ impl OpenAiSession {
         let values: Vec<Value> = self.items.iter().map(Item::to_value).collect();
         let browser = ctx.toolbox.browser.as_deref();
         let is_browser = |name: &str| browser.is_some_and(|b| b.owns(name));
+        let n_decisions = self.caller_cuts.decisions.len();
         let projected = project_items(
             &values,
             &self.settings.context,
             &mut self.projection,
             &is_browser,
+            self.settings.compactor.as_ref(),
+            &mut self.caller_cuts,
         )
-        .map_err(|over| {
-            StopReason::from((
+        .map_err(|error| match error {
+            ProjectError::Budget(over) => StopReason::from((
                 over,
                 self.settings.context.budget().unwrap_or(ContextBudget {
                     max_input_bytes: 0,
                     max_input_images: 0,
                 }),
-            ))
+            )),
+            ProjectError::Decision(why) => StopReason::ProjectionFailed {
+                what: "the compaction callback's decision".into(),
+                why,
+            },
         })?;
+        if let Some(decision) = self.caller_cuts.decisions.get(n_decisions) {
+            tracing::info!(
+                n_dropped = decision.drop_call_ids.len(),
+                summary = decision.summary.is_some(),
+                "the compaction callback cut the input"
+            );
+        }
         projected
             .iter()
             .map(|value| {
@@ -990,7 +1012,8 @@ impl Session for OpenAiSession {
 
     fn snapshot(&self) -> Value {
         serde_json::json!({"items": self.items, "pending": self.pending,
-            "previous_response_id": self.previous_response_id, "unanswered": self.unanswered})
+            "previous_response_id": self.previous_response_id, "unanswered": self.unanswered,
+            "caller_cuts": self.caller_cuts})
     }
 
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
@@ -1013,6 +1036,13 @@ impl Session for OpenAiSession {
         self.call_ids = self.items.iter().filter_map(call_id_of).collect();
         self.unanswered = false;
         self.projection = ProjectionState::default();
+        // The caller's decisions are replayed as they were taken (never asked again).
+        self.caller_cuts = match conversation.get("caller_cuts") {
+            None | Some(Value::Null) => CallerCuts::default(),
+            Some(cuts) => serde_json::from_value(cuts.clone()).map_err(|e| {
+                RunError::Config(format!("the checkpoint's caller_cuts do not parse: {e}"))
+            })?,
+        };
         Ok(())
     }
 

@@ -8,16 +8,19 @@ use std::sync::{Arc, Mutex};
 
 use hands_core::CancellationToken;
 use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
+use hands_models::openai::{OpenAiClient, OpenAiConfig};
 use hands_runner::context::{
-    AfterCompaction, ClaudeEdit, ContextConfig, NativeContext, compact_trigger_too_low,
+    AfterCompaction, CALLER_SUMMARY_PREFIX, ClaudeEdit, ClientContext, CompactionDecision,
+    CompactionSnapshot, Compactor, ContextBudget, ContextConfig, ContextManagement, NativeContext,
+    compact_trigger_too_low,
 };
 use hands_runner::diagnostics::{Record, Stage};
 use hands_runner::functions::{Function, Functions};
 use hands_runner::ledger::SqliteLedger;
 use hands_runner::{
-    AnthropicSettings, RunConfig, RunError, RunStatus, Runner, StopReason, Toolbox,
+    AnthropicSettings, OpenAiSettings, RunConfig, RunError, RunStatus, Runner, StopReason, Toolbox,
 };
-use hands_sim::policy::{text, tool_use};
+use hands_sim::policy::{function_call, text, tool_use};
 use hands_sim::{SimConfig, SimServer, Turn};
 use serde_json::{Value, json};
 
@@ -190,4 +193,151 @@ async fn a_compaction_trigger_below_the_apis_least_is_refused_before_any_request
         .unwrap_err();
     assert_eq!(refused, RunError::Config(compact_trigger_too_low(30_000)));
     assert!(sim.requests().is_empty());
+}
+
+/// A model that looks something up ten times, then answers.
+fn look_up_ten() -> impl FnMut(&Value) -> Turn + Send {
+    let mut n = 0;
+    move |_| {
+        n += 1;
+        if n > 10 {
+            Turn::text("All looked up.")
+        } else {
+            Turn::Items(vec![function_call("look_up", json!({"item": n}))])
+        }
+    }
+}
+
+fn openai_with(sim: &SimServer, compactor: Compactor) -> Runner {
+    let mut config = OpenAiConfig::new("sk-test");
+    config.base_url = sim.openai_base_url();
+    let mut settings = OpenAiSettings::new("gpt-5.5");
+    settings.context = ContextConfig {
+        management: ContextManagement::Client(ClientContext {
+            budget: Some(ContextBudget {
+                max_input_bytes: 12_000,
+                max_input_images: 3,
+            }),
+            ..ClientContext::default()
+        }),
+        ..ContextConfig::default()
+    };
+    settings.compactor = Some(compactor);
+    let mut functions = Functions::new();
+    functions
+        .add(Function::typed(
+            "look_up",
+            "Looks an item up.",
+            |args: Value| async move {
+                Ok::<_, String>(format!("item {}: {}", args["item"], "x".repeat(2_000)))
+            },
+        ))
+        .unwrap();
+    Runner::openai(
+        OpenAiClient::new(config).unwrap(),
+        settings,
+        None,
+        Toolbox {
+            functions,
+            ..Toolbox::default()
+        },
+        RunConfig { max_steps: 12 },
+    )
+}
+
+fn input_of(sim: &SimServer, idx: usize) -> Vec<Value> {
+    sim.requests()[idx].body["input"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn mentions(input: &[Value], call_id: &str) -> bool {
+    input.iter().any(|item| item["call_id"] == call_id)
+}
+
+#[tokio::test]
+async fn the_openai_compaction_callback_drops_calls_adds_a_summary_and_a_resume_replays_it() {
+    let sim = SimServer::start(SimConfig::with_policy(look_up_ten())).unwrap();
+    let seen: Arc<Mutex<Vec<CompactionSnapshot>>> = Arc::default();
+    let kept = Arc::clone(&seen);
+    // Drops every eligible call but the newest, with a summary.
+    let compactor = Compactor::new(move |snapshot: &CompactionSnapshot| {
+        kept.lock().unwrap().push(snapshot.clone());
+        let n = snapshot.eligible_call_ids.len();
+        CompactionDecision {
+            drop_call_ids: snapshot.eligible_call_ids[..n - 1].to_vec(),
+            summary: Some(format!("{} lookups done", n - 1)),
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut first = openai_with(&sim, compactor);
+    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
+    // Stopped after the ninth answer: the callback decided before the seventh request, and the
+    // turns after it completed (a resume starts from the last completed turn).
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let n_answers = Arc::new(Mutex::new(0));
+    first.set_observer(Box::new(move |record: &Record| {
+        if record.stage == Stage::Request {
+            let mut n = n_answers.lock().unwrap();
+            *n += 1;
+            if *n == 9 {
+                stop.cancel();
+            }
+        }
+    }));
+    let outcome = first.run("Look up ten items.", &cancel).await.unwrap();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Stopped(StopReason::Cancelled),
+        "{outcome:?}"
+    );
+    drop(first);
+    let snapshots = seen.lock().unwrap().clone();
+    assert!(!snapshots.is_empty(), "the budget was passed");
+    let decided = &snapshots[0];
+    assert!(decided.input_bytes > 12_000);
+    let dropped = &decided.eligible_call_ids[..decided.eligible_call_ids.len() - 1];
+    let summary = format!("{CALLER_SUMMARY_PREFIX}{} lookups done", dropped.len());
+    // The request after the decision: the summary opens it, the dropped calls are gone.
+    let n_sent = sim.requests().len();
+    let last = input_of(&sim, n_sent - 1);
+    assert_eq!(last[0]["content"][0]["text"], summary, "{last:?}");
+    assert!(dropped.iter().all(|id| !mentions(&last, id)));
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+
+    // Resumed with a callback that would drop nothing: the saved decision still applies.
+    let idle = Compactor::new(|_: &CompactionSnapshot| CompactionDecision::default());
+    let mut second = openai_with(&sim, idle);
+    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let outcome = second.resume(&CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    let resumed = input_of(&sim, n_sent);
+    assert_eq!(resumed[0]["content"][0]["text"], summary, "{resumed:?}");
+    assert!(dropped.iter().all(|id| !mentions(&resumed, id)));
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
+
+#[tokio::test]
+async fn a_compaction_decision_naming_an_ineligible_call_stops_the_run_before_the_request() {
+    let sim = SimServer::start(SimConfig::with_policy(look_up_ten())).unwrap();
+    let compactor = Compactor::new(|_: &CompactionSnapshot| CompactionDecision {
+        drop_call_ids: vec!["call_never_made".into()],
+        summary: None,
+    });
+    let outcome = openai_with(&sim, compactor)
+        .run("Look up ten items.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Stopped(StopReason::ProjectionFailed {
+            what: "the compaction callback's decision".into(),
+            why: hands_runner::context::decision_refused("call_never_made"),
+        }),
+        "{outcome:?}"
+    );
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }

@@ -28,6 +28,7 @@
 //! "Contrato del controlador de computadora" (compaction: "No las combines").
 
 mod claude;
+mod compactor;
 mod openai;
 mod unchanged;
 
@@ -36,7 +37,11 @@ pub use claude::{
     MANY_IMAGES, MANY_IMAGES_MAX_SIDE, MAX_CACHE_BREAKPOINTS, PruneReport, count_breakpoints,
     count_images, image_block_size, place_breakpoints, prune_screenshots,
 };
-pub(crate) use openai::project as project_items;
+pub(crate) use compactor::CallerCuts;
+pub use compactor::{
+    CALLER_SUMMARY_PREFIX, CompactionDecision, CompactionSnapshot, Compactor, decision_refused,
+};
+pub(crate) use openai::{ProjectError, project as project_items};
 pub(crate) use unchanged::LastScreenshot;
 
 use serde_json::{Value, json};
