@@ -29,11 +29,12 @@ use crate::approval::{
 };
 use crate::checkpoint::interruption;
 use crate::context::{
-    ContextConfig, ContextManagement, LastScreenshot, ProjectionState, place_breakpoints,
-    project_messages,
+    ClaudeEdit, ContextConfig, ContextManagement, LastScreenshot, ProjectionState,
+    place_breakpoints, project_messages,
 };
 use crate::control::{EarlyExecution, RunEvent, TurnCall};
 use crate::diagnostics::{Api, Reason, Record, Stage, Usage};
+use crate::edits::{COMPACTION_BESIDE_COMPACT_EDIT, Controls, RunEdit};
 use crate::functions::{OutputPart, ToolOutput};
 use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
@@ -175,6 +176,8 @@ pub(crate) struct AnthropicSession {
     thread: ThreadState,
     /// The last message is a paused turn the API expects back, last and unchanged.
     paused: bool,
+    /// What mid-run edits changed (saved with every checkpoint).
+    controls: Controls,
 }
 
 impl AnthropicSession {
@@ -200,6 +203,7 @@ impl AnthropicSession {
             mcp_approved: false,
             thread: ThreadState::default(),
             paused: false,
+            controls: Controls::default(),
         }
     }
 
@@ -257,11 +261,17 @@ impl AnthropicSession {
                 kept.push(value);
             }
         }
-        let mut system = match &self.settings.system {
+        let mut system = match self
+            .controls
+            .params
+            .instructions
+            .as_ref()
+            .or(self.settings.system.as_ref())
+        {
             Some(s) => Value::String(s.clone()),
             None => Value::Null,
         };
-        let mut tools = self.tools.clone();
+        let mut tools = self.controls.declared(&self.tools);
         place_breakpoints(
             &mut system,
             &mut tools,
@@ -282,13 +292,22 @@ impl AnthropicSession {
         let (whole_system, whole_tools) = (system.clone(), tools.clone());
         let mut request = MessagesRequest::new(
             self.settings.model.clone(),
-            self.settings.max_tokens,
+            self.controls
+                .params
+                .max_output_tokens
+                .unwrap_or(self.settings.max_tokens),
             messages,
         );
         request.system = system;
         request.tools = tools;
         request.thinking = self.settings.thinking.clone();
-        if let Some(effort) = &self.settings.effort {
+        if let Some(effort) = self
+            .controls
+            .params
+            .effort
+            .as_ref()
+            .or(self.settings.effort.as_ref())
+        {
             request.output_config = Some(hands_models::anthropic::OutputConfig {
                 effort: Some(effort.clone()),
                 format: None,
@@ -505,8 +524,13 @@ impl AnthropicSession {
                 .push(WireResult::error(tool_use, cancelled_text()));
             return;
         }
-        // Answered by the caller: nothing runs, and nobody is asked (nothing takes effect).
-        if let Some(out) = supplied.remove(&tool_use.id) {
+        // Answered by the caller: nothing runs, and nobody is asked (nothing takes effect). A
+        // call to a tool an edit removed is answered as a call to an unknown tool.
+        let removed = self
+            .controls
+            .removed(&tool_use.name)
+            .then(|| ToolOutput::Text(crate::session::unknown_tool_text(&tool_use.name)));
+        if let Some(out) = supplied.remove(&tool_use.id).or(removed) {
             let result = tool_output_result(tool_use, &out);
             ctx.action_done(
                 Api::Messages,
@@ -1039,7 +1063,7 @@ impl Session for AnthropicSession {
 
     fn snapshot(&self) -> Value {
         serde_json::json!({"messages": self.messages, "unanswered": self.unanswered,
-            "container": self.container, "paused": self.paused})
+            "container": self.container, "paused": self.paused, "controls": self.controls})
     }
 
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
@@ -1057,6 +1081,7 @@ impl Session for AnthropicSession {
         // A paused turn goes back as it is: nothing may follow it but the request that sends it.
         self.paused = conversation.get("paused").and_then(Value::as_bool) == Some(true);
         self.unanswered = self.paused;
+        self.controls = Controls::restore(conversation).map_err(RunError::Config)?;
         self.projection = ProjectionState::default();
         self.last_screenshot.forget();
         Ok(())
@@ -1085,6 +1110,11 @@ impl Session for AnthropicSession {
         ctx: &mut StepContext<'_>,
         last_allowed: bool,
     ) -> Result<StepResult, StopReason> {
+        // A compaction an edit scheduled goes first: its summary replaces the conversation.
+        if let Some(instructions) = self.controls.compaction.clone() {
+            self.compact(ctx, instructions).await?;
+            self.controls.compaction = None;
+        }
         let message = self.send(ctx, last_allowed).await?;
         let text = message.text();
         let uses: Vec<ToolUse> = message
@@ -1238,6 +1268,19 @@ impl Session for AnthropicSession {
             }
         }
         self.mcp_approved = true;
+        Ok(())
+    }
+
+    fn apply_edit(&mut self, edit: &RunEdit) -> Result<(), String> {
+        if matches!(edit, RunEdit::CompactBeforeNextTurn { .. })
+            && matches!(&self.settings.context.management,
+                ContextManagement::Native(n) if matches!(n.claude_edit, ClaudeEdit::Compact(_)))
+        {
+            return Err(COMPACTION_BESIDE_COMPACT_EDIT.to_owned());
+        }
+        self.controls.apply(edit, &self.tools)?;
+        // A thread keeps the system prompt and tools it was created with.
+        self.thread.forget();
         Ok(())
     }
 

@@ -32,6 +32,7 @@ use crate::control::{
     DEFAULT_MAX_CONCURRENT_CALLS, EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall,
 };
 use crate::diagnostics::{Api, Reason, Usage};
+use crate::edits::{COMPACTION_NOT_ON_OPENAI, Controls, RunEdit};
 use crate::functions::{FunctionError, Job, OutputPart, ToolOutput};
 use crate::items::{
     Declared, ItemKind, answer_id, api_stop, check_item, check_response, note_call_id,
@@ -150,6 +151,8 @@ pub(crate) struct OpenAiSession {
     projection: ProjectionState,
     /// The caller's compaction decisions: applied to every request, saved with checkpoints.
     caller_cuts: CallerCuts,
+    /// What mid-run edits changed (saved with every checkpoint).
+    controls: Controls,
     /// The run declares a remote MCP server: its requests are never retried (the server may
     /// have acted on one that failed).
     no_retry: bool,
@@ -177,6 +180,7 @@ impl OpenAiSession {
             early_stop: None,
             projection: ProjectionState::default(),
             caller_cuts: CallerCuts::default(),
+            controls: Controls::default(),
             no_retry: false,
         }
     }
@@ -203,8 +207,13 @@ impl OpenAiSession {
             self.items.clone()
         };
         let mut request = ResponsesRequest::new(self.settings.model.clone(), Input::Items(input));
-        request.instructions = self.settings.instructions.clone();
-        request.tools = self.tools.clone();
+        request.instructions = self
+            .controls
+            .params
+            .instructions
+            .clone()
+            .or_else(|| self.settings.instructions.clone());
+        request.tools = self.controls.declared(&self.tools);
         request.tool_choice = if last_allowed {
             Some(ToolChoice::None)
         } else {
@@ -218,7 +227,16 @@ impl OpenAiSession {
             request.include = vec!["reasoning.encrypted_content".to_owned()];
         }
         request.reasoning = self.settings.reasoning.clone();
-        request.max_output_tokens = self.settings.max_output_tokens;
+        if let Some(effort) = &self.controls.params.effort {
+            let mut reasoning = request.reasoning.take().unwrap_or_default();
+            reasoning.effort = Some(effort.clone());
+            request.reasoning = Some(reasoning);
+        }
+        request.max_output_tokens = self
+            .controls
+            .params
+            .max_output_tokens
+            .or(self.settings.max_output_tokens);
         request.truncation = self.settings.truncation;
         request.parallel_tool_calls = self.settings.parallel_tool_calls;
         if let ContextManagement::Native(native) = &self.settings.context.management {
@@ -1010,10 +1028,23 @@ impl Session for OpenAiSession {
         Ok(())
     }
 
+    fn apply_edit(&mut self, edit: &RunEdit) -> Result<(), String> {
+        if matches!(edit, RunEdit::CompactBeforeNextTurn { .. }) {
+            return Err(COMPACTION_NOT_ON_OPENAI.to_owned());
+        }
+        self.controls.apply(edit, &self.tools)?;
+        // A function an edit removed is not declared: a call to it stops the run unrun.
+        self.declared = Declared::new(
+            self.computer.is_some(),
+            &self.controls.declared(&self.tools),
+        );
+        Ok(())
+    }
+
     fn snapshot(&self) -> Value {
         serde_json::json!({"items": self.items, "pending": self.pending,
             "previous_response_id": self.previous_response_id, "unanswered": self.unanswered,
-            "caller_cuts": self.caller_cuts})
+            "caller_cuts": self.caller_cuts, "controls": self.controls})
     }
 
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
@@ -1036,6 +1067,11 @@ impl Session for OpenAiSession {
         self.call_ids = self.items.iter().filter_map(call_id_of).collect();
         self.unanswered = false;
         self.projection = ProjectionState::default();
+        self.controls = Controls::restore(conversation).map_err(RunError::Config)?;
+        self.declared = Declared::new(
+            self.computer.is_some(),
+            &self.controls.declared(&self.tools),
+        );
         // The caller's decisions are replayed as they were taken (never asked again).
         self.caller_cuts = match conversation.get("caller_cuts") {
             None | Some(Value::Null) => CallerCuts::default(),

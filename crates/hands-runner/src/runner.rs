@@ -21,6 +21,7 @@ use crate::approval::Approver;
 use crate::checkpoint::{Checkpoints, TurnLog};
 use crate::control::{BeforeEarlyCall, Gate, OnEvent, RunEvent, TurnError, TurnStream};
 use crate::diagnostics::{Observer, Reason, Record, Stage, UsageTotals, emit};
+use crate::edits::{EditError, RunEdit};
 use crate::journal::Journal;
 use crate::ledger::{CheckpointStatus, Ledger, ResumePlan, RunEnd, RunIdentity, plan_resume};
 use crate::openai::{OpenAiSession, OpenAiSettings};
@@ -72,6 +73,8 @@ pub use hands_toolset::browser::CloseStatus;
 pub struct Runner {
     state: Mutex<State>,
     queued: StdMutex<crate::control::Queue>,
+    /// Mid-run edits waiting for the end of the turn under way.
+    edits: StdMutex<Vec<RunEdit>>,
     closed: AtomicBool,
 }
 
@@ -97,6 +100,7 @@ impl Runner {
                 before_early_call: None,
             }),
             queued: StdMutex::new(crate::control::Queue::default()),
+            edits: StdMutex::new(Vec::new()),
             closed: AtomicBool::new(false),
         }
     }
@@ -224,6 +228,42 @@ impl Runner {
         }
         queue.texts.push(text);
         Ok(())
+    }
+
+    /// Queues a mid-run edit (see [`crate::edits`]): new request parameters, tools added or
+    /// removed by name, a compaction before the next turn (Claude). It applies before the next
+    /// request that starts a turn — never inside one — and is saved with a checkpoint at once, so
+    /// a resumed run sends what this one would have. Edits queued before a run apply before its
+    /// first request. An edit the run cannot apply (a tool it was not built with, a compaction on
+    /// OpenAI) stops the run before that request ([`StopReason::EditRefused`]).
+    ///
+    /// Spec: the SDKs' `set_messages_params`, `add_tools`, `remove_tools` and
+    /// `compact_before_next_turn` (issue 19, "mid-run control").
+    pub fn edit(&self, edit: RunEdit) -> Result<(), EditError> {
+        edit.check()?;
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(EditError::Closed);
+        }
+        self.edits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(edit);
+        Ok(())
+    }
+
+    /// Applies the queued edits, then saves the conversation with them.
+    fn apply_edits(&self, state: &mut State, steps_used: u32) -> Result<(), StopReason> {
+        let edits = std::mem::take(&mut *self.edits.lock().unwrap_or_else(|e| e.into_inner()));
+        if edits.is_empty() {
+            return Ok(());
+        }
+        for edit in &edits {
+            state
+                .session
+                .apply_edit(edit)
+                .map_err(StopReason::EditRefused)?;
+        }
+        save_completed(state, steps_used)
     }
 
     /// No turn takes text, and none is waiting.
@@ -446,6 +486,8 @@ impl Runner {
             .before_first_request(&mut state.approver, cancel)
             .await;
         let saved = approvals.and_then(|()| save_completed(state, steps));
+        // A paused turn (or a compaction alone) is resumed before any edit applies.
+        let mut mid_turn = false;
         let status = loop {
             if let Err(reason) = &saved {
                 break RunStatus::Stopped(reason.clone());
@@ -455,6 +497,9 @@ impl Runner {
             }
             if steps >= state.config.max_steps {
                 break RunStatus::StepLimit;
+            }
+            if !mid_turn && let Err(reason) = self.apply_edits(state, steps) {
+                break RunStatus::Stopped(reason);
             }
             steps += 1;
             let last_allowed = steps == state.config.max_steps;
@@ -482,8 +527,12 @@ impl Runner {
             };
             match state.session.step(&mut ctx, last_allowed).await {
                 // A paused turn (Claude) began no turn: its request is settled as answered.
-                Ok(StepResult::Continue) => ctx.settle_mcp_request(None),
+                Ok(StepResult::Continue) => {
+                    mid_turn = false;
+                    ctx.settle_mcp_request(None);
+                }
                 Ok(StepResult::Paused) => {
+                    mid_turn = true;
                     ctx.settle_mcp_request(None);
                     if let Err(reason) = save_completed(state, steps) {
                         break RunStatus::Stopped(reason);

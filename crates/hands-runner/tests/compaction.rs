@@ -15,10 +15,12 @@ use hands_runner::context::{
     compact_trigger_too_low,
 };
 use hands_runner::diagnostics::{Record, Stage};
+use hands_runner::edits::{COMPACTION_NOT_ON_OPENAI, unknown_tool_edit};
 use hands_runner::functions::{Function, Functions};
 use hands_runner::ledger::SqliteLedger;
 use hands_runner::{
-    AnthropicSettings, OpenAiSettings, RunConfig, RunError, RunStatus, Runner, StopReason, Toolbox,
+    AnthropicSettings, EditError, OpenAiSettings, ParamsEdit, RunConfig, RunEdit, RunError,
+    RunStatus, Runner, StopReason, Toolbox,
 };
 use hands_sim::policy::{function_call, text, tool_use};
 use hands_sim::{SimConfig, SimServer, Turn};
@@ -340,4 +342,187 @@ async fn a_compaction_decision_naming_an_ineligible_call_stops_the_run_before_th
         "{outcome:?}"
     );
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
+
+/// A Claude runner with two small functions, `look_up` and `note`.
+fn claude_small(sim: &SimServer) -> Runner {
+    let mut config = AnthropicConfig::new("sk-test");
+    config.base_url = sim.base_url();
+    let mut settings = AnthropicSettings::new("claude-opus-5");
+    settings.system = Some("You look things up.".into());
+    let mut functions = Functions::new();
+    for name in ["look_up", "note"] {
+        functions
+            .add(Function::typed(name, "Does it.", |_: Value| async move {
+                Ok::<_, String>("done")
+            }))
+            .unwrap();
+    }
+    Runner::anthropic(
+        AnthropicClient::new(config).unwrap(),
+        settings,
+        None,
+        Toolbox {
+            functions,
+            ..Toolbox::default()
+        },
+        RunConfig { max_steps: 8 },
+    )
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn edits_apply_between_turns_are_saved_and_a_resume_sends_the_edited_request() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![tool_use("look_up", json!({}))]),
+        Turn::Blocks(vec![tool_use("note", json!({}))]),
+        Turn::text("Done."),
+    ]))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut first = claude_small(&sim);
+    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
+    // Queued before the run: `note` is held back from the first request.
+    first
+        .edit(RunEdit::RemoveTools {
+            names: vec!["note".into()],
+        })
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let mut turns = first.iterate("Look it up, then note it.", &cancel);
+    let turn = turns.next_turn().await.unwrap();
+    assert_eq!(turn.step, 1);
+    // Between turns: new parameters and `note` back, for the next request.
+    first
+        .edit(RunEdit::Params(ParamsEdit {
+            max_output_tokens: Some(777),
+            instructions: Some("Be terse.".into()),
+            effort: Some("low".into()),
+        }))
+        .unwrap();
+    first
+        .edit(RunEdit::AddTools {
+            names: vec!["note".into()],
+        })
+        .unwrap();
+    let turn = turns.next_turn().await.unwrap();
+    assert_eq!(turn.step, 2);
+    // Killed here: the second answer's call never runs.
+    cancel.cancel();
+    let outcome = turns.finish().await.unwrap();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Stopped(StopReason::Cancelled),
+        "{outcome:?}"
+    );
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(tool_names(&requests[0].body), ["look_up"]);
+    assert_eq!(requests[0].body["max_tokens"], 4096);
+    for request in [&requests[1].body] {
+        assert_eq!(tool_names(request), ["look_up", "note"]);
+        assert_eq!(request["max_tokens"], 777);
+        assert!(request["system"].to_string().contains("Be terse."));
+        assert_eq!(request["output_config"]["effort"], "low");
+    }
+    drop(first);
+
+    // A new process, built as the first was: the ledger gives back the edited state.
+    let mut second = claude_small(&sim);
+    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    let outcome = second.resume(&CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    let resumed = &sim.requests()[2].body;
+    assert_eq!(tool_names(resumed), ["look_up", "note"]);
+    assert_eq!(resumed["max_tokens"], 777);
+    assert!(resumed["system"].to_string().contains("Be terse."));
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
+
+#[tokio::test]
+async fn a_compaction_scheduled_between_turns_replaces_the_conversation() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![tool_use("look_up", json!({}))]),
+        Turn::text("Done."),
+    ]))
+    .unwrap();
+    let runner = claude_small(&sim);
+    let cancel = CancellationToken::new();
+    let mut turns = runner.iterate("Look it up.", &cancel);
+    let _turn = turns.next_turn().await.unwrap();
+    runner
+        .edit(RunEdit::CompactBeforeNextTurn {
+            instructions: Some("Keep the item.".into()),
+        })
+        .unwrap();
+    while turns.next_turn().await.is_some() {}
+    let outcome = turns.finish().await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(outcome.final_text, "Done.");
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 3);
+    // The compaction request: the whole conversation, the parameter and its beta.
+    let compaction = &requests[1];
+    assert_eq!(
+        compaction.body["compaction"],
+        json!({"type": "summarize", "instructions": "Keep the item."})
+    );
+    assert_eq!(
+        compaction.header("anthropic-beta"),
+        Some("compact-2026-09-04")
+    );
+    assert_eq!(compaction.body["messages"].as_array().unwrap().len(), 3);
+    let summary = compaction.response.as_ref().unwrap();
+    assert_eq!(summary["stop_reason"], "compaction");
+    // The next request sends the summary alone in place of the conversation.
+    let messages = requests[2].body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["content"], summary["content"]);
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
+
+#[tokio::test]
+async fn edits_a_run_cannot_apply_stop_it_before_the_request() {
+    let sim = SimServer::start(SimConfig::scripted(vec![])).unwrap();
+    let runner = claude_small(&sim);
+    assert_eq!(
+        runner.edit(RunEdit::Params(ParamsEdit::default())),
+        Err(EditError::Empty)
+    );
+    runner
+        .edit(RunEdit::RemoveTools {
+            names: vec!["web_fetch".into()],
+        })
+        .unwrap();
+    let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Stopped(StopReason::EditRefused(unknown_tool_edit("web_fetch")))
+    );
+    // OpenAI has no compaction request.
+    let openai = openai_with(
+        &sim,
+        Compactor::new(|_: &CompactionSnapshot| CompactionDecision::default()),
+    );
+    openai
+        .edit(RunEdit::CompactBeforeNextTurn { instructions: None })
+        .unwrap();
+    let outcome = openai.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Stopped(StopReason::EditRefused(COMPACTION_NOT_ON_OPENAI.into()))
+    );
+    assert!(sim.requests().is_empty());
 }

@@ -5,8 +5,18 @@
 //! Spec: api-contracts A, "Context editing" (`compact_20260112`); anthropic 2.10's tool runner
 //! (`stop_reason: "compaction"` resumes the turn; the compaction response replaces the history).
 
-use hands_models::anthropic::{Block, ContentBlock, MessageContent, MessageParam, Role};
-use serde_json::Value;
+use std::time::Instant;
+
+use hands_models::anthropic::{
+    Block, ContentBlock, Message, MessageContent, MessageParam, MessagesRequest, Role, ToolChoice,
+};
+use serde_json::{Value, json};
+
+use super::AnthropicSession;
+use crate::diagnostics::{Api, Usage};
+use crate::edits::COMPACTION_REQUEST_BETA;
+use crate::outcome::StopReason;
+use crate::session::StepContext;
 
 /// The `type` of a compaction block.
 pub(crate) const COMPACTION_BLOCK: &str = "compaction";
@@ -54,6 +64,88 @@ pub(crate) fn ends_with_compaction(messages: &[MessageParam]) -> bool {
             && matches!(&m.content, MessageContent::Blocks(blocks)
                 if !blocks.is_empty() && blocks.iter().all(is_compaction))
     })
+}
+
+/// The usage record of one answer.
+pub(super) fn usage_of(message: &Message) -> Usage {
+    Usage {
+        input_tokens: Some(message.usage.input_tokens),
+        output_tokens: Some(message.usage.output_tokens),
+        total_tokens: Some(message.usage.total_input_tokens() + message.usage.output_tokens),
+        cache_read_input_tokens: message.usage.cache_read_input_tokens,
+        cache_creation_input_tokens: message.usage.cache_creation_input_tokens,
+    }
+}
+
+impl AnthropicSession {
+    /// A compaction request (an edit's `compact_before_next_turn`): the whole conversation with
+    /// the `compaction` parameter, without what only shapes a reply (`context_management`, stop
+    /// sequences, a forcing tool choice), as anthropic 2.10's runner sends it. The answer's
+    /// summary replaces the conversation; an answer without one leaves it as it is.
+    pub(super) async fn compact(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        instructions: Option<String>,
+    ) -> Result<(), StopReason> {
+        let (system, tools, messages) = self.manage_context()?;
+        let mut request = MessagesRequest::new(
+            self.settings.model.clone(),
+            self.controls
+                .params
+                .max_output_tokens
+                .unwrap_or(self.settings.max_tokens),
+            messages,
+        );
+        request.system = system;
+        request.tools = tools;
+        request.thinking = self.settings.thinking.clone();
+        request.tool_choice = match &self.settings.tool_choice {
+            Some(choice @ (ToolChoice::Auto { .. } | ToolChoice::None)) => Some(choice.clone()),
+            _ => None,
+        };
+        request.betas = self.betas();
+        request.betas.push(COMPACTION_REQUEST_BETA.to_owned());
+        if !self.settings.mcp_servers.is_empty() {
+            request.extra.insert(
+                "mcp_servers".into(),
+                Value::Array(self.settings.mcp_servers.clone()),
+            );
+        }
+        if let Some(container) = &self.container {
+            request
+                .extra
+                .insert("container".into(), Value::String(container.clone()));
+        }
+        let mut compaction = json!({"type": "summarize"});
+        if let Some(instructions) = instructions {
+            compaction["instructions"] = Value::String(instructions);
+        }
+        request.extra.insert("compaction".into(), compaction);
+        ctx.journal_request(&request);
+        let start = Instant::now();
+        let sent = self.transmit(ctx, &request, false).await;
+        let duration = start.elapsed();
+        let done = match sent {
+            Ok(done) => done,
+            Err(e) => return Err(ctx.request_failed(Api::Messages, duration, &e)),
+        };
+        ctx.request_done(
+            Api::Messages,
+            duration,
+            Some(usage_of(&done.value)),
+            done.meta.attempts(),
+        );
+        ctx.journal_response(&done.value, duration, done.meta.attempts());
+        let mut compacted = self.messages.clone();
+        compacted.push(done.value.to_param());
+        if drop_replaced(&mut compacted) == 0 {
+            tracing::warn!("the compaction produced no summary: the conversation stays as it is");
+            return Ok(());
+        }
+        self.messages = compacted;
+        self.thread.forget();
+        Ok(())
+    }
 }
 
 #[cfg(test)]
