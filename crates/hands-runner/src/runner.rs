@@ -237,7 +237,7 @@ impl Runner {
     /// first request. An edit the run cannot apply (a tool it was not built with, a compaction on
     /// OpenAI) stops the run before that request ([`StopReason::EditRefused`]).
     ///
-    /// Spec: the SDKs' `set_messages_params`, `add_tools`, `remove_tools` and
+    /// The SDKs' `set_messages_params`, `add_tools`, `remove_tools` and
     /// `compact_before_next_turn` (issue 19, "mid-run control").
     pub fn edit(&self, edit: RunEdit) -> Result<(), EditError> {
         edit.check()?;

@@ -431,12 +431,11 @@ async fn edits_apply_between_turns_are_saved_and_a_resume_sends_the_edited_reque
     assert_eq!(requests.len(), 2);
     assert_eq!(tool_names(&requests[0].body), ["look_up"]);
     assert_eq!(requests[0].body["max_tokens"], 4096);
-    for request in [&requests[1].body] {
-        assert_eq!(tool_names(request), ["look_up", "note"]);
-        assert_eq!(request["max_tokens"], 777);
-        assert!(request["system"].to_string().contains("Be terse."));
-        assert_eq!(request["output_config"]["effort"], "low");
-    }
+    let edited = &requests[1].body;
+    assert_eq!(tool_names(edited), ["look_up", "note"]);
+    assert_eq!(edited["max_tokens"], 777);
+    assert!(edited["system"].to_string().contains("Be terse."));
+    assert_eq!(edited["output_config"]["effort"], "low");
     drop(first);
 
     // A new process, built as the first was: the ledger gives back the edited state.

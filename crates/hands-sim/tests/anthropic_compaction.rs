@@ -24,6 +24,9 @@ fn with_edit(messages: Value, pause: bool) -> Value {
     body
 }
 
+/// A beta header, a change to a good compaction request, and the error the change earns.
+type Refusal = (&'static str, fn(&mut Value), String);
+
 fn scripted(turns: Vec<Turn>) -> SimServer {
     SimServer::start(SimConfig::scripted(turns)).expect("start")
 }
@@ -175,7 +178,7 @@ async fn the_compaction_parameter_answers_with_the_summary_alone() {
     assert_eq!(after.body["content"][0]["text"], "After.");
 
     // What the API refuses with it.
-    let refusals: [(&str, fn(&mut Value), String); 5] = [
+    let refusals: [Refusal; 5] = [
         ("", |_| {}, m::compaction_needs_beta()),
         (
             REQUEST_BETA,
