@@ -1280,8 +1280,19 @@ impl Session for AnthropicSession {
         }
         self.controls.apply(edit, &self.tools)?;
         // A thread keeps the system prompt and tools it was created with.
-        self.thread.forget();
+        let changes_thread = match edit {
+            RunEdit::Params(params) => params.instructions.is_some(),
+            RunEdit::AddTools { .. } | RunEdit::RemoveTools { .. } => true,
+            _ => false,
+        };
+        if changes_thread {
+            self.thread.forget();
+        }
         Ok(())
+    }
+
+    fn mid_turn(&self) -> bool {
+        self.paused || compaction::ends_with_compaction(&self.messages)
     }
 
     fn needs_approver(&self) -> Option<String> {

@@ -486,8 +486,6 @@ impl Runner {
             .before_first_request(&mut state.approver, cancel)
             .await;
         let saved = approvals.and_then(|()| save_completed(state, steps));
-        // A paused turn (or a compaction alone) is resumed before any edit applies.
-        let mut mid_turn = false;
         let status = loop {
             if let Err(reason) = &saved {
                 break RunStatus::Stopped(reason.clone());
@@ -498,7 +496,10 @@ impl Runner {
             if steps >= state.config.max_steps {
                 break RunStatus::StepLimit;
             }
-            if !mid_turn && let Err(reason) = self.apply_edits(state, steps) {
+            // A paused turn (or a compaction alone) is continued before any edit applies.
+            if !state.session.mid_turn()
+                && let Err(reason) = self.apply_edits(state, steps)
+            {
                 break RunStatus::Stopped(reason);
             }
             steps += 1;
@@ -527,12 +528,8 @@ impl Runner {
             };
             match state.session.step(&mut ctx, last_allowed).await {
                 // A paused turn (Claude) began no turn: its request is settled as answered.
-                Ok(StepResult::Continue) => {
-                    mid_turn = false;
-                    ctx.settle_mcp_request(None);
-                }
+                Ok(StepResult::Continue) => ctx.settle_mcp_request(None),
                 Ok(StepResult::Paused) => {
-                    mid_turn = true;
                     ctx.settle_mcp_request(None);
                     if let Err(reason) = save_completed(state, steps) {
                         break RunStatus::Stopped(reason);

@@ -541,3 +541,42 @@ async fn edits_a_run_cannot_apply_stop_it_before_the_request() {
     );
     assert!(sim.requests().is_empty());
 }
+
+/// An edit queued while a turn is paused (`pause_turn`) waits until the turn is over: the request
+/// that continues the paused turn goes out as the turn began, the one after it is edited.
+#[tokio::test]
+async fn an_edit_waits_for_a_paused_turn_to_finish() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::stopped(Turn::Blocks(vec![text("Still searching.")]), "pause_turn"),
+        Turn::Blocks(vec![tool_use("look_up", json!({}))]),
+        Turn::text("Done."),
+    ]))
+    .unwrap();
+    let slot: Arc<std::sync::OnceLock<Arc<Runner>>> = Arc::default();
+    let mut runner = claude_small(&sim);
+    let seen = Arc::clone(&slot);
+    runner.set_on_event(Box::new(move |event| {
+        // Queued while the first request (answered with `pause_turn`) is under way.
+        if let hands_runner::RunEvent::RequestStarted { step: 1 } = event {
+            let edit = RunEdit::Params(ParamsEdit {
+                max_output_tokens: Some(777),
+                ..ParamsEdit::default()
+            });
+            seen.get().unwrap().edit(edit).unwrap();
+        }
+    }));
+    let runner = Arc::new(runner);
+    slot.set(Arc::clone(&runner)).unwrap();
+    let outcome = runner
+        .run("Search.", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    let max_tokens: Vec<Value> = sim
+        .requests()
+        .iter()
+        .map(|r| r.body["max_tokens"].clone())
+        .collect();
+    assert_eq!(max_tokens, [json!(4096), json!(4096), json!(777)]);
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
