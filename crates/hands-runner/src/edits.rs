@@ -77,6 +77,9 @@ pub enum EditError {
     /// The runner is closed.
     #[error("the runner is closed: no edit can reach a run")]
     Closed,
+    /// An edit scheduled before request 0 (requests count from 1).
+    #[error("requests count from 1: an edit before step 0 can never apply")]
+    ZeroStep,
 }
 
 impl RunEdit {
@@ -98,6 +101,39 @@ impl RunEdit {
             _ => Ok(()),
         }
     }
+}
+
+/// One line of an edits file (`hands run --edits FILE`): the edit and the request it precedes,
+/// `{"step": 3, "edit": {"type": "params", "max_output_tokens": 512}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduledEdit {
+    /// The request it precedes, counted from 1 ([`crate::Runner::edit_before_step`]).
+    pub step: u32,
+    /// The edit.
+    pub edit: RunEdit,
+}
+
+/// Reads an edits file: one [`ScheduledEdit`] per line (blank lines skipped). The error names
+/// the line and what is wrong with it.
+pub fn parse_edits(text: &str) -> Result<Vec<ScheduledEdit>, String> {
+    let mut out = Vec::new();
+    for (idx, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let scheduled: ScheduledEdit = serde_json::from_str(line)
+            .map_err(|e| format!("line {}: not an edit ({e})", idx + 1))?;
+        if scheduled.step == 0 {
+            return Err(format!("line {}: {}", idx + 1, EditError::ZeroStep));
+        }
+        scheduled
+            .edit
+            .check()
+            .map_err(|e| format!("line {}: {e}", idx + 1))?;
+        out.push(scheduled);
+    }
+    Ok(out)
 }
 
 /// Why an edit naming a tool the run was not built with is refused (the run stops before its
@@ -250,5 +286,20 @@ mod tests {
             Err(EditError::Empty)
         );
         assert!(serde_json::from_str::<RunEdit>(r#"{"type":"params","model":"x"}"#).is_err());
+
+        let file = "{\"step\":2,\"edit\":{\"type\":\"compact_before_next_turn\"}}\n\n\
+            {\"step\":3,\"edit\":{\"type\":\"params\",\"max_output_tokens\":5}}\n";
+        let scheduled = parse_edits(file).unwrap();
+        assert_eq!(scheduled.len(), 2);
+        assert_eq!(scheduled[1].step, 3);
+        assert_eq!(
+            parse_edits("{\"step\":0,\"edit\":{\"type\":\"add_tools\",\"names\":[\"a\"]}}"),
+            Err(format!("line 1: {}", EditError::ZeroStep))
+        );
+        assert!(
+            parse_edits("\n{\"step\":1,\"edit\":{\"type\":\"params\"}}")
+                .unwrap_err()
+                .starts_with("line 2: ")
+        );
     }
 }

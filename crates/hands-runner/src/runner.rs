@@ -73,8 +73,9 @@ pub use hands_toolset::browser::CloseStatus;
 pub struct Runner {
     state: Mutex<State>,
     queued: StdMutex<crate::control::Queue>,
-    /// Mid-run edits waiting for the end of the turn under way.
-    edits: StdMutex<Vec<RunEdit>>,
+    /// Mid-run edits waiting for the end of the turn under way, each with the request it must
+    /// precede (0: the next one).
+    edits: StdMutex<Vec<(u32, RunEdit)>>,
     closed: AtomicBool,
 }
 
@@ -240,6 +241,22 @@ impl Runner {
     /// The SDKs' `set_messages_params`, `add_tools`, `remove_tools` and
     /// `compact_before_next_turn` (issue 19, "mid-run control").
     pub fn edit(&self, edit: RunEdit) -> Result<(), EditError> {
+        self.queue_edit(0, edit)
+    }
+
+    /// [`Runner::edit`], held until request `step` (counted from 1 in the run, a resumed run
+    /// counting the requests its ledger says were made): it applies before that request, at the
+    /// end of the turn before it (or, when a turn is still open then, at the end of that turn).
+    /// A step already passed is skipped: a run resumed past it has its effect in the state the
+    /// ledger gave back. What `hands run --edits` schedules.
+    pub fn edit_before_step(&self, step: u32, edit: RunEdit) -> Result<(), EditError> {
+        if step == 0 {
+            return Err(EditError::ZeroStep);
+        }
+        self.queue_edit(step, edit)
+    }
+
+    fn queue_edit(&self, step: u32, edit: RunEdit) -> Result<(), EditError> {
         edit.check()?;
         if self.closed.load(Ordering::SeqCst) {
             return Err(EditError::Closed);
@@ -247,13 +264,24 @@ impl Runner {
         self.edits
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(edit);
+            .push((step, edit));
         Ok(())
     }
 
-    /// Applies the queued edits, then saves the conversation with them.
+    /// Applies the queued edits due before request `steps_used + 1`, then saves the conversation
+    /// with them.
     fn apply_edits(&self, state: &mut State, steps_used: u32) -> Result<(), StopReason> {
-        let edits = std::mem::take(&mut *self.edits.lock().unwrap_or_else(|e| e.into_inner()));
+        let edits: Vec<RunEdit> = {
+            let mut queue = self.edits.lock().unwrap_or_else(|e| e.into_inner());
+            let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut *queue)
+                .into_iter()
+                .partition(|(step, _)| *step <= steps_used + 1);
+            *queue = later;
+            due.into_iter()
+                .filter(|(step, _)| *step == 0 || *step > steps_used)
+                .map(|(_, edit)| edit)
+                .collect()
+        };
         if edits.is_empty() {
             return Ok(());
         }

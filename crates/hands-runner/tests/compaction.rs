@@ -580,3 +580,78 @@ async fn an_edit_waits_for_a_paused_turn_to_finish() {
     assert_eq!(max_tokens, [json!(4096), json!(4096), json!(777)]);
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }
+
+/// Edits scheduled by step (what `hands run --edits FILE` holds) apply before their request; a
+/// resumed run given the same schedule skips the steps it already made (a compaction is not made
+/// twice) and applies the rest.
+#[tokio::test]
+async fn edits_scheduled_by_step_apply_once_across_a_resume() {
+    let schedule = hands_runner::edits::parse_edits(concat!(
+        r#"{"step": 2, "edit": {"type": "compact_before_next_turn"}}"#,
+        "\n",
+        r#"{"step": 3, "edit": {"type": "params", "max_output_tokens": 555}}"#,
+        "\n",
+    ))
+    .unwrap();
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![tool_use("look_up", json!({}))]),
+        Turn::Blocks(vec![tool_use("look_up", json!({}))]),
+        Turn::text("Done."),
+    ]))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut first = claude_small(&sim);
+    first.set_ledger(Box::new(SqliteLedger::create(&path, "run-1").unwrap()));
+    for scheduled in &schedule {
+        first
+            .edit_before_step(scheduled.step, scheduled.edit.clone())
+            .unwrap();
+    }
+    // Stopped after the second request's answer (the third answer: the compaction's came between).
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let n_answers = Arc::new(Mutex::new(0));
+    first.set_observer(Box::new(move |record: &Record| {
+        if record.stage == Stage::Request {
+            let mut n = n_answers.lock().unwrap();
+            *n += 1;
+            if *n == 3 {
+                stop.cancel();
+            }
+        }
+    }));
+    let outcome = first.run("Look it up twice.", &cancel).await.unwrap();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Stopped(StopReason::Cancelled),
+        "{outcome:?}"
+    );
+    drop(first);
+    let kinds = |sim: &SimServer| -> Vec<bool> {
+        sim.requests()
+            .iter()
+            .map(|r| r.body.get("compaction").is_some())
+            .collect()
+    };
+    assert_eq!(kinds(&sim), [false, true, false]);
+
+    let mut second = claude_small(&sim);
+    second.set_ledger(Box::new(SqliteLedger::open(&path).unwrap()));
+    for scheduled in &schedule {
+        second
+            .edit_before_step(scheduled.step, scheduled.edit.clone())
+            .unwrap();
+    }
+    let outcome = second.resume(&CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    assert_eq!(
+        kinds(&sim),
+        [false, true, false, false],
+        "no second compaction"
+    );
+    let requests = sim.requests();
+    assert_eq!(requests[2].body["max_tokens"], 4096);
+    assert_eq!(requests[3].body["max_tokens"], 555);
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+}
