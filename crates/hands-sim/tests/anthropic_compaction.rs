@@ -255,3 +255,28 @@ async fn a_streamed_compaction_arrives_in_a_compaction_delta() {
         .expect("the end");
     assert_eq!(stop.data["delta"]["stop_reason"], "compaction");
 }
+
+#[tokio::test]
+async fn a_conversation_that_ends_mid_turn_or_asks_a_format_is_not_compacted() {
+    let server = scripted(vec![Turn::stopped(
+        Turn::Blocks(vec![hands_sim::policy::text("Still searching.")]),
+        "pause_turn",
+    )]);
+    let paused = anthropic(&server, &request(json!([user("search")]))).await;
+    assert_eq!(paused.body["stop_reason"], "pause_turn");
+    let mut body = request(json!([user("search"), assistant(&paused.body["content"])]));
+    body["compaction"] = json!({"type": "summarize"});
+    let answer = anthropic_beta(&server, REQUEST_BETA, &body).await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(answer.message(), m::COMPACTION_MID_TURN);
+
+    let mut body = request(json!([user("a")]));
+    body["compaction"] = json!({"type": "summarize"});
+    body["output_config"] = json!({"format": {"type": "json_schema", "schema": {}}});
+    let answer = anthropic_beta(&server, REQUEST_BETA, &body).await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(
+        answer.message(),
+        m::compaction_with_reply_field("output_config.format")
+    );
+}
