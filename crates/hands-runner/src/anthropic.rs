@@ -659,6 +659,7 @@ impl AnthropicSession {
                         index,
                         name: block.member.name().to_owned(),
                         action: tool_use.input.clone(),
+                        parsed: block.action.clone(),
                         final_screenshot: false,
                         confirm_required,
                     }))

@@ -17,6 +17,7 @@ use hands_models::openai::{
     FunctionCallOutput, FunctionOutput, FunctionOutputPart, Input, Item, ItemView, OpenAiClient,
     ReasoningConfig, Response, ResponseStatus, ResponsesRequest, ToolChoice, Truncation,
 };
+use hands_toolset::actions::DesktopAction;
 use hands_toolset::computer_call::{ComputerCallExecutor, call_output, parse_call};
 use serde_json::{Value, json};
 
@@ -601,6 +602,7 @@ impl OpenAiSession {
                         index,
                         name: action.kind().to_owned(),
                         action: raw_actions.get(index).cloned().unwrap_or(Value::Null),
+                        parsed: action.action().clone(),
                         final_screenshot: false,
                         confirm_required: false,
                     }))
@@ -650,6 +652,7 @@ impl OpenAiSession {
                     index: call.actions.len(),
                     name: "screenshot".into(),
                     action: json!({"type": "screenshot"}),
+                    parsed: DesktopAction::Screenshot,
                     final_screenshot: true,
                     confirm_required: false,
                 }))
