@@ -26,12 +26,14 @@ use crate::approval::{
     SafetyChecksContext, decide, refused_text,
 };
 use crate::context::{
-    ContextBudget, ContextConfig, ContextManagement, ProjectionState, project_items,
+    CallerCuts, Compactor, ContextBudget, ContextConfig, ContextManagement, ProjectError,
+    ProjectionState, project_items,
 };
 use crate::control::{
     DEFAULT_MAX_CONCURRENT_CALLS, EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall,
 };
 use crate::diagnostics::{Api, Reason, Usage};
+use crate::edits::{COMPACTION_NOT_ON_OPENAI, Controls, RunEdit};
 use crate::functions::{FunctionError, Job, OutputPart, ToolOutput};
 use crate::items::{
     Declared, ItemKind, answer_id, api_stop, check_item, check_response, note_call_id,
@@ -97,6 +99,9 @@ pub struct OpenAiSettings {
     /// an optional budget — then the input is sent whole each time, never chained by
     /// `previous_response_id`), or the API's compaction (`context_management`).
     pub context: ContextConfig,
+    /// With a context budget: the caller's compaction callback, asked which completed calls to
+    /// drop (and for a summary) before hands cuts any (the SDK's `context_budget.compact`).
+    pub compactor: Option<Compactor>,
 }
 
 impl OpenAiSettings {
@@ -117,6 +122,7 @@ impl OpenAiSettings {
             parallel_tool_calls: None,
             extra_tools: Vec::new(),
             context: ContextConfig::default(),
+            compactor: None,
         }
     }
 }
@@ -144,6 +150,10 @@ pub(crate) struct OpenAiSession {
     early_stop: Option<StopReason>,
     /// What the budget has cut so far (it only grows).
     projection: ProjectionState,
+    /// The caller's compaction decisions: applied to every request, saved with checkpoints.
+    caller_cuts: CallerCuts,
+    /// What mid-run edits changed (saved with every checkpoint).
+    controls: Controls,
     /// The run declares a remote MCP server: its requests are never retried (the server may
     /// have acted on one that failed).
     no_retry: bool,
@@ -170,6 +180,8 @@ impl OpenAiSession {
             early_outputs: HashMap::new(),
             early_stop: None,
             projection: ProjectionState::default(),
+            caller_cuts: CallerCuts::default(),
+            controls: Controls::default(),
             no_retry: false,
         }
     }
@@ -196,8 +208,13 @@ impl OpenAiSession {
             self.items.clone()
         };
         let mut request = ResponsesRequest::new(self.settings.model.clone(), Input::Items(input));
-        request.instructions = self.settings.instructions.clone();
-        request.tools = self.tools.clone();
+        request.instructions = self
+            .controls
+            .params
+            .instructions
+            .clone()
+            .or_else(|| self.settings.instructions.clone());
+        request.tools = self.controls.declared(&self.tools);
         request.tool_choice = if last_allowed {
             Some(ToolChoice::None)
         } else {
@@ -211,7 +228,16 @@ impl OpenAiSession {
             request.include = vec!["reasoning.encrypted_content".to_owned()];
         }
         request.reasoning = self.settings.reasoning.clone();
-        request.max_output_tokens = self.settings.max_output_tokens;
+        if let Some(effort) = &self.controls.params.effort {
+            let mut reasoning = request.reasoning.take().unwrap_or_default();
+            reasoning.effort = Some(effort.clone());
+            request.reasoning = Some(reasoning);
+        }
+        request.max_output_tokens = self
+            .controls
+            .params
+            .max_output_tokens
+            .or(self.settings.max_output_tokens);
         request.truncation = self.settings.truncation;
         request.parallel_tool_calls = self.settings.parallel_tool_calls;
         if let ContextManagement::Native(native) = &self.settings.context.management {
@@ -281,21 +307,35 @@ impl OpenAiSession {
         let values: Vec<Value> = self.items.iter().map(Item::to_value).collect();
         let browser = ctx.toolbox.browser.as_deref();
         let is_browser = |name: &str| browser.is_some_and(|b| b.owns(name));
+        let n_decisions = self.caller_cuts.decisions.len();
         let projected = project_items(
             &values,
             &self.settings.context,
             &mut self.projection,
             &is_browser,
+            self.settings.compactor.as_ref(),
+            &mut self.caller_cuts,
         )
-        .map_err(|over| {
-            StopReason::from((
+        .map_err(|error| match error {
+            ProjectError::Budget(over) => StopReason::from((
                 over,
                 self.settings.context.budget().unwrap_or(ContextBudget {
                     max_input_bytes: 0,
                     max_input_images: 0,
                 }),
-            ))
+            )),
+            ProjectError::Decision(why) => StopReason::ProjectionFailed {
+                what: "the compaction callback's decision".into(),
+                why,
+            },
         })?;
+        if let Some(decision) = self.caller_cuts.decisions.get(n_decisions) {
+            tracing::info!(
+                n_dropped = decision.drop_call_ids.len(),
+                summary = decision.summary.is_some(),
+                "the compaction callback cut the input"
+            );
+        }
         projected
             .iter()
             .map(|value| {
@@ -991,9 +1031,23 @@ impl Session for OpenAiSession {
         Ok(())
     }
 
+    fn apply_edit(&mut self, edit: &RunEdit) -> Result<(), String> {
+        if matches!(edit, RunEdit::CompactBeforeNextTurn { .. }) {
+            return Err(COMPACTION_NOT_ON_OPENAI.to_owned());
+        }
+        self.controls.apply(edit, &self.tools)?;
+        // A function an edit removed is not declared: a call to it stops the run unrun.
+        self.declared = Declared::new(
+            self.computer.is_some(),
+            &self.controls.declared(&self.tools),
+        );
+        Ok(())
+    }
+
     fn snapshot(&self) -> Value {
         serde_json::json!({"items": self.items, "pending": self.pending,
-            "previous_response_id": self.previous_response_id, "unanswered": self.unanswered})
+            "previous_response_id": self.previous_response_id, "unanswered": self.unanswered,
+            "caller_cuts": self.caller_cuts, "controls": self.controls})
     }
 
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
@@ -1016,6 +1070,18 @@ impl Session for OpenAiSession {
         self.call_ids = self.items.iter().filter_map(call_id_of).collect();
         self.unanswered = false;
         self.projection = ProjectionState::default();
+        self.controls = Controls::restore(conversation).map_err(RunError::Config)?;
+        self.declared = Declared::new(
+            self.computer.is_some(),
+            &self.controls.declared(&self.tools),
+        );
+        // The caller's decisions are replayed as they were taken (never asked again).
+        self.caller_cuts = match conversation.get("caller_cuts") {
+            None | Some(Value::Null) => CallerCuts::default(),
+            Some(cuts) => serde_json::from_value(cuts.clone()).map_err(|e| {
+                RunError::Config(format!("the checkpoint's caller_cuts do not parse: {e}"))
+            })?,
+        };
         Ok(())
     }
 

@@ -67,6 +67,15 @@ pub(crate) trait Session: Resumable + Send {
     /// Restores the conversation of a completed checkpoint.
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError>;
 
+    /// Applies a mid-run edit (between turns); the reason when it cannot apply.
+    fn apply_edit(&mut self, edit: &crate::edits::RunEdit) -> Result<(), String>;
+
+    /// Whether the conversation is inside a turn the next request continues (Claude: a paused
+    /// turn, a compaction alone): no edit applies there.
+    fn mid_turn(&self) -> bool {
+        false
+    }
+
     /// Why this session cannot run without an approver, if it cannot (a computer toolset that
     /// requires confirmations).
     fn needs_approver(&self) -> Option<String> {
