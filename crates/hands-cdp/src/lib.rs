@@ -111,6 +111,8 @@ pub mod reads;
 pub mod refs;
 mod scripts;
 mod settle;
+pub mod state_file;
+pub mod storage_state;
 mod tabs;
 mod transfers;
 mod transport;
