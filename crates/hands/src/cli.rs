@@ -60,6 +60,28 @@ pub enum Command {
     /// each case of a JSON-lines file and prints one JSON line per case.
     #[command(hide = true)]
     Difftest(DifftestArgs),
+    /// List or delete the saved sign-ins of `hands run --state NAME`.
+    State(StateArgs),
+}
+
+/// `hands state`.
+#[derive(Debug, Args)]
+pub struct StateArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: StateCommand,
+}
+
+/// `hands state list|delete`.
+#[derive(Debug, clap::Subcommand)]
+pub enum StateCommand {
+    /// The saved states, with their sizes (never their content).
+    List,
+    /// Delete a saved state.
+    Delete {
+        /// Its name.
+        name: String,
+    },
 }
 
 /// `hands mcp`.
@@ -225,6 +247,11 @@ pub struct RunArgs {
     /// `detail` of the browser's screenshots and zooms (OpenAI function tools).
     #[arg(long, value_enum, value_name = "DETAIL", requires = "browser")]
     pub image_detail: Option<ImageDetailArg>,
+    /// Keep the browser's sign-ins under this name: cookies and localStorage of the allowed
+    /// origins are loaded at start (if saved before) and saved at the end, sealed with the
+    /// passphrase in `HANDS_STATE_KEY` (`hands state list|delete`).
+    #[arg(long, value_name = "NAME", requires = "browser")]
+    pub state: Option<String>,
     /// Who approves consequential actions: a person on the terminal (`ask`), everything the
     /// policies allow (`all`, for scripts), or nothing (`none`).
     #[arg(long, value_enum, default_value_t = ApproveArg::Ask)]

@@ -23,6 +23,7 @@ mod run;
 mod rundir;
 mod runs;
 mod sandbox;
+mod state;
 mod stdout;
 mod view;
 
@@ -72,6 +73,7 @@ fn main() -> ExitCode {
             cli::Command::Batch(args) => fleet::batch(args).await,
             cli::Command::Worker(args) => fleet::worker(args).await,
             cli::Command::Difftest(args) => difftest::run(args).await,
+            cli::Command::State(args) => state::run(args).map(|()| ExitCode::SUCCESS),
         }
     });
     match result {

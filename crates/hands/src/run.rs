@@ -187,7 +187,8 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     let confirm: Arc<dyn Confirm> = Arc::new(approver.clone());
     let mut episode = plan.launch.isolation.episode();
     // The X clients of a spawned desktop live (and are killed) after the runner.
-    let (environment, _clients) = start_environment(plan, &mut episode, &confirm).await?;
+    let (mut environment, _clients) = start_environment(plan, &mut episode, &confirm).await?;
+    let state = environment.state.take();
     let mut runner = build_runner(plan, environment, &episode)?;
     for scheduled in &plan.edits {
         runner.edit_before_step(scheduled.step, scheduled.edit.clone())?;
@@ -198,6 +199,12 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     attach_records(&mut runner, &episode, rundir, ledger, live.as_ref())?;
     let outcome = run_or_resume(&mut runner, plan, resume, &cancel).await;
     bar.finish_and_clear();
+    // Saved whatever the outcome (the browser lives as long as the runner).
+    if let Some(state) = &state {
+        if let Err(e) = state.save().await {
+            eprintln!("hands run: the state was not saved: {e:#}");
+        }
+    }
     let outcome = outcome?;
     if let Some(view) = &live {
         view.finish().await;
@@ -228,6 +235,8 @@ struct Environment {
     toolbox: Toolbox,
     /// What the system prompt says of the browser (empty without one).
     browser_note: String,
+    /// The saved sign-in to save when the run ends (`--state`).
+    state: Option<crate::state::RunState>,
 }
 
 /// Starts the plan's desktop and browser; also returns the X clients started on a spawned
@@ -245,15 +254,16 @@ async fn start_environment(
         None => (None, None, Vec::new()),
     };
     let mut toolbox = Toolbox::default();
-    let browser_note = match &plan.browser {
+    let (browser_note, state) = match &plan.browser {
         Some(browser) => start_browser(browser, plan, episode, confirm, &mut toolbox).await?,
-        None => String::new(),
+        None => (String::new(), None),
     };
     let environment = Environment {
         desktop,
         display,
         toolbox,
         browser_note,
+        state,
     };
     Ok((environment, clients))
 }
@@ -288,14 +298,21 @@ async fn start_desktop(
 }
 
 /// The browser: Chromium at the start URL, under the same allow-list at the toolset and the
-/// request level, in `toolbox`; returns what the system prompt says of it.
+/// request level, in `toolbox`, with the saved sign-in loaded (`--state`); returns what the
+/// system prompt says of it and the sign-in to save at the end.
 async fn start_browser(
     browser_plan: &BrowserPlan,
     plan: &RunPlan,
     episode: &Episode,
     confirm: &Arc<dyn Confirm>,
     toolbox: &mut Toolbox,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(String, Option<crate::state::RunState>)> {
+    // A wrong or missing key stops the run before anything starts.
+    let mut state = browser_plan
+        .state
+        .as_deref()
+        .map(|name| crate::state::RunState::open(name, &browser_plan.origins))
+        .transpose()?;
     let mut driver_config = DriverConfig {
         policy: Arc::new(RequestAllowList(browser_plan.allow.clone())),
         ..DriverConfig::default()
@@ -304,6 +321,9 @@ async fn start_browser(
     let mut browser = CdpBrowser::launch(driver_config)
         .await
         .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
+    if let Some(state) = &mut state {
+        state.load(&browser).await?;
+    }
     let cancel = CancellationToken::new();
     browser
         .navigate(&browser_plan.start, None, &cancel)
@@ -344,11 +364,12 @@ async fn start_browser(
             )?));
         }
     }
-    Ok(format!(
+    let note = format!(
         " A browser is open at {} (allowed origins: {}); use the browser tools for web pages.",
         browser_plan.start.as_str(),
         browser_plan.origins.join(", ")
-    ))
+    );
+    Ok((note, state))
 }
 
 /// The system prompt: what the model has, and how to work.

@@ -183,6 +183,8 @@ pub struct BrowserPlan {
     pub allow: OriginAllowList,
     /// The toolset the model drives it with.
     pub tools: BrowserTools,
+    /// The saved sign-in to load and save (`--state`).
+    pub state: Option<String>,
 }
 
 /// How the model drives the browser.
@@ -455,6 +457,7 @@ fn browser_plan(
         origins,
         allow,
         tools,
+        state: args.state.clone(),
     }))
 }
 

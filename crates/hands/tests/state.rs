@@ -1,0 +1,231 @@
+//! Saved sign-ins end to end (issue 22): `hands run --browser … --state NAME` against the
+//! stand-in model and a local sign-in page in real Chromium. Run 1 signs in and saves the state;
+//! run 2 loads it and is signed in without the password field being read or filled; a wrong
+//! key stops run 2 before anything starts; `hands state list|delete`.
+
+#![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpListener;
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use hands_sim::policy::{text, toolset_use};
+use hands_sim::{SimConfig, SimServer, Turn};
+use serde_json::{Value, json};
+
+const KEY: &str = "correct horse battery staple";
+const SESSION: &str = "opaque-session-42";
+
+const SIGN_IN_PAGE: &str = r#"<!doctype html><title>Shop</title><p id=out>Please sign in.</p>
+<form id=f><label>User <input id=user name=user></label>
+<label>Password <input id=pw type=password name=pw></label><button>Sign in</button></form>
+<script>
+const f = document.getElementById('f');
+if (document.cookie.includes('signed_in=yes') && localStorage.getItem('user')) {
+  f.remove();
+  document.getElementById('out').textContent = 'Welcome back, ' + localStorage.getItem('user');
+} else {
+  f.onsubmit = (e) => {
+    e.preventDefault();
+    if (document.getElementById('pw').value !== 'hunter22') return;
+    document.cookie = 'signed_in=yes; max-age=3600; path=/';
+    localStorage.setItem('user', document.getElementById('user').value);
+    fetch('/login', { method: 'POST' });
+    document.getElementById('out').textContent = 'Signed in.';
+  };
+}
+</script>"#;
+
+/// A local sign-in site: `/` the page, `/login` sets the HttpOnly session cookie. Records the
+/// paths it served.
+fn site() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/",
+        listener.local_addr().unwrap().port()
+    );
+    let paths = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&paths);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut first = String::new();
+            if reader.read_line(&mut first).is_err() {
+                continue;
+            }
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let path = first.split(' ').nth(1).unwrap_or("/").to_owned();
+            seen.lock().unwrap().push(path.clone());
+            let (kind, extra, body) = match path.as_str() {
+                "/" => ("text/html", String::new(), SIGN_IN_PAGE),
+                "/login" => (
+                    "text/plain",
+                    format!("Set-Cookie: sid={SESSION}; Max-Age=3600; Path=/; HttpOnly\r\n"),
+                    "ok",
+                ),
+                _ => ("text/plain", String::new(), ""),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, paths)
+}
+
+fn hands(states: &std::path::Path, key: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hands"));
+    command
+        .env("HANDS_STATE_DIR", states)
+        .env("HANDS_STATE_KEY", key)
+        .stdin(std::process::Stdio::null());
+    command
+}
+
+fn run(
+    states: &std::path::Path,
+    key: &str,
+    url: &str,
+    sim: &SimServer,
+    out: &std::path::Path,
+) -> Output {
+    hands(states, key)
+        .args([
+            "run",
+            "--browser",
+            url,
+            "--approve",
+            "all",
+            "--state",
+            "shop",
+        ])
+        .args(["--browser-extra-members", "javascript_exec"])
+        .args(["--task", "Open the shop.", "--out"])
+        .arg(out)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_saved_state_signs_the_second_run_in_without_the_password() {
+    let (url, paths) = site();
+    let dir = tempfile::tempdir().unwrap();
+    let states = dir.path().join("states");
+
+    // Run 1: the model signs in (a scripted stand-in: it fills the form with javascript_exec).
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 => Turn::Blocks(vec![toolset_use(
+                "browser",
+                "javascript_exec",
+                json!({"text": "document.getElementById('user').value = 'ada'; \
+                        document.getElementById('pw').value = 'hunter22'; \
+                        document.getElementById('f').requestSubmit(); 'submitted'"}),
+            )]),
+            _ => Turn::Blocks(vec![text("Signed in.")]),
+        }
+    }))
+    .unwrap();
+    let output = run(&states, KEY, &url, &sim, &dir.path().join("run1"));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("state shop saved: 2 cookies"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(paths.lock().unwrap().iter().any(|p| p == "/login"));
+    let file = std::fs::read(states.join("shop.state")).unwrap();
+    let raw = String::from_utf8_lossy(&file);
+    assert!(
+        !raw.contains(SESSION) && !raw.contains("ada"),
+        "the state is not sealed"
+    );
+
+    let list = hands(&states, KEY)
+        .args(["state", "list"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&list.stdout).starts_with("shop\t"));
+
+    // A wrong key stops the run before the model is asked anything.
+    let sim = SimServer::start(SimConfig::with_policy(|_: &Value| Turn::text("unused"))).unwrap();
+    let output = run(
+        &states,
+        "not the passphrase",
+        &url,
+        &sim,
+        &dir.path().join("run-wrong"),
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("wrong state key"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(sim.requests().is_empty());
+
+    // Run 2: loads the state and is signed in; the password field is never there to read.
+    paths.lock().unwrap().clear();
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 => Turn::Blocks(vec![toolset_use("browser", "read_page", json!({}))]),
+            _ => Turn::Blocks(vec![text("You are signed in.")]),
+        }
+    }))
+    .unwrap();
+    let output = run(&states, KEY, &url, &sim, &dir.path().join("run2"));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("2 cookies, localStorage of 1 origins loaded"),
+        "{}",
+        stderr(&output)
+    );
+    let requests = sim.requests();
+    let read = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .to_string();
+    assert!(read.contains("Welcome back, ada"), "{read}");
+    assert!(!read.contains("Password"), "{read}");
+    assert!(!paths.lock().unwrap().iter().any(|p| p == "/login"));
+    // The model never saw the saved values.
+    for request in &requests {
+        assert!(!request.body.to_string().contains(SESSION));
+    }
+
+    let deleted = hands(&states, KEY)
+        .args(["state", "delete", "shop"])
+        .output()
+        .unwrap();
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+    assert!(!states.join("shop.state").exists());
+    let again = hands(&states, KEY)
+        .args(["state", "delete", "shop"])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("no state named"),
+        "{}",
+        stderr(&again)
+    );
+}
