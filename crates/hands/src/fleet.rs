@@ -60,7 +60,51 @@ pub enum BatchAction {
         /// Print JSON (for scripts).
         #[arg(long)]
         json: bool,
+        /// Keep a progress line on the terminal, redrawn every second, until no episode is
+        /// queued or running (`--json`: one JSON line each time instead).
+        #[arg(long)]
+        watch: bool,
     },
+    /// Parked episodes: list each uncertain call (no other argument); record what a person
+    /// found about one (`--episode N --call ID --happened|--not-happened`); or let a policy
+    /// command decide every one (`--policy CMD`). An episode with no uncertain call left is
+    /// queued again, and a worker resumes it. Taking an episode to reconcile moves its epoch
+    /// on: its old holder can no longer save, and an environment that accepts only the current
+    /// epoch (see `claim.json` in docs/fleet.md) refuses its late actions — reconcile only
+    /// when that holds, or the old holder is known to be dead.
+    Reconcile(ReconcileArgs),
+}
+
+/// `hands batch reconcile`.
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// The fleet's PostgreSQL.
+    #[arg(long, value_name = "URL")]
+    pub ledger: String,
+    /// Only this batch.
+    #[arg(long)]
+    pub batch: Option<String>,
+    /// The episode of the call.
+    #[arg(long, requires = "call", conflicts_with = "policy")]
+    pub episode: Option<i64>,
+    /// The call (as the listing shows it).
+    #[arg(long, requires = "episode", conflicts_with = "policy")]
+    pub call: Option<String>,
+    /// It took effect.
+    #[arg(long, requires = "call", conflicts_with = "not_happened")]
+    pub happened: bool,
+    /// It did not take effect.
+    #[arg(long, requires = "call")]
+    pub not_happened: bool,
+    /// What was found, for the model.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+    /// A shell command run once per uncertain call of every parked episode, with
+    /// HANDS_EPISODE, HANDS_EPOCH (the reconciler's), HANDS_CALL_ID, HANDS_CALL_NAME and
+    /// HANDS_CALL_INPUT (JSON) in its environment: exit 0 = it happened, 1 = it did not, any
+    /// other = leave it for a person. Its first line of output becomes the note.
+    #[arg(long, value_name = "CMD")]
+    pub policy: Option<String>,
 }
 
 /// `hands worker`.
@@ -98,6 +142,21 @@ pub struct WorkerArgs {
     pub dry_run: bool,
 }
 
+impl WorkerArgs {
+    /// `--name`, or `<host>-<pid>`.
+    fn name_or_default(&self) -> String {
+        self.name.clone().unwrap_or_else(|| default_name(""))
+    }
+}
+
+/// `<prefix><host>-<pid>`.
+pub(crate) fn default_name(prefix: &str) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "host".into());
+    format!("{prefix}{host}-{}", std::process::id())
+}
+
 /// `hands batch …`.
 pub async fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     match args.action {
@@ -130,8 +189,12 @@ pub async fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
             ledger,
             batch,
             json,
+            watch,
         } => {
             let fleet = Fleet::connect(&ledger).await?;
+            if watch {
+                crate::fleet_reconcile::watch(&fleet, batch.as_deref(), json).await?;
+            }
             let status = fleet.status(batch.as_deref()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&status)?);
@@ -140,6 +203,7 @@ pub async fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        BatchAction::Reconcile(args) => crate::fleet_reconcile::reconcile(args).await,
     }
 }
 
@@ -179,12 +243,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let fleet = Fleet::connect(&args.ledger).await?;
-    let name = args.name.clone().unwrap_or_else(|| {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_owned())
-            .unwrap_or_else(|_| "host".into());
-        format!("{host}-{}", std::process::id())
-    });
+    let name = args.name_or_default();
     let args = Arc::new(args);
     eprintln!(
         "hands worker {name}: {} slot(s), lease {:.1} s, on {}",
@@ -333,6 +392,7 @@ async fn run_episode(
     .await??;
     let flag = ledger.fenced_flag();
     let dir = args.dir.join(format!("episode-{episode}"));
+    write_claim(&dir, claim, &args.name_or_default())?;
     let run_args = run_args(args, &claim.task, &dir)?;
     let result = crate::run::run_with_ledger(
         run_args,
@@ -345,6 +405,24 @@ async fn run_episode(
     .await;
     fenced.store(flag.load(Ordering::SeqCst), Ordering::SeqCst);
     Ok((result?, dir))
+}
+
+/// The file in an episode's run directory that says which claim its programs act under (the
+/// bash tool's working directory under `--sandbox none`): an environment fenced by epoch is
+/// given the epoch from it with each action.
+pub const CLAIM_FILE: &str = "claim.json";
+
+/// Writes [`CLAIM_FILE`] (`{"episode": N, "epoch": N, "worker": "…"}`), replacing it whole.
+fn write_claim(dir: &Path, claim: &Claim, worker: &str) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let text = serde_json::json!({
+        "episode": claim.episode.0, "epoch": claim.epoch, "worker": worker,
+    })
+    .to_string();
+    let partial = dir.join(format!("{CLAIM_FILE}.partial"));
+    std::fs::write(&partial, text).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, dir.join(CLAIM_FILE))
+        .with_context(|| format!("writing {}/{CLAIM_FILE}", dir.display()))
 }
 
 /// `hands run`'s arguments for `task`, parsed as its command line would be (so every default
