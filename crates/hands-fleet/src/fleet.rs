@@ -412,8 +412,8 @@ impl Fleet {
             .collect())
     }
 
-    /// Records how `episode` ended, if the caller still holds it at `epoch`; else
-    /// [`FleetError::Fenced`].
+    /// Records how `episode` ended, if the caller still holds it at `epoch` under a live
+    /// lease; else [`FleetError::Fenced`] (the episode is claimed again and resumed).
     pub async fn finish(
         &self,
         episode: EpisodeId,
@@ -431,7 +431,8 @@ impl Fleet {
             .execute(
                 "UPDATE hands_episodes
                  SET state = $3, outcome = $4, finished_at = clock_timestamp(), lease_until = NULL
-                 WHERE id = $1 AND epoch = $2 AND state = 'running'",
+                 WHERE id = $1 AND epoch = $2 AND state = 'running'
+                   AND lease_until > clock_timestamp()",
                 &[
                     &episode.0,
                     &(epoch as i64),
