@@ -329,6 +329,21 @@ async fn episode(
     }
     let outcome = match ran {
         Ok((outcome, dir)) => judge(&claim.task, &outcome, &dir).await,
+        // The run ended under an earlier holder that could not record the episode's end (it
+        // died or lost its lease between the two): the episode ends as the run did.
+        Err(e)
+            if claim.resume
+                && matches!(
+                    e.downcast_ref::<RunError>(),
+                    Some(RunError::NothingToResume(_))
+                ) =>
+        {
+            let dir = args.dir.join(format!("episode-{id}"));
+            match ended_before(&args.ledger, &claim, &dir).await {
+                Ok(outcome) => outcome,
+                Err(e) => failed(EpisodeState::Failed, short(&format!("{e:#}"))),
+            }
+        }
         Err(e) => {
             let (state, reason) = match e.downcast_ref::<RunError>() {
                 Some(RunError::NeedsReconciliation(_)) => (
@@ -337,15 +352,7 @@ async fn episode(
                 ),
                 _ => (EpisodeState::Failed, short(&format!("{e:#}"))),
             };
-            EpisodeOutcome {
-                state,
-                success: false,
-                reason: Some(reason),
-                steps: 0,
-                input_tokens: 0,
-                cached_tokens: 0,
-                output_tokens: 0,
-            }
+            failed(state, reason)
         }
     };
     match fleet.finish(id, claim.epoch, &outcome).await {
@@ -365,6 +372,64 @@ async fn episode(
         Err(e) => eprintln!("hands worker: episode {id}: {e}"),
     }
     id
+}
+
+/// An episode that did not succeed, with why.
+fn failed(state: EpisodeState, reason: String) -> EpisodeOutcome {
+    EpisodeOutcome {
+        state,
+        success: false,
+        reason: Some(reason),
+        steps: 0,
+        input_tokens: 0,
+        cached_tokens: 0,
+        output_tokens: 0,
+    }
+}
+
+/// How the run of `claim`'s episode ended under an earlier holder, from its ledger: the end it
+/// recorded (a finished run when it recorded none: its last checkpoint completed the run),
+/// judged as [`judge`] does (the task's check runs in `dir`). Tokens are not kept by the
+/// ledger: they count as 0.
+async fn ended_before(url: &str, claim: &Claim, dir: &Path) -> anyhow::Result<EpisodeOutcome> {
+    use hands_runner::ledger::RunEnd;
+    let (url, episode, epoch) = (url.to_owned(), claim.episode, claim.epoch);
+    let (end, steps) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        use hands_runner::ledger::Ledger as _;
+        let mut ledger = PostgresLedger::open(DbThread::connect(&url)?, episode, epoch)?;
+        let steps = ledger.latest_completed()?.map_or(0, |c| c.steps_used);
+        Ok((ledger.end()?, steps))
+    })
+    .await??;
+    let mut outcome = match end {
+        None | Some(RunEnd::Finished) => failed(EpisodeState::Finished, String::new()),
+        Some(RunEnd::StepLimit) => {
+            failed(EpisodeState::Finished, "reached its step limit".to_owned())
+        }
+        Some(RunEnd::Stopped(why)) => {
+            failed(EpisodeState::Failed, short(&format!("stopped: {why}")))
+        }
+    };
+    outcome.steps = steps;
+    if outcome.reason.as_deref() == Some("") {
+        outcome.reason = None;
+        outcome.success = true;
+        if let Some(check) = &claim.task.check {
+            std::fs::create_dir_all(dir)?;
+            match run_check(check, dir).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    outcome.success = false;
+                    outcome.reason = Some("its check failed".into());
+                }
+                Err(e) => {
+                    outcome.success = false;
+                    outcome.reason = Some(short(&format!("its check could not run: {e:#}")));
+                }
+            }
+        }
+    }
+    Ok(outcome)
 }
 
 /// The first line of `text`, at most 200 characters: failures are grouped by it.

@@ -93,12 +93,20 @@ impl Net {
         for (i, space) in net.spaces.iter().enumerate() {
             let (outside, inside) = (format!("hf{tag}h{i}"), format!("hf{tag}i{i}"));
             run("ip", &["netns", "add", space]);
-            run("ip", &["link", "add", &outside, "type", "veth", "peer", "name", &inside]);
+            run(
+                "ip",
+                &[
+                    "link", "add", &outside, "type", "veth", "peer", "name", &inside,
+                ],
+            );
             run("ip", &["link", "set", &inside, "netns", space]);
             run("ip", &["link", "set", &outside, "master", &bridge, "up"]);
             let address = format!("{subnet}.{}/24", 10 + i);
             let exec = ["netns", "exec", space, "ip"];
-            run("ip", &[&exec[..], &["addr", "add", &address, "dev", &inside]].concat());
+            run(
+                "ip",
+                &[&exec[..], &["addr", "add", &address, "dev", &inside]].concat(),
+            );
             run("ip", &[&exec[..], &["link", "set", &inside, "up"]].concat());
             run("ip", &[&exec[..], &["link", "set", "lo", "up"]].concat());
         }
@@ -144,7 +152,18 @@ impl Net {
         let rule = if cut { "-A" } else { "-D" };
         run(
             "ip",
-            &["netns", "exec", &self.spaces[node], "iptables", rule, "OUTPUT", "-d", &db, "-j", "DROP"],
+            &[
+                "netns",
+                "exec",
+                &self.spaces[node],
+                "iptables",
+                rule,
+                "OUTPUT",
+                "-d",
+                &db,
+                "-j",
+                "DROP",
+            ],
         );
     }
 }
@@ -429,7 +448,12 @@ impl Campaign {
             Arc::clone(&seen),
         ));
         let sim = model(format!("{}:{EFFECT_PORT}", net.host(3)));
-        let to: std::net::SocketAddr = sim.base_url().trim_start_matches("http://").trim_end_matches('/').parse().unwrap();
+        let to: std::net::SocketAddr = sim
+            .base_url()
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .unwrap();
         let listener = tokio::net::TcpListener::bind((net.host(1).as_str(), MODEL_PORT))
             .await
             .unwrap();
@@ -455,7 +479,10 @@ impl Campaign {
     }
 
     fn submit(&mut self, n: usize) {
-        let file = self.dir.path().join(format!("tasks-{}.jsonl", self.submitted));
+        let file = self
+            .dir
+            .path()
+            .join(format!("tasks-{}.jsonl", self.submitted));
         let lines: Vec<String> = (0..n)
             .map(|k| {
                 json!({"prompt": format!("Episode {}: make the effects", self.submitted + 1 + k as i64),
@@ -465,11 +492,22 @@ impl Campaign {
             .collect();
         std::fs::write(&file, lines.join("\n")).unwrap();
         let output = hands()
-            .args(["batch", "submit", "--batch", "campaign", "--ledger", &self.unix_url])
+            .args([
+                "batch",
+                "submit",
+                "--batch",
+                "campaign",
+                "--ledger",
+                &self.unix_url,
+            ])
             .arg(&file)
             .output()
             .unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         self.submitted += n as i64;
     }
 
@@ -483,13 +521,22 @@ impl Campaign {
         let child = Command::new("ip")
             .args(["netns", "exec", &self.net.spaces[node]])
             .arg(env!("CARGO_BIN_EXE_hands"))
-            .args(["worker", "--ledger", &self.tcp_url, "--slots", &SLOTS.to_string()])
+            .args([
+                "worker",
+                "--ledger",
+                &self.tcp_url,
+                "--slots",
+                &SLOTS.to_string(),
+            ])
             .args(["--lease", &LEASE.to_string(), "--sandbox", "none", "--dir"])
             .arg(self.dir.path().join(format!("node{node}")))
             .args(["--name", &format!("node{node}-g{}", self.generation[node])])
             .env_remove("DISPLAY")
             .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("ANTHROPIC_BASE_URL", format!("http://{}:{MODEL_PORT}", self.net.host(1)))
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://{}:{MODEL_PORT}", self.net.host(1)),
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -504,7 +551,11 @@ impl Campaign {
     /// (episode, epoch, state, worker) of every episode.
     async fn rows(&self) -> Vec<(i64, u64, String, Option<String>)> {
         self.db
-            .query("SELECT id, epoch, state, worker FROM hands_episodes", &[])
+            .query(
+                "SELECT id, epoch, state || COALESCE(': ' || (outcome->>'reason'), ''), worker
+                 FROM hands_episodes",
+                &[],
+            )
             .await
             .unwrap()
             .iter()
@@ -533,7 +584,14 @@ impl Campaign {
             .open(self.dir.path().join("reconcile.log"))
             .unwrap();
         hands()
-            .args(["batch", "reconcile", "--ledger", &self.unix_url, "--policy", &policy])
+            .args([
+                "batch",
+                "reconcile",
+                "--ledger",
+                &self.unix_url,
+                "--policy",
+                &policy,
+            ])
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
@@ -588,7 +646,11 @@ impl Report {
             at(0.5),
             at(1.0),
             takeovers.len(),
-        )
+        ) + &if self.unfinished.is_empty() {
+            String::new()
+        } else {
+            format!("; NOT FINISHED: {:?}", self.unfinished)
+        }
     }
 }
 
@@ -659,16 +721,19 @@ async fn campaign(plan: Plan) -> Report {
             }
             !moved
         });
-        let count = |state: &str| rows.iter().filter(|r| r.2 == state).count();
+        let count = |state: &str| rows.iter().filter(|r| r.2.starts_with(state)).count();
         let total: usize = injected.values().sum();
         // Heal.
         for node in 0..NODES {
             let due = faulted[node].as_ref().is_some_and(|f| {
                 Instant::now() >= f.heal_at
                     || f.effect.is_some_and(|(e, s, epoch)| {
-                        c.seen.lock().unwrap().accepted.get(&(e, s)).is_some_and(|epochs| {
-                            epochs.iter().any(|x| *x > epoch)
-                        })
+                        c.seen
+                            .lock()
+                            .unwrap()
+                            .accepted
+                            .get(&(e, s))
+                            .is_some_and(|epochs| epochs.iter().any(|x| *x > epoch))
                     })
             });
             if due && let Some(fault) = faulted[node].take() {
@@ -676,7 +741,9 @@ async fn campaign(plan: Plan) -> Report {
             }
         }
         // Reconcile what is parked.
-        if reconciler.as_mut().is_none_or(|r| r.try_wait().unwrap().is_some())
+        if reconciler
+            .as_mut()
+            .is_none_or(|r| r.try_wait().unwrap().is_some())
             && count("parked") > 0
         {
             reconciler = Some(c.reconcile());
@@ -693,7 +760,8 @@ async fn campaign(plan: Plan) -> Report {
             }
             let busy = faulted.iter().filter(|f| f.is_some()).count();
             if Instant::now() >= next && busy < NODES - 1 {
-                let kind = *want.get_or_insert_with(|| plan.kinds[rng.random_range(0..plan.kinds.len())]);
+                let kind =
+                    *want.get_or_insert_with(|| plan.kinds[rng.random_range(0..plan.kinds.len())]);
                 let target = if kind == Kind::Zombie {
                     let mut seen = c.seen.lock().unwrap();
                     let fresh = seen
@@ -703,7 +771,9 @@ async fn campaign(plan: Plan) -> Report {
                         .last();
                     fresh.and_then(|b| {
                         let node = (0..NODES).find(|n| c.net.host(10 + *n as u8) == b.from)?;
-                        faulted[node].is_none().then_some((node, Some((b.episode, b.step, b.epoch))))
+                        faulted[node]
+                            .is_none()
+                            .then_some((node, Some((b.episode, b.step, b.epoch))))
                     })
                 } else {
                     let held: Vec<usize> = (0..NODES)
@@ -797,7 +867,11 @@ async fn with_the_environment_fence_no_effect_is_duplicated_or_lost() {
     };
     let report = campaign(plan_clone(&plan)).await;
     println!("{}", report.line(&plan));
-    assert!(report.unfinished.is_empty(), "unfinished: {:?}", report.unfinished);
+    assert!(
+        report.unfinished.is_empty(),
+        "unfinished: {:?}",
+        report.unfinished
+    );
     assert_eq!(report.duplicated, 0, "{}", report.line(&plan));
     assert_eq!(report.lost, 0, "{}", report.line(&plan));
     assert_eq!(report.faults.values().sum::<usize>(), plan.faults);
@@ -815,7 +889,6 @@ async fn without_the_environment_fence_zombies_duplicate_effects() {
     let report = campaign(plan_clone(&plan)).await;
     println!("{}", report.line(&plan));
     assert!(report.duplicated > 0, "{}", report.line(&plan));
-    assert_eq!(report.lost, 0, "{}", report.line(&plan));
 }
 
 fn plan_clone(plan: &Plan) -> Plan {
