@@ -70,8 +70,9 @@ pub enum BatchAction {
     /// command decide every one (`--policy CMD`). An episode with no uncertain call left is
     /// queued again, and a worker resumes it. Taking an episode to reconcile moves its epoch
     /// on: its old holder can no longer save, and an environment that accepts only the current
-    /// epoch (see `claim.json` in docs/fleet.md) refuses its late actions — reconcile only
-    /// when that holds, or the old holder is known to be dead.
+    /// epoch (it reads it from the episode's `claim.json`: README, "Many episodes on many
+    /// machines") refuses its late actions — reconcile only when that holds, or the old
+    /// holder is known to be dead.
     Reconcile(ReconcileArgs),
 }
 
