@@ -724,8 +724,8 @@ async fn campaign(plan: Plan) -> Report {
         let count = |state: &str| rows.iter().filter(|r| r.2.starts_with(state)).count();
         let total: usize = injected.values().sum();
         // Heal.
-        for node in 0..NODES {
-            let due = faulted[node].as_ref().is_some_and(|f| {
+        for (node, slot) in faulted.iter_mut().enumerate() {
+            let due = slot.as_ref().is_some_and(|f| {
                 Instant::now() >= f.heal_at
                     || f.effect.is_some_and(|(e, s, epoch)| {
                         c.seen
@@ -736,7 +736,7 @@ async fn campaign(plan: Plan) -> Report {
                             .is_some_and(|epochs| epochs.iter().any(|x| *x > epoch))
                     })
             });
-            if due && let Some(fault) = faulted[node].take() {
+            if due && let Some(fault) = slot.take() {
                 heal(&mut c, node, &fault);
             }
         }
@@ -767,8 +767,7 @@ async fn campaign(plan: Plan) -> Report {
                     let fresh = seen
                         .begins
                         .drain(..)
-                        .filter(|b| b.at.elapsed() < Duration::from_millis(100))
-                        .last();
+                        .rfind(|b| b.at.elapsed() < Duration::from_millis(100));
                     fresh.and_then(|b| {
                         let node = (0..NODES).find(|n| c.net.host(10 + *n as u8) == b.from)?;
                         faulted[node]
