@@ -270,7 +270,9 @@ impl std::fmt::Display for FleetStatus {
 /// connection.
 #[derive(Clone)]
 pub struct Fleet {
-    client: Arc<Client>,
+    /// The connection, made again when it closed (a partition outlasted its TCP timeout).
+    client: Arc<tokio::sync::Mutex<Arc<Client>>>,
+    config: tokio_postgres::Config,
     name: String,
 }
 
@@ -295,9 +297,20 @@ impl Fleet {
         let name = crate::describe(&config);
         let client = crate::connect_on_current(&config, &name).await?;
         Ok(Fleet {
-            client: Arc::new(client),
+            client: Arc::new(tokio::sync::Mutex::new(Arc::new(client))),
+            config,
             name,
         })
+    }
+
+    /// The connection; a new one when the last closed.
+    async fn client(&self) -> Result<Arc<Client>, FleetError> {
+        let mut client = self.client.lock().await;
+        if client.is_closed() {
+            tracing::warn!("the connection to {} closed: connecting again", self.name);
+            *client = Arc::new(crate::connect_on_current(&self.config, &self.name).await?);
+        }
+        Ok(Arc::clone(&client))
     }
 
     /// What it is connected to (no password).
@@ -317,7 +330,8 @@ impl Fleet {
             .collect::<Result<_, _>>()
             .map_err(|e| FleetError::Invalid(e.to_string()))?;
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "INSERT INTO hands_episodes (batch, task)
                  SELECT $1, t FROM unnest($2::jsonb[]) WITH ORDINALITY AS u (t, n) ORDER BY n
@@ -341,7 +355,8 @@ impl Fleet {
         ttl: Duration,
     ) -> Result<Vec<Claim>, FleetError> {
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "WITH free AS (
                      SELECT id FROM hands_episodes
@@ -392,7 +407,8 @@ impl Fleet {
         let ids: Vec<i64> = held.iter().map(|(e, _)| e.0).collect();
         let epochs: Vec<i64> = held.iter().map(|(_, epoch)| *epoch as i64).collect();
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "UPDATE hands_episodes e
                  SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
@@ -427,7 +443,8 @@ impl Fleet {
             )));
         }
         let updated = self
-            .client
+            .client()
+            .await?
             .execute(
                 "UPDATE hands_episodes
                  SET state = $3, outcome = $4, finished_at = clock_timestamp(), lease_until = NULL
@@ -452,7 +469,8 @@ impl Fleet {
     /// calls to be reconciled.
     pub async fn parked(&self, batch: Option<&str>) -> Result<Vec<EpisodeId>, FleetError> {
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "SELECT id FROM hands_episodes
                  WHERE state = 'parked' AND ($1::text IS NULL OR batch = $1) ORDER BY id",
@@ -475,7 +493,8 @@ impl Fleet {
         ttl: Duration,
     ) -> Result<Option<Claim>, FleetError> {
         let row = self
-            .client
+            .client()
+            .await?
             .query_opt(
                 "UPDATE hands_episodes e
                  SET state = 'running', epoch = e.epoch + 1, worker = $2,
@@ -520,7 +539,8 @@ impl Fleet {
             }
         };
         let updated = self
-            .client
+            .client()
+            .await?
             .execute(
                 "UPDATE hands_episodes
                  SET state = $3, lease_until = NULL,
@@ -541,7 +561,8 @@ impl Fleet {
     /// only from this epoch.
     pub async fn current_epoch(&self, episode: EpisodeId) -> Result<Option<u64>, FleetError> {
         let row = self
-            .client
+            .client()
+            .await?
             .query_opt(
                 "SELECT epoch FROM hands_episodes WHERE id = $1 AND state = 'running'
                    AND lease_until > clock_timestamp()",
@@ -556,7 +577,8 @@ impl Fleet {
     /// those of `batch`).
     pub async fn status(&self, batch: Option<&str>) -> Result<FleetStatus, FleetError> {
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "SELECT state,
                         COUNT(*),
@@ -583,7 +605,8 @@ impl Fleet {
             status.tokens.2 += n(row.get(6));
         }
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "SELECT COALESCE(outcome->>'reason', state), COUNT(*) FROM hands_episodes
                  WHERE ($1::text IS NULL OR batch = $1) AND outcome IS NOT NULL

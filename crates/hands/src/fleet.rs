@@ -259,7 +259,17 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     loop {
         let free = args.slots.saturating_sub(held.len() as u32);
         if free > 0 {
-            for claim in fleet.claim(&name, free, ttl).await? {
+            // The database unreachable (a partition) is waited out: the connection is made
+            // again on the next call.
+            let claims = match fleet.claim(&name, free, ttl).await {
+                Ok(claims) => claims,
+                Err(e) => {
+                    eprintln!("hands worker {name}: claiming: {e}");
+                    tokio::time::sleep(ttl / 3).await;
+                    Vec::new()
+                }
+            };
+            for claim in claims {
                 let cancel = CancellationToken::new();
                 eprintln!(
                     "hands worker {name}: episode {} (epoch {}{})",
@@ -328,6 +338,15 @@ async fn episode(
         eprintln!("hands worker: episode {id} is no longer this worker's; its new holder goes on");
         return id;
     }
+    if ledger_failed(&ran) && claim.attempts < GIVE_BACK_ATTEMPTS {
+        // The database went away mid-run (the save's connection died): the episode is not
+        // over, it is given back and resumed (by the next claim, or once its lease lapses).
+        eprintln!("hands worker: episode {id}: its ledger failed; giving it back to be resumed");
+        if let Err(e) = fleet.release(id, claim.epoch, EpisodeState::Queued).await {
+            eprintln!("hands worker: episode {id}: {e}");
+        }
+        return id;
+    }
     let outcome = match ran {
         Ok((outcome, dir)) => judge(&claim.task, &outcome, &dir).await,
         // The run ended under an earlier holder that could not record the episode's end (it
@@ -375,6 +394,24 @@ async fn episode(
     id
 }
 
+/// Whether the run stopped because its ledger failed (not fenced: the database or the
+/// connection to it).
+fn ledger_failed(ran: &anyhow::Result<(RunOutcome, PathBuf)>) -> bool {
+    match ran {
+        Ok((outcome, _)) => matches!(
+            &outcome.status,
+            RunStatus::Stopped(hands_runner::StopReason::LedgerFailed(_))
+        ),
+        Err(e) => {
+            matches!(e.downcast_ref::<RunError>(), Some(RunError::Ledger(_)))
+                || e.downcast_ref::<hands_fleet::FleetError>().is_some()
+        }
+    }
+}
+
+/// Claims after which an episode whose ledger keeps failing fails instead of being given back.
+const GIVE_BACK_ATTEMPTS: u32 = 20;
+
 /// An episode that did not succeed, with why.
 fn failed(state: EpisodeState, reason: String) -> EpisodeOutcome {
     EpisodeOutcome {
@@ -415,19 +452,10 @@ async fn ended_before(url: &str, claim: &Claim, dir: &Path) -> anyhow::Result<Ep
     if outcome.reason.as_deref() == Some("") {
         outcome.reason = None;
         outcome.success = true;
-        if let Some(check) = &claim.task.check {
-            std::fs::create_dir_all(dir)?;
-            match run_check(check, dir).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    outcome.success = false;
-                    outcome.reason = Some("its check failed".into());
-                }
-                Err(e) => {
-                    outcome.success = false;
-                    outcome.reason = Some(short(&format!("its check could not run: {e:#}")));
-                }
-            }
+        std::fs::create_dir_all(dir)?;
+        if let Some(failed) = check_failure(&claim.task, dir).await {
+            outcome.success = false;
+            outcome.reason = Some(failed);
         }
     }
     Ok(outcome)
@@ -563,18 +591,9 @@ async fn judge(task: &Task, outcome: &RunOutcome, dir: &Path) -> EpisodeOutcome 
             Some(short(&format!("stopped: {why}"))),
         ),
     };
-    if success && let Some(check) = &task.check {
-        match run_check(check, dir).await {
-            Ok(true) => {}
-            Ok(false) => {
-                success = false;
-                reason = Some("its check failed".into());
-            }
-            Err(e) => {
-                success = false;
-                reason = Some(short(&format!("its check could not run: {e:#}")));
-            }
-        }
+    if success && let Some(failed) = check_failure(task, dir).await {
+        success = false;
+        reason = Some(failed);
     }
     EpisodeOutcome {
         state,
@@ -584,6 +603,15 @@ async fn judge(task: &Task, outcome: &RunOutcome, dir: &Path) -> EpisodeOutcome 
         input_tokens: outcome.usage.input_tokens,
         cached_tokens: outcome.usage.cache_read_input_tokens,
         output_tokens: outcome.usage.output_tokens,
+    }
+}
+
+/// Why the task's check says it did not succeed (`None`: it passed, or the task has none).
+async fn check_failure(task: &Task, dir: &Path) -> Option<String> {
+    match run_check(task.check.as_deref()?, dir).await {
+        Ok(true) => None,
+        Ok(false) => Some("its check failed".into()),
+        Err(e) => Some(short(&format!("its check could not run: {e:#}"))),
     }
 }
 
