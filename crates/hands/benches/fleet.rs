@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hands_fleet::cluster::{Durability, LocalCluster};
-use hands_sim::policy::tool_use;
+use hands_sim::policy::{tool_use, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn};
 use serde_json::{Value, json};
 
@@ -48,14 +48,16 @@ fn answered(request: &Value) -> usize {
 fn model() -> SimServer {
     SimServer::start(SimConfig::with_policy(|request: &Value| {
         match answered(request) {
-            0 => Turn::Blocks(vec![tool_use("computer", json!({"action": "screenshot"}))]),
-            1 => Turn::Blocks(vec![tool_use(
+            0 => Turn::Blocks(vec![toolset_use("computer", "screenshot", json!({}))]),
+            1 => Turn::Blocks(vec![toolset_use(
                 "computer",
-                json!({"action": "left_click", "coordinate": [200, 200]}),
+                "left_click",
+                json!({"coordinate": [200, 200]}),
             )]),
-            2 => Turn::Blocks(vec![tool_use(
+            2 => Turn::Blocks(vec![toolset_use(
                 "computer",
-                json!({"action": "type", "text": "hands"}),
+                "type",
+                json!({"text": "hands"}),
             )]),
             3 => Turn::Blocks(vec![tool_use(
                 "bash",
@@ -92,16 +94,18 @@ fn bare(sim: &SimServer, dir: &Path, n: usize, at_once: usize) -> (Duration, usi
                         break;
                     }
                     let out = dir.join(format!("bare-{k}"));
-                    let status = hands(sim)
+                    let output = hands(sim)
                         .args(["run", "--task", &format!("Episode {k}"), "--desktop"])
                         .args(["--sandbox", "none", "--approve", "all", "--max-steps", "8"])
                         .arg("--out")
                         .arg(&out)
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status()
+                        .output()
                         .unwrap();
-                    assert!(status.success(), "hands run of episode {k} failed");
+                    assert!(
+                        output.status.success(),
+                        "hands run of episode {k} failed: {}",
+                        String::from_utf8_lossy(&output.stderr)
+                    );
                 }
             });
         }

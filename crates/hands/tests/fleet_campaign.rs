@@ -611,6 +611,8 @@ struct Report {
     reconciled: usize,
     takeovers: Vec<Duration>,
     unfinished: Vec<(i64, String)>,
+    /// Workers that exited by themselves (started again).
+    worker_exits: usize,
 }
 
 impl Report {
@@ -646,11 +648,12 @@ impl Report {
             at(0.5),
             at(1.0),
             takeovers.len(),
-        ) + &if self.unfinished.is_empty() {
-            String::new()
-        } else {
-            format!("; NOT FINISHED: {:?}", self.unfinished)
-        }
+        ) + &format!("; {} worker exits", self.worker_exits)
+            + &if self.unfinished.is_empty() {
+                String::new()
+            } else {
+                format!("; NOT FINISHED: {:?}", self.unfinished)
+            }
     }
 }
 
@@ -709,6 +712,7 @@ async fn campaign(plan: Plan) -> Report {
     let mut next = Instant::now() + Duration::from_secs(2);
     let mut want: Option<Kind> = None;
     let mut reconciler: Option<Child> = None;
+    let mut worker_exits = 0;
     let deadline = Instant::now() + Duration::from_secs(60 + 3 * plan.faults as u64);
     loop {
         assert!(Instant::now() < deadline, "the campaign ran out of time");
@@ -738,6 +742,17 @@ async fn campaign(plan: Plan) -> Report {
             });
             if due && let Some(fault) = slot.take() {
                 heal(&mut c, node, &fault);
+            }
+        }
+        // A worker that exited on a healthy node is started again (as a supervisor would),
+        // and counted.
+        for (node, fault) in faulted.iter().enumerate() {
+            let exited = c.workers[node]
+                .as_mut()
+                .is_some_and(|w| w.try_wait().unwrap().is_some());
+            if fault.is_none() && exited {
+                worker_exits += 1;
+                c.spawn_worker(node);
             }
         }
         // Reconcile what is parked.
@@ -819,6 +834,7 @@ async fn campaign(plan: Plan) -> Report {
         refused: seen.refused,
         reconciled: count_lines(&c.dir.path().join("reconcile.log"), "recorded as"),
         takeovers,
+        worker_exits,
         unfinished: rows
             .into_iter()
             .filter(|r| r.2 != "finished")
