@@ -713,7 +713,7 @@ async fn campaign(plan: Plan) -> Report {
     let mut want: Option<Kind> = None;
     let mut reconciler: Option<Child> = None;
     let mut worker_exits = 0;
-    let deadline = Instant::now() + Duration::from_secs(60 + 3 * plan.faults as u64);
+    let deadline = Instant::now() + Duration::from_secs(60 + 5 * plan.faults as u64);
     loop {
         assert!(Instant::now() < deadline, "the campaign ran out of time");
         let rows = c.rows().await;
