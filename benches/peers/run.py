@@ -145,6 +145,9 @@ def run_tool(name, args, state, base, workdir):
                 started, ended, text = tool.act(step, ref)
                 ok, stale, landed = check(state, page, key, want, ended)
                 note = "" if ok else f"page says {state.get(page, key)!r}, answer {text[:200]!r}"
+                if ok and text.startswith("ERROR"):
+                    # The effect landed, but the tool told the model it failed.
+                    ok, note = False, f"the page changed, but the answer was an error: {text[:200]!r}"
                 results.append((page, idx, ok, stale, ended - started,
                                 None if landed is None else landed - started, note))
                 if args.verbose:

@@ -27,6 +27,10 @@ ROLE_ALIASES = {
 QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
+def tools_roles(role):
+    return ROLE_ALIASES[role]
+
+
 class NotFound(Exception):
     pass
 
@@ -105,30 +109,39 @@ class Hands(McpTool):
     def open(self, url):
         self.call("open", "browser_navigate", {"url": url})
 
-    @staticmethod
-    def _ref(line):
-        m = re.search(r"\[ref=([^\]\s]+)\]|\bref[=:]\s*\"?([A-Za-z0-9_:-]+)", line)
-        if m:
-            return m.group(1) or m.group(2)
-        m = re.match(r"\s*-?\s*\[?(@?[a-z]*\d+[a-z0-9_:]*)\]?\s", line)
-        return m.group(1) if m else None
+    # `[e12] button Sort by price`, `[e44] checkbox [ ] Subscribe`, `[e43] textbox Comment = ""`,
+    # `[e9] combobox Country {France=FR, …}`
+    LINE = re.compile(r'^\s*\[(e\d+)\] (\S+) (?:\[[ x-]\] )?(.*?)(?: = ".*"| \{.*\})?$')
+
+    @classmethod
+    def _find(cls, text, role, name):
+        fallback = None
+        for line in text.splitlines():
+            m = cls.LINE.match(line)
+            if not m or m.group(3).strip() != name:
+                continue
+            if m.group(2) in tools_roles(role):
+                return m.group(1)
+            fallback = fallback or m.group(1)
+        return fallback
 
     def locate(self, role, name):
-        if self.locate_mode == "find":
-            text, _ = self.call("read", "browser_find", {"query": name})
-            ref = find_ref(text, role, name, self._ref)
-            if ref:
-                return ref
         args = {"filter": "interactive"}
-        while True:
+        while self.locate_mode == "read":
             text, _ = self.call("read", "browser_read_page", args)
-            ref = find_ref(text, role, name, self._ref)
+            ref = self._find(text, role, name)
             if ref:
                 return ref
-            cursor = re.search(r'cursor[=:]\s*"?([A-Za-z0-9_-]+)', text)
+            cursor = re.search(r'cursor "([^"]+)"', text)
             if not cursor:
-                raise NotFound(text[-400:])
+                # The read says what was left out and to use browser_find for it.
+                break
             args = {"filter": "interactive", "cursor": cursor.group(1)}
+        text, _ = self.call("read", "browser_find", {"query": name})
+        ref = self._find(text, role, name)
+        if not ref:
+            raise NotFound(text[-400:])
+        return ref
 
     def _act(self, verb, ref, arg, name):
         if verb == "click":
