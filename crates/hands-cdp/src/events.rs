@@ -120,9 +120,9 @@ pub struct Tab {
     pub inflight: HashMap<String, Instant>,
     /// The last time a request started or ended.
     pub last_network: Instant,
-    /// When the main frame last asked to navigate (a link, a form, script) and has neither
-    /// committed a new document nor moved within its own since: an action that sees one settles
-    /// the long way, waiting for the new document.
+    /// When the main frame last asked to navigate (a link, a form, script) or to open a window,
+    /// and has neither committed a new document nor moved within its own since: an action that
+    /// sees one settles the long way, waiting for the new document or tab.
     pub nav_requested: Option<Instant>,
     /// A chooser waiting for a file.
     pub chooser: Option<FileChooser>,
@@ -416,6 +416,14 @@ fn handle(shared: &Arc<Shared>, event: &Event) {
                 (session, event.parse::<FrameRequestedNavigation>())
             {
                 on_navigation_requested(shared, session, &requested);
+            }
+        }
+        "Page.windowOpen" => {
+            if let Some(session) = session {
+                if let Some(tab) = shared.lock().page_tab_mut(session) {
+                    tab.nav_requested = Some(Instant::now());
+                }
+                shared.bump();
             }
         }
         "Page.navigatedWithinDocument" => {
