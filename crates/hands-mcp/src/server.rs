@@ -273,14 +273,19 @@ impl HandsMcp {
                 };
                 // Read before anyone is asked: a call that cannot run is answered with what is
                 // wrong, and the person is asked only about what would run.
-                if let Err(why) = desktop.lock().await.check(member, &arguments) {
-                    self.inner.slot.finish();
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into());
-                }
+                let request = match desktop.lock().await.prepare(member, &arguments) {
+                    Ok(request) => request,
+                    Err(why) => {
+                        self.inner.slot.finish();
+                        return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into());
+                    }
+                };
                 let mut consent = None;
                 if !computer_is_observation(member) {
+                    // The person is asked about the parsed action, which is what runs.
                     let question = format!(
-                        "Allow the desktop action `{member}` {}?",
+                        "Allow the desktop action `{member}` ({}) {}?",
+                        request.action,
                         short_json(&arguments_value, 300)
                     );
                     let verdict = self.inner.slot.decide(&question, &cancel).await;
@@ -301,7 +306,7 @@ impl HandsMcp {
                     ),
                     Some(Verdict::NeedsInput { .. }) => (Vec::new(), false, consent),
                     _ => {
-                        let answer = desktop.lock().await.call(member, &arguments, &cancel).await;
+                        let answer = desktop.lock().await.call(&request, &cancel).await;
                         if let Some(fault) = &answer.fault {
                             tracing::error!(target: "hands::mcp", %fault, "desktop fault");
                         }
