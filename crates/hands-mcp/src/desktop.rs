@@ -10,6 +10,7 @@ use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
 use hands_core::geometry::{ImageTier, ScreenshotSizing, Size};
 use hands_core::image::Pixels;
 use hands_core::{CancellationToken, image::ImageFormat};
+use hands_toolset::actions::DesktopAction;
 use hands_toolset::computer::declaration::DeclarationError;
 use hands_toolset::computer::members::Member;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset, MemberError};
@@ -21,18 +22,19 @@ use serde_json::{Map, Value};
 use crate::budget::Budget;
 use crate::tools::SCREENSHOT_ARG;
 
-/// A computer toolset with its desktop type erased.
+/// A computer toolset with its desktop type erased: parse a member's input into a
+/// [`DesktopAction`], run a parsed action.
 #[async_trait]
 pub trait DesktopCalls: Send {
-    /// Runs one member with its input object, read by the toolset's own parser: its content,
-    /// or why it did not do its work (typed: a driver fault is told apart by
-    /// [`MemberError::Desktop`] and [`DesktopError::is_fault`]).
-    async fn member(
+    /// Reads a call of `member` without running it: the action, or what is wrong with it.
+    fn parse(&self, member: Member, input: &Value) -> Result<DesktopAction, MemberError>;
+    /// Runs a parsed action: its content, or why it did not do its work (typed: a driver
+    /// fault is told apart by [`DesktopError::is_fault`]).
+    async fn act(
         &mut self,
-        member: Member,
-        input: &Value,
+        action: &DesktopAction,
         cancel: &CancellationToken,
-    ) -> Result<Vec<ResultBlock>, MemberError>;
+    ) -> Result<Vec<ResultBlock>, DesktopError>;
     /// A capture of the whole screen, after waiting for it to settle.
     async fn settled_capture(
         &mut self,
@@ -41,20 +43,20 @@ pub trait DesktopCalls: Send {
     ) -> Result<Pixels, DesktopError>;
     /// The size of the screenshots the model sees.
     fn shot_size(&self) -> Size;
-    /// Reads a call of `member` without running it: what is wrong with it, if anything.
-    fn check(&self, member: Member, input: &Value) -> Result<(), MemberError>;
 }
 
 #[async_trait]
 impl<D: Desktop + 'static> DesktopCalls for ComputerToolset<D> {
-    async fn member(
+    fn parse(&self, member: Member, input: &Value) -> Result<DesktopAction, MemberError> {
+        self.parse_member(member, input)
+    }
+
+    async fn act(
         &mut self,
-        member: Member,
-        input: &Value,
+        action: &DesktopAction,
         cancel: &CancellationToken,
-    ) -> Result<Vec<ResultBlock>, MemberError> {
-        let action = self.parse_member(member, input)?;
-        self.act(action, cancel).await.map_err(MemberError::Desktop)
+    ) -> Result<Vec<ResultBlock>, DesktopError> {
+        ComputerToolset::act(self, action, cancel).await
     }
 
     async fn settled_capture(
@@ -69,10 +71,27 @@ impl<D: Desktop + 'static> DesktopCalls for ComputerToolset<D> {
     fn shot_size(&self) -> Size {
         self.frame().shot()
     }
+}
 
-    fn check(&self, member: Member, input: &Value) -> Result<(), MemberError> {
-        self.parse_member(member, input).map(|_| ())
-    }
+/// What to add to an action's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    /// The line of what changed, only.
+    Nothing,
+    /// A screenshot too (the call's `screenshot: true`).
+    Screenshot,
+}
+
+/// A desktop call read once: the member, the action it means, and whether a screenshot
+/// follows. The person is asked about this; running it parses nothing again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesktopRequest {
+    /// The member called.
+    pub member: Member,
+    /// Its validated action.
+    pub action: DesktopAction,
+    /// What follows it.
+    pub then: Then,
 }
 
 /// The share of the budget a screenshot may take, leaving room for its caption and for the
@@ -134,36 +153,40 @@ impl DesktopSurface {
     /// Reads a call of `member` with the client's `arguments` without running it: `Err` is the
     /// answer to send (what is wrong; nothing ran), so nobody is asked about a call that cannot
     /// run.
-    pub fn check(&self, member: Member, arguments: &Map<String, Value>) -> Result<(), String> {
-        let mut input = arguments.clone();
-        input.remove(SCREENSHOT_ARG);
-        self.toolset
-            .check(member, &Value::Object(input))
-            .map_err(|e| error_line(&format!("Error: {e}")))
-    }
-
-    /// Runs `member` with the client's `arguments`. Consent is the caller's: this runs the
-    /// action.
-    pub async fn call(
-        &mut self,
+    pub fn prepare(
+        &self,
         member: Member,
         arguments: &Map<String, Value>,
-        cancel: &CancellationToken,
-    ) -> DesktopAnswer {
+    ) -> Result<DesktopRequest, String> {
         let mut input = arguments.clone();
-        let screenshot = match input.remove(SCREENSHOT_ARG) {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) if !crate::tools::computer_is_observation(member) => b,
+        let observes = crate::tools::computer_is_observation(member);
+        let then = match input.remove(SCREENSHOT_ARG) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => Then::Nothing,
+            Some(Value::Bool(true)) if !observes => Then::Screenshot,
             Some(other) => {
-                return DesktopAnswer {
-                    content: vec![ContentBlock::text(format!(
-                        "`{SCREENSHOT_ARG}` must be true or false on an action, got {other}"
-                    ))],
-                    is_error: true,
-                    fault: None,
-                };
+                return Err(format!(
+                    "`{SCREENSHOT_ARG}` must be true or false on an action, got {other}"
+                ));
             }
         };
+        let action = self
+            .toolset
+            .parse(member, &Value::Object(input))
+            .map_err(|e| error_line(&format!("Error: {e}")))?;
+        Ok(DesktopRequest {
+            member,
+            action,
+            then,
+        })
+    }
+
+    /// Runs a prepared call. Consent is the caller's: this runs the action.
+    pub async fn call(
+        &mut self,
+        request: &DesktopRequest,
+        cancel: &CancellationToken,
+    ) -> DesktopAnswer {
+        let member = request.member;
         let observes = crate::tools::computer_is_observation(member);
         let before = if observes {
             None
@@ -175,7 +198,7 @@ impl DesktopSurface {
                 .await
                 .ok()
         };
-        let (blocks, is_error, fault) = self.run(member, Value::Object(input), cancel).await;
+        let (blocks, is_error, fault) = self.run(&request.action, cancel).await;
         let mut content: Vec<ContentBlock> = blocks.into_iter().map(to_mcp).collect();
         if fault.is_some() || is_error {
             return DesktopAnswer {
@@ -195,8 +218,8 @@ impl DesktopSurface {
             };
             content = vec![ContentBlock::text(line)];
         }
-        if screenshot {
-            let (blocks, failed, fault) = self.run(Member::Screenshot, Value::Null, cancel).await;
+        if request.then == Then::Screenshot {
+            let (blocks, failed, fault) = self.run(&DesktopAction::Screenshot, cancel).await;
             content.extend(blocks.into_iter().map(to_mcp));
             return DesktopAnswer {
                 content,
@@ -224,28 +247,16 @@ impl DesktopSurface {
 
     async fn run(
         &mut self,
-        member: Member,
-        input: Value,
+        action: &DesktopAction,
         cancel: &CancellationToken,
     ) -> (Vec<ResultBlock>, bool, Option<DesktopError>) {
-        let input = match input {
-            Value::Null => Value::Object(Map::new()),
-            other => other,
-        };
-        match self.toolset.member(member, &input, cancel).await {
+        match self.toolset.act(action, cancel).await {
             Ok(content) => (content, false, None),
             Err(e) => {
                 // The client reads what went wrong as the model would; a driver fault (or a
                 // cancellation) also stops the server's use of the display.
                 let text = error_line(&format!("Error: {e}"));
-                let fault = match e {
-                    MemberError::Desktop(e)
-                        if e.is_fault() || matches!(e, DesktopError::Cancelled) =>
-                    {
-                        Some(e)
-                    }
-                    _ => None,
-                };
+                let fault = (e.is_fault() || matches!(e, DesktopError::Cancelled)).then_some(e);
                 (vec![ResultBlock::Text(text)], true, fault)
             }
         }

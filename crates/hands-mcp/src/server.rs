@@ -61,6 +61,10 @@ struct Inner {
     slot: ConsentSlot,
     rounds: Rounds,
     tools: Vec<Tool>,
+    /// Whether an answer already said that the server's `--approve` policy approved an action:
+    /// said once, since the policy does not change (a person's decision and every refusal are
+    /// said each time).
+    policy_approval_said: std::sync::atomic::AtomicBool,
 }
 
 /// The hands MCP server. Cheap to clone: every clone (one per HTTP session) shares the surfaces.
@@ -122,6 +126,7 @@ impl HandsMcp {
                 calls: Mutex::new(()),
                 slot,
                 rounds: Rounds::new()?,
+                policy_approval_said: std::sync::atomic::AtomicBool::new(false),
                 tools,
             }),
         })
@@ -268,14 +273,19 @@ impl HandsMcp {
                 };
                 // Read before anyone is asked: a call that cannot run is answered with what is
                 // wrong, and the person is asked only about what would run.
-                if let Err(why) = desktop.lock().await.check(member, &arguments) {
-                    self.inner.slot.finish();
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into());
-                }
+                let request = match desktop.lock().await.prepare(member, &arguments) {
+                    Ok(request) => request,
+                    Err(why) => {
+                        self.inner.slot.finish();
+                        return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into());
+                    }
+                };
                 let mut consent = None;
                 if !computer_is_observation(member) {
+                    // The person is asked about the parsed action, which is what runs.
                     let question = format!(
-                        "Allow the desktop action `{member}` {}?",
+                        "Allow the desktop action `{member}` ({}) {}?",
+                        request.action,
                         short_json(&arguments_value, 300)
                     );
                     let verdict = self.inner.slot.decide(&question, &cancel).await;
@@ -296,7 +306,7 @@ impl HandsMcp {
                     ),
                     Some(Verdict::NeedsInput { .. }) => (Vec::new(), false, consent),
                     _ => {
-                        let answer = desktop.lock().await.call(member, &arguments, &cancel).await;
+                        let answer = desktop.lock().await.call(&request, &cancel).await;
                         if let Some(fault) = &answer.fault {
                             tracing::error!(target: "hands::mcp", %fault, "desktop fault");
                         }
@@ -317,7 +327,15 @@ impl HandsMcp {
             decided => {
                 let mut content = content;
                 if let Some(Verdict::Decided { approved, by }) = decided {
-                    append_consent(&mut content, approved, by);
+                    let said_before = approved
+                        && matches!(by, Decider::Policy(_))
+                        && self
+                            .inner
+                            .policy_approval_said
+                            .swap(true, std::sync::atomic::Ordering::Relaxed);
+                    if !said_before {
+                        append_consent(&mut content, approved, by);
+                    }
                 }
                 let content = budget.fit(content);
                 Ok(if is_error {

@@ -16,11 +16,11 @@ use hands_core::geometry::{ImageTier, ScreenPoint, ScreenshotSizing, Size};
 use hands_core::image::{ImageFormat, Pixels};
 use hands_core::input::{Button, KeyChord, ModifierSet, ScrollDirection};
 use hands_jail::{Jail, JailKind};
+use hands_toolset::actions::DesktopOutcome;
 use hands_toolset::computer::members::Member;
 use hands_toolset::computer::{ComputerConfig, ComputerToolset, MemberError};
 use hands_toolset::computer_call::{ComputerCallConfig, ComputerCallExecutor, parse_call};
 use hands_toolset::errtext;
-use hands_toolset::wire::ResultBlock;
 use hands_x11::{X11Desktop, XClient, XClients, XvfbConfig};
 use pyo3::prelude::*;
 use serde_json::{Value, json};
@@ -28,9 +28,6 @@ use serde_json::{Value, json};
 use crate::errors::Error;
 use crate::run::{Calling, Out, parse_json, run};
 use crate::sandbox::{self, Jailed, Mode};
-
-/// The member whose answer is a point, not content: answered from the frame here.
-const CURSOR_POSITION: &str = "cursor_position";
 
 /// One X11 desktop shared by the two surfaces: each call takes the lock for its duration, and
 /// the screen size is cached after every call so `screen()` needs no lock. `None` once closed.
@@ -169,18 +166,8 @@ impl Core {
         cancel: CancellationToken,
     ) -> Result<Out, Error> {
         let mut toolset = self.claude.lock().await;
-        if name == CURSOR_POSITION {
-            let frame = toolset.frame();
-            let at = toolset
-                .desktop()
-                .pointer()
-                .await
-                .map_err(|e| desktop_error(e, &cancel))?;
-            let shot = frame.to_shot(at);
-            return Ok(Out::Point(shot.x(), shot.y()));
-        }
         // Read once by the toolset's own parser (its member, its input rules), then run: the
-        // errors are typed, never read back out of a model's text.
+        // errors and the outcome are typed, never read back out of a model's text.
         let member = Member::from_name(&name).ok_or_else(|| {
             Error::Argument(format!(
                 "unknown computer member `{}`",
@@ -190,13 +177,14 @@ impl Core {
         let action = toolset
             .parse_member(member, &input)
             .map_err(|e| member_error(e, &cancel))?;
-        let content = toolset
-            .act(action, &cancel)
+        let outcome = toolset
+            .perform(&action, &cancel)
             .await
             .map_err(|e| desktop_error(e, &cancel))?;
-        Ok(match content.as_slice() {
-            [ResultBlock::Image(image)] => Out::Image(image.clone().into()),
-            _ => Out::None,
+        Ok(match outcome {
+            DesktopOutcome::Image(image) => Out::Image(image.into()),
+            DesktopOutcome::Pointer(p) => Out::Point(p.x(), p.y()),
+            DesktopOutcome::Done => Out::None,
         })
     }
 

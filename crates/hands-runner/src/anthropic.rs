@@ -29,21 +29,23 @@ use crate::approval::{
 };
 use crate::checkpoint::interruption;
 use crate::context::{
-    CONTEXT_MANAGEMENT_BETA, ContextConfig, ContextManagement, LastScreenshot, ProjectionState,
+    ClaudeEdit, ContextConfig, ContextManagement, LastScreenshot, ProjectionState,
     place_breakpoints, project_messages,
 };
 use crate::control::{EarlyExecution, RunEvent, TurnCall};
 use crate::diagnostics::{Api, Reason, Record, Stage, Usage};
+use crate::edits::{COMPACTION_BESIDE_COMPACT_EDIT, Controls, RunEdit};
 use crate::functions::{OutputPart, ToolOutput};
 use crate::mcp::{MCP_CLIENT_BETA, shown_url};
 use crate::outcome::{ApiStop, RunError, StopReason};
 use crate::server_blocks::{self, ClaudeToolset};
 use crate::session::{
-    NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult, cancelled_text,
-    not_executed_turn_ended,
+    ActionDone, Answered, NOT_EXECUTED_STEP_LIMIT, Session, StepContext, StepResult,
+    cancelled_text, not_executed_turn_ended,
 };
 use crate::tools::is_server_tool;
 
+mod compaction;
 mod eager;
 mod rebuild;
 mod resume;
@@ -174,6 +176,8 @@ pub(crate) struct AnthropicSession {
     thread: ThreadState,
     /// The last message is a paused turn the API expects back, last and unchanged.
     paused: bool,
+    /// What mid-run edits changed (saved with every checkpoint).
+    controls: Controls,
 }
 
 impl AnthropicSession {
@@ -199,6 +203,7 @@ impl AnthropicSession {
             mcp_approved: false,
             thread: ThreadState::default(),
             paused: false,
+            controls: Controls::default(),
         }
     }
 
@@ -211,11 +216,8 @@ impl AnthropicSession {
                 Shape::Toolset(_) => {}
             }
         }
-        if matches!(
-            self.settings.context.management,
-            ContextManagement::Native(_)
-        ) {
-            betas.push(CONTEXT_MANAGEMENT_BETA.to_owned());
+        if let ContextManagement::Native(native) = &self.settings.context.management {
+            betas.push(native.anthropic_beta().to_owned());
         }
         if !self.settings.mcp_servers.is_empty() {
             betas.push(MCP_CLIENT_BETA.to_owned());
@@ -259,11 +261,17 @@ impl AnthropicSession {
                 kept.push(value);
             }
         }
-        let mut system = match &self.settings.system {
+        let mut system = match self
+            .controls
+            .params
+            .instructions
+            .as_ref()
+            .or(self.settings.system.as_ref())
+        {
             Some(s) => Value::String(s.clone()),
             None => Value::Null,
         };
-        let mut tools = self.tools.clone();
+        let mut tools = self.controls.declared(&self.tools);
         place_breakpoints(
             &mut system,
             &mut tools,
@@ -275,6 +283,39 @@ impl AnthropicSession {
         Ok((system, tools, messages))
     }
 
+    /// A request with what every request of the run carries: the model, the output limit, the
+    /// system prompt, the tools, thinking, the MCP servers and the container.
+    fn base_request(
+        &self,
+        system: Option<System>,
+        tools: Vec<Value>,
+        messages: Vec<MessageParam>,
+    ) -> MessagesRequest {
+        let mut request = MessagesRequest::new(
+            self.settings.model.clone(),
+            self.controls
+                .params
+                .max_output_tokens
+                .unwrap_or(self.settings.max_tokens),
+            messages,
+        );
+        request.system = system;
+        request.tools = tools;
+        request.thinking = self.settings.thinking.clone();
+        if !self.settings.mcp_servers.is_empty() {
+            request.extra.insert(
+                "mcp_servers".into(),
+                Value::Array(self.settings.mcp_servers.clone()),
+            );
+        }
+        if let Some(container) = &self.container {
+            request
+                .extra
+                .insert("container".into(), Value::String(container.clone()));
+        }
+        request
+    }
+
     async fn send(
         &mut self,
         ctx: &mut StepContext<'_>,
@@ -282,15 +323,14 @@ impl AnthropicSession {
     ) -> Result<Message, StopReason> {
         let (system, tools, messages) = self.manage_context()?;
         let (whole_system, whole_tools) = (system.clone(), tools.clone());
-        let mut request = MessagesRequest::new(
-            self.settings.model.clone(),
-            self.settings.max_tokens,
-            messages,
-        );
-        request.system = system;
-        request.tools = tools;
-        request.thinking = self.settings.thinking.clone();
-        if let Some(effort) = &self.settings.effort {
+        let mut request = self.base_request(system, tools, messages);
+        if let Some(effort) = self
+            .controls
+            .params
+            .effort
+            .as_ref()
+            .or(self.settings.effort.as_ref())
+        {
             request.output_config = Some(hands_models::anthropic::OutputConfig {
                 effort: Some(effort.clone()),
                 format: None,
@@ -305,17 +345,6 @@ impl AnthropicSession {
         };
         if let ContextManagement::Native(native) = &self.settings.context.management {
             request.context_management = Some(native.anthropic_edits());
-        }
-        if !self.settings.mcp_servers.is_empty() {
-            request.extra.insert(
-                "mcp_servers".into(),
-                Value::Array(self.settings.mcp_servers.clone()),
-            );
-        }
-        if let Some(container) = &self.container {
-            request
-                .extra
-                .insert("container".into(), Value::String(container.clone()));
         }
         let mut sent_as = self.thread.prepare(self.settings.threads, &mut request);
         // MCP servers and server tools may act while the request is under way: saved pending
@@ -507,18 +536,23 @@ impl AnthropicSession {
                 .push(WireResult::error(tool_use, cancelled_text()));
             return;
         }
-        // Answered by the caller: nothing runs, and nobody is asked (nothing takes effect).
-        if let Some(out) = supplied.remove(&tool_use.id) {
+        // Answered by the caller: nothing runs, and nobody is asked (nothing takes effect). A
+        // call to a tool an edit removed is answered as a call to an unknown tool.
+        let removed = self
+            .controls
+            .removed(&tool_use.name)
+            .then(|| ToolOutput::Text(crate::session::unknown_tool_text(&tool_use.name)));
+        if let Some(out) = supplied.remove(&tool_use.id).or(removed) {
             let result = tool_output_result(tool_use, &out);
-            ctx.action_done(
-                Api::Messages,
-                &tool_use.id,
-                &tool_use.name,
-                Reason::Completed,
-                Duration::ZERO,
-                false,
-                crate::control::SUPPLIED_SUMMARY,
-            );
+            ctx.action_done(ActionDone {
+                api: Api::Messages,
+                call_id: &tool_use.id,
+                member: &tool_use.name,
+                reason: Reason::Completed,
+                duration: Duration::ZERO,
+                answer: Answered::Ok,
+                summary: crate::control::SUPPLIED_SUMMARY,
+            });
             let answer = result.to_json();
             if let Err(reason) = ctx.call_answered(&tool_use.id, || answer.clone(), None) {
                 turn.stop_once(reason);
@@ -637,6 +671,7 @@ impl AnthropicSession {
                         index,
                         name: block.member.name().to_owned(),
                         action: tool_use.input.clone(),
+                        parsed: block.action.clone(),
                         final_screenshot: false,
                         confirm_required,
                     }))
@@ -1041,7 +1076,7 @@ impl Session for AnthropicSession {
 
     fn snapshot(&self) -> Value {
         serde_json::json!({"messages": self.messages, "unanswered": self.unanswered,
-            "container": self.container, "paused": self.paused})
+            "container": self.container, "paused": self.paused, "controls": self.controls})
     }
 
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
@@ -1059,6 +1094,7 @@ impl Session for AnthropicSession {
         // A paused turn goes back as it is: nothing may follow it but the request that sends it.
         self.paused = conversation.get("paused").and_then(Value::as_bool) == Some(true);
         self.unanswered = self.paused;
+        self.controls = Controls::restore(conversation).map_err(RunError::Config)?;
         self.projection = ProjectionState::default();
         self.last_screenshot.forget();
         Ok(())
@@ -1087,6 +1123,11 @@ impl Session for AnthropicSession {
         ctx: &mut StepContext<'_>,
         last_allowed: bool,
     ) -> Result<StepResult, StopReason> {
+        // A compaction an edit scheduled goes first: its summary replaces the conversation.
+        if let Some(instructions) = self.controls.compaction.clone() {
+            self.compact(ctx, instructions).await?;
+            self.controls.compaction = None;
+        }
         let message = self.send(ctx, last_allowed).await?;
         let text = message.text();
         let uses: Vec<ToolUse> = message
@@ -1108,6 +1149,12 @@ impl Session for AnthropicSession {
         let message_value = || message_json.clone();
         self.messages.push(message.to_param());
         self.paused = false;
+        // A summary replaces the conversation before it: later requests and checkpoints carry
+        // the compacted history (the journal keeps every request and answer whole).
+        let n_compacted = compaction::drop_replaced(&mut self.messages);
+        if n_compacted > 0 {
+            tracing::info!(n_compacted, "the API compacted the conversation");
+        }
         if let Some(reason) = self.early_stop.take() {
             // A call run early stopped the run. The message still arrived whole: its calls are
             // recorded with it (those run early keep their records), so a resume closes the
@@ -1139,6 +1186,12 @@ impl Session for AnthropicSession {
         // Spec: api-contracts A, `stop_reason`; the SDK's runner (`_STOP_REASON_STEPS`).
         match message.stop_reason {
             Some(MessagesStopReason::ToolUse) if !uses.is_empty() => {}
+            // A compaction alone (`pause_after_compaction`): the turn goes on from it, and the
+            // runner saves the compacted conversation before the next request.
+            Some(MessagesStopReason::Compaction) => {
+                self.unanswered = false;
+                return Ok(StepResult::Paused);
+            }
             Some(MessagesStopReason::PauseTurn) => {
                 // The API asks for the paused turn back, last and unchanged, to let it go on:
                 // nothing of it runs, and a later task cannot follow it.
@@ -1229,6 +1282,30 @@ impl Session for AnthropicSession {
         }
         self.mcp_approved = true;
         Ok(())
+    }
+
+    fn apply_edit(&mut self, edit: &RunEdit) -> Result<(), String> {
+        if matches!(edit, RunEdit::CompactBeforeNextTurn { .. })
+            && matches!(&self.settings.context.management,
+                ContextManagement::Native(n) if matches!(n.claude_edit, ClaudeEdit::Compact(_)))
+        {
+            return Err(COMPACTION_BESIDE_COMPACT_EDIT.to_owned());
+        }
+        self.controls.apply(edit, &self.tools)?;
+        // A thread keeps the system prompt and tools it was created with.
+        let changes_thread = match edit {
+            RunEdit::Params(params) => params.instructions.is_some(),
+            RunEdit::AddTools { .. } | RunEdit::RemoveTools { .. } => true,
+            _ => false,
+        };
+        if changes_thread {
+            self.thread.forget();
+        }
+        Ok(())
+    }
+
+    fn mid_turn(&self) -> bool {
+        self.paused || compaction::ends_with_compaction(&self.messages)
     }
 
     fn needs_approver(&self) -> Option<String> {

@@ -20,6 +20,7 @@ use async_trait::async_trait;
 use hands_core::CancellationToken;
 use hands_sandbox::strings::{BASH_TOOL_NAME, EDITOR_TOOL_NAME};
 use hands_sandbox::{BashInput, EditorCommand};
+use hands_toolset::actions::DesktopAction;
 use serde_json::Value;
 
 /// An approval decision.
@@ -66,6 +67,10 @@ pub struct ActionContext {
     pub name: String,
     /// The action as the model sent it (a copy: changing it changes nothing).
     pub action: Value,
+    /// The action as it will run: read once from what the model sent, validated against the
+    /// screenshot the model saw (the final screenshot of an OpenAI call is
+    /// [`DesktopAction::Screenshot`]).
+    pub parsed: DesktopAction,
     /// True for the screenshot the runner takes after an OpenAI call's actions.
     pub final_screenshot: bool,
     /// True when the toolset requires a confirmation for this member
@@ -364,6 +369,7 @@ mod tests {
             index: 0,
             name: "type".into(),
             action: serde_json::json!({"text": "hi"}),
+            parsed: DesktopAction::Type { text: "hi".into() },
             final_screenshot: false,
             confirm_required: true,
         });

@@ -21,7 +21,9 @@ use crate::approval::{BashEffect, Decision, EditorEffect, Effect, FunctionEffect
 use crate::diagnostics::{Api, Reason};
 use crate::functions::{FunctionError, ToolOutput};
 use crate::outcome::StopReason;
-use crate::session::{FunctionFailure, StepContext, function_result, unknown_tool_text};
+use crate::session::{
+    ActionDone, Answered, FunctionFailure, StepContext, function_result, unknown_tool_text,
+};
 use crate::tools::{BrowserStop, Toolbox};
 
 /// A call's arguments as its wire carries them: a JSON value (a Claude `tool_use` input) or
@@ -340,15 +342,15 @@ pub(crate) fn finish(
         wire,
         interruption,
     } = finished;
-    ctx.action_done(
+    ctx.action_done(ActionDone {
         api,
-        site.call_id,
-        site.name,
+        call_id: site.call_id,
+        member: site.name,
         reason,
-        start.elapsed(),
-        reason != Reason::Completed,
+        duration: start.elapsed(),
+        answer: Answered::error_if(reason != Reason::Completed),
         summary,
-    );
+    });
     let saved = ctx.call_answered(site.call_id, || wire.clone(), interruption);
     ctx.call_completed(site.call_id, site.name, || wire);
     saved

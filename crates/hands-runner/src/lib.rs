@@ -39,6 +39,7 @@ mod checkpoint;
 pub mod context;
 pub mod control;
 pub mod diagnostics;
+pub mod edits;
 mod executor;
 pub mod functions;
 mod items;
@@ -56,6 +57,7 @@ pub mod tools;
 
 pub use anthropic::AnthropicSettings;
 pub use control::{EarlyDecision, EarlyExecution, RunEvent, Turn, TurnError, TurnStream};
+pub use edits::{EditError, ParamsEdit, RunEdit};
 pub use openai::OpenAiSettings;
 pub use outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason, UncertainCall};
 pub use runner::{CloseStatus, DEFAULT_MAX_STEPS, RunConfig, Runner};

@@ -17,6 +17,7 @@ use hands_models::openai::{
     FunctionCallOutput, FunctionOutput, FunctionOutputPart, Input, Item, ItemView, OpenAiClient,
     ReasoningConfig, Response, ResponseStatus, ResponsesRequest, ToolChoice, Truncation,
 };
+use hands_toolset::actions::DesktopAction;
 use hands_toolset::computer_call::{ComputerCallExecutor, call_output, parse_call};
 use serde_json::{Value, json};
 
@@ -25,12 +26,14 @@ use crate::approval::{
     SafetyChecksContext, decide, refused_text,
 };
 use crate::context::{
-    ContextBudget, ContextConfig, ContextManagement, ProjectionState, project_items,
+    CallerCuts, Compactor, ContextBudget, ContextConfig, ContextManagement, ProjectError,
+    ProjectionState, project_items,
 };
 use crate::control::{
     DEFAULT_MAX_CONCURRENT_CALLS, EarlyCall, EarlyDecision, EarlyExecution, RunEvent, TurnCall,
 };
 use crate::diagnostics::{Api, Reason, Usage};
+use crate::edits::{COMPACTION_NOT_ON_OPENAI, Controls, RunEdit};
 use crate::functions::{FunctionError, Job, OutputPart, ToolOutput};
 use crate::items::{
     Declared, ItemKind, answer_id, api_stop, check_item, check_response, note_call_id,
@@ -38,7 +41,7 @@ use crate::items::{
 use crate::mcp::{MCP_APPROVAL_RESPONSE, shown_url};
 use crate::outcome::{RunError, StopReason};
 use crate::server_items::{self, raw};
-use crate::session::{FunctionFailure, Session, StepContext, StepResult};
+use crate::session::{ActionDone, Answered, FunctionFailure, Session, StepContext, StepResult};
 use crate::tools::{Toolbox, is_server_tool};
 
 mod eager;
@@ -96,6 +99,9 @@ pub struct OpenAiSettings {
     /// an optional budget — then the input is sent whole each time, never chained by
     /// `previous_response_id`), or the API's compaction (`context_management`).
     pub context: ContextConfig,
+    /// With a context budget: the caller's compaction callback, asked which completed calls to
+    /// drop (and for a summary) before hands cuts any (the SDK's `context_budget.compact`).
+    pub compactor: Option<Compactor>,
 }
 
 impl OpenAiSettings {
@@ -116,6 +122,7 @@ impl OpenAiSettings {
             parallel_tool_calls: None,
             extra_tools: Vec::new(),
             context: ContextConfig::default(),
+            compactor: None,
         }
     }
 }
@@ -143,6 +150,10 @@ pub(crate) struct OpenAiSession {
     early_stop: Option<StopReason>,
     /// What the budget has cut so far (it only grows).
     projection: ProjectionState,
+    /// The caller's compaction decisions: applied to every request, saved with checkpoints.
+    caller_cuts: CallerCuts,
+    /// What mid-run edits changed (saved with every checkpoint).
+    controls: Controls,
     /// The run declares a remote MCP server: its requests are never retried (the server may
     /// have acted on one that failed).
     no_retry: bool,
@@ -169,6 +180,8 @@ impl OpenAiSession {
             early_outputs: HashMap::new(),
             early_stop: None,
             projection: ProjectionState::default(),
+            caller_cuts: CallerCuts::default(),
+            controls: Controls::default(),
             no_retry: false,
         }
     }
@@ -195,8 +208,13 @@ impl OpenAiSession {
             self.items.clone()
         };
         let mut request = ResponsesRequest::new(self.settings.model.clone(), Input::Items(input));
-        request.instructions = self.settings.instructions.clone();
-        request.tools = self.tools.clone();
+        request.instructions = self
+            .controls
+            .params
+            .instructions
+            .clone()
+            .or_else(|| self.settings.instructions.clone());
+        request.tools = self.controls.declared(&self.tools);
         request.tool_choice = if last_allowed {
             Some(ToolChoice::None)
         } else {
@@ -210,7 +228,16 @@ impl OpenAiSession {
             request.include = vec!["reasoning.encrypted_content".to_owned()];
         }
         request.reasoning = self.settings.reasoning.clone();
-        request.max_output_tokens = self.settings.max_output_tokens;
+        if let Some(effort) = &self.controls.params.effort {
+            let mut reasoning = request.reasoning.take().unwrap_or_default();
+            reasoning.effort = Some(effort.clone());
+            request.reasoning = Some(reasoning);
+        }
+        request.max_output_tokens = self
+            .controls
+            .params
+            .max_output_tokens
+            .or(self.settings.max_output_tokens);
         request.truncation = self.settings.truncation;
         request.parallel_tool_calls = self.settings.parallel_tool_calls;
         if let ContextManagement::Native(native) = &self.settings.context.management {
@@ -280,21 +307,35 @@ impl OpenAiSession {
         let values: Vec<Value> = self.items.iter().map(Item::to_value).collect();
         let browser = ctx.toolbox.browser.as_deref();
         let is_browser = |name: &str| browser.is_some_and(|b| b.owns(name));
+        let n_decisions = self.caller_cuts.decisions.len();
         let projected = project_items(
             &values,
             &self.settings.context,
             &mut self.projection,
             &is_browser,
+            self.settings.compactor.as_ref(),
+            &mut self.caller_cuts,
         )
-        .map_err(|over| {
-            StopReason::from((
+        .map_err(|error| match error {
+            ProjectError::Budget(over) => StopReason::from((
                 over,
                 self.settings.context.budget().unwrap_or(ContextBudget {
                     max_input_bytes: 0,
                     max_input_images: 0,
                 }),
-            ))
+            )),
+            ProjectError::Decision(why) => StopReason::ProjectionFailed {
+                what: "the compaction callback's decision".into(),
+                why,
+            },
         })?;
+        if let Some(decision) = self.caller_cuts.decisions.get(n_decisions) {
+            tracing::info!(
+                n_dropped = decision.drop_call_ids.len(),
+                summary = decision.summary.is_some(),
+                "the compaction callback cut the input"
+            );
+        }
         projected
             .iter()
             .map(|value| {
@@ -403,15 +444,15 @@ impl OpenAiSession {
         for image in out.images() {
             ctx.journal_image(call_id, image);
         }
-        ctx.action_done(
-            Api::Responses,
+        ctx.action_done(ActionDone {
+            api: Api::Responses,
             call_id,
-            &name,
-            Reason::Completed,
-            std::time::Duration::ZERO,
-            false,
-            crate::control::SUPPLIED_SUMMARY,
-        );
+            member: &name,
+            reason: Reason::Completed,
+            duration: std::time::Duration::ZERO,
+            answer: Answered::Ok,
+            summary: crate::control::SUPPLIED_SUMMARY,
+        });
         let output = Item::function_call_output(&FunctionCallOutput {
             call_id: call_id.to_owned(),
             output: openai_output(out, None),
@@ -451,23 +492,23 @@ impl OpenAiSession {
             return Err(StopReason::Cancelled);
         }
         let approve = decision == Decision::Approve;
-        ctx.action_done(
-            Api::Responses,
-            &request_id,
-            &tool,
-            if approve {
+        ctx.action_done(ActionDone {
+            api: Api::Responses,
+            call_id: &request_id,
+            member: &tool,
+            reason: if approve {
                 Reason::Completed
             } else {
                 Reason::Refused
             },
-            start.elapsed(),
-            !approve,
-            if approve {
+            duration: start.elapsed(),
+            answer: Answered::error_if(!approve),
+            summary: if approve {
                 "MCP call approved"
             } else {
                 "MCP call refused"
             },
-        );
+        });
         let answer = approval_response(&request_id, approve)?;
         ctx.call_answered(&request_id, || answer.to_value(), None)?;
         Ok(answer)
@@ -561,20 +602,21 @@ impl OpenAiSession {
                         index,
                         name: action.kind().to_owned(),
                         action: raw_actions.get(index).cloned().unwrap_or(Value::Null),
+                        parsed: action.action().clone(),
                         final_screenshot: false,
                         confirm_required: false,
                     }))
                     .await?;
                 if decision != Decision::Approve {
-                    ctx.action_done(
-                        Api::Responses,
-                        &call.call_id,
-                        action.kind(),
-                        Reason::Refused,
-                        start.elapsed(),
-                        true,
-                        "refused by the approver",
-                    );
+                    ctx.action_done(ActionDone {
+                        api: Api::Responses,
+                        call_id: &call.call_id,
+                        member: action.kind(),
+                        reason: Reason::Refused,
+                        duration: start.elapsed(),
+                        answer: Answered::Error,
+                        summary: "refused by the approver",
+                    });
                     return Err(StopReason::ActionRefused {
                         call_id: call.call_id,
                         action: action.kind().to_owned(),
@@ -587,19 +629,19 @@ impl OpenAiSession {
                 .ok_or_else(|| StopReason::InvalidResponse("no desktop".into()))?;
             ctx.effect_began(&call.call_id);
             if let Err(e) = executor.execute(action, ctx.cancel).await {
-                ctx.action_done(
-                    Api::Responses,
-                    &call.call_id,
-                    action.kind(),
-                    if matches!(e, DesktopError::Cancelled) {
+                ctx.action_done(ActionDone {
+                    api: Api::Responses,
+                    call_id: &call.call_id,
+                    member: action.kind(),
+                    reason: if matches!(e, DesktopError::Cancelled) {
                         Reason::Cancelled
                     } else {
                         Reason::DriverFailed
                     },
-                    start.elapsed(),
-                    true,
-                    "",
-                );
+                    duration: start.elapsed(),
+                    answer: Answered::Error,
+                    summary: "",
+                });
                 return Err(desktop_stop(&call.call_id, e));
             }
         }
@@ -610,6 +652,7 @@ impl OpenAiSession {
                     index: call.actions.len(),
                     name: "screenshot".into(),
                     action: json!({"type": "screenshot"}),
+                    parsed: DesktopAction::Screenshot,
                     final_screenshot: true,
                     confirm_required: false,
                 }))
@@ -630,15 +673,15 @@ impl OpenAiSession {
             .await
             .map_err(|e| desktop_stop(&call.call_id, e))?;
         ctx.journal_image(&call.call_id, &image);
-        ctx.action_done(
-            Api::Responses,
-            &call.call_id,
-            "computer_call",
-            Reason::Completed,
-            start.elapsed(),
-            false,
-            "",
-        );
+        ctx.action_done(ActionDone {
+            api: Api::Responses,
+            call_id: &call.call_id,
+            member: "computer_call",
+            reason: Reason::Completed,
+            duration: start.elapsed(),
+            answer: Answered::Ok,
+            summary: "",
+        });
         let output = call_output(&call.call_id, &image, &call.pending_safety_checks);
         Item::from_value(&output).map_err(|e| StopReason::InvalidResponse(e.to_string()))
     }
@@ -988,9 +1031,23 @@ impl Session for OpenAiSession {
         Ok(())
     }
 
+    fn apply_edit(&mut self, edit: &RunEdit) -> Result<(), String> {
+        if matches!(edit, RunEdit::CompactBeforeNextTurn { .. }) {
+            return Err(COMPACTION_NOT_ON_OPENAI.to_owned());
+        }
+        self.controls.apply(edit, &self.tools)?;
+        // A function an edit removed is not declared: a call to it stops the run unrun.
+        self.declared = Declared::new(
+            self.computer.is_some(),
+            &self.controls.declared(&self.tools),
+        );
+        Ok(())
+    }
+
     fn snapshot(&self) -> Value {
         serde_json::json!({"items": self.items, "pending": self.pending,
-            "previous_response_id": self.previous_response_id, "unanswered": self.unanswered})
+            "previous_response_id": self.previous_response_id, "unanswered": self.unanswered,
+            "caller_cuts": self.caller_cuts, "controls": self.controls})
     }
 
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError> {
@@ -1013,6 +1070,18 @@ impl Session for OpenAiSession {
         self.call_ids = self.items.iter().filter_map(call_id_of).collect();
         self.unanswered = false;
         self.projection = ProjectionState::default();
+        self.controls = Controls::restore(conversation).map_err(RunError::Config)?;
+        self.declared = Declared::new(
+            self.computer.is_some(),
+            &self.controls.declared(&self.tools),
+        );
+        // The caller's decisions are replayed as they were taken (never asked again).
+        self.caller_cuts = match conversation.get("caller_cuts") {
+            None | Some(Value::Null) => CallerCuts::default(),
+            Some(cuts) => serde_json::from_value(cuts.clone()).map_err(|e| {
+                RunError::Config(format!("the checkpoint's caller_cuts do not parse: {e}"))
+            })?,
+        };
         Ok(())
     }
 

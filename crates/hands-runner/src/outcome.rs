@@ -203,6 +203,10 @@ pub enum StopReason {
         /// The budget's images.
         max_input_images: usize,
     },
+    /// A mid-run edit could not apply (it names a tool the run was not built with, or asks for
+    /// what this API does not offer): nothing was sent after it.
+    #[error("a mid-run edit was refused: {0}; nothing was sent after it")]
+    EditRefused(String),
     /// The next request could not be built from the history: a message or the system prompt
     /// did not survive its projection (pruned or given cache breakpoints, it no longer parses).
     /// Nothing was sent: not the message unpruned, nor the request without its system prompt.

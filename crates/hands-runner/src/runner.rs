@@ -21,6 +21,7 @@ use crate::approval::Approver;
 use crate::checkpoint::{Checkpoints, TurnLog};
 use crate::control::{BeforeEarlyCall, Gate, OnEvent, RunEvent, TurnError, TurnStream};
 use crate::diagnostics::{Observer, Reason, Record, Stage, UsageTotals, emit};
+use crate::edits::{EditError, RunEdit};
 use crate::journal::Journal;
 use crate::ledger::{CheckpointStatus, Ledger, ResumePlan, RunEnd, RunIdentity, plan_resume};
 use crate::openai::{OpenAiSession, OpenAiSettings};
@@ -72,6 +73,9 @@ pub use hands_toolset::browser::CloseStatus;
 pub struct Runner {
     state: Mutex<State>,
     queued: StdMutex<crate::control::Queue>,
+    /// Mid-run edits waiting for the end of the turn under way, each with the request it must
+    /// precede (0: the next one).
+    edits: StdMutex<Vec<(u32, RunEdit)>>,
     closed: AtomicBool,
 }
 
@@ -97,6 +101,7 @@ impl Runner {
                 before_early_call: None,
             }),
             queued: StdMutex::new(crate::control::Queue::default()),
+            edits: StdMutex::new(Vec::new()),
             closed: AtomicBool::new(false),
         }
     }
@@ -224,6 +229,69 @@ impl Runner {
         }
         queue.texts.push(text);
         Ok(())
+    }
+
+    /// Queues a mid-run edit (see [`crate::edits`]): new request parameters, tools added or
+    /// removed by name, a compaction before the next turn (Claude). It applies before the next
+    /// request that starts a turn — never inside one — and is saved with a checkpoint at once, so
+    /// a resumed run sends what this one would have. Edits queued before a run apply before its
+    /// first request. An edit the run cannot apply (a tool it was not built with, a compaction on
+    /// OpenAI) stops the run before that request ([`StopReason::EditRefused`]).
+    ///
+    /// The SDKs' `set_messages_params`, `add_tools`, `remove_tools` and
+    /// `compact_before_next_turn` (issue 19, "mid-run control").
+    pub fn edit(&self, edit: RunEdit) -> Result<(), EditError> {
+        self.queue_edit(0, edit)
+    }
+
+    /// [`Runner::edit`], held until request `step` (counted from 1 in the run, a resumed run
+    /// counting the requests its ledger says were made): it applies before that request, at the
+    /// end of the turn before it (or, when a turn is still open then, at the end of that turn).
+    /// A step already passed is skipped: a run resumed past it has its effect in the state the
+    /// ledger gave back. What `hands run --edits` schedules.
+    pub fn edit_before_step(&self, step: u32, edit: RunEdit) -> Result<(), EditError> {
+        if step == 0 {
+            return Err(EditError::ZeroStep);
+        }
+        self.queue_edit(step, edit)
+    }
+
+    fn queue_edit(&self, step: u32, edit: RunEdit) -> Result<(), EditError> {
+        edit.check()?;
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(EditError::Closed);
+        }
+        self.edits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((step, edit));
+        Ok(())
+    }
+
+    /// Applies the queued edits due before request `steps_used + 1`, then saves the conversation
+    /// with them.
+    fn apply_edits(&self, state: &mut State, steps_used: u32) -> Result<(), StopReason> {
+        let edits: Vec<RunEdit> = {
+            let mut queue = self.edits.lock().unwrap_or_else(|e| e.into_inner());
+            let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut *queue)
+                .into_iter()
+                .partition(|(step, _)| *step <= steps_used + 1);
+            *queue = later;
+            due.into_iter()
+                .filter(|(step, _)| *step == 0 || *step > steps_used)
+                .map(|(_, edit)| edit)
+                .collect()
+        };
+        if edits.is_empty() {
+            return Ok(());
+        }
+        for edit in &edits {
+            state
+                .session
+                .apply_edit(edit)
+                .map_err(StopReason::EditRefused)?;
+        }
+        save_completed(state, steps_used)
     }
 
     /// No turn takes text, and none is waiting.
@@ -455,6 +523,12 @@ impl Runner {
             }
             if steps >= state.config.max_steps {
                 break RunStatus::StepLimit;
+            }
+            // A paused turn (or a compaction alone) is continued before any edit applies.
+            if !state.session.mid_turn()
+                && let Err(reason) = self.apply_edits(state, steps)
+            {
+                break RunStatus::Stopped(reason);
             }
             steps += 1;
             let last_allowed = steps == state.config.max_steps;

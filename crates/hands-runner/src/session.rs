@@ -67,6 +67,15 @@ pub(crate) trait Session: Resumable + Send {
     /// Restores the conversation of a completed checkpoint.
     fn restore(&mut self, conversation: &Value) -> Result<(), RunError>;
 
+    /// Applies a mid-run edit (between turns); the reason when it cannot apply.
+    fn apply_edit(&mut self, edit: &crate::edits::RunEdit) -> Result<(), String>;
+
+    /// Whether the conversation is inside a turn the next request continues (Claude: a paused
+    /// turn, a compaction alone): no edit applies there.
+    fn mid_turn(&self) -> bool {
+        false
+    }
+
     /// Why this session cannot run without an approver, if it cannot (a computer toolset that
     /// requires confirmations).
     fn needs_approver(&self) -> Option<String> {
@@ -91,6 +100,45 @@ pub(crate) trait Session: Resumable + Send {
         ctx: &mut StepContext<'_>,
         last_allowed: bool,
     ) -> Result<StepResult, StopReason>;
+}
+
+/// How a call was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// With its result.
+    Ok,
+    /// With an error the model reads.
+    Error,
+}
+
+impl Answered {
+    /// [`Answered::Error`] when `failed`.
+    pub(crate) fn error_if(failed: bool) -> Answered {
+        if failed {
+            Answered::Error
+        } else {
+            Answered::Ok
+        }
+    }
+}
+
+/// The end of one call, as [`StepContext::action_done`] records it.
+#[derive(Debug)]
+pub(crate) struct ActionDone<'a> {
+    /// Which API the run speaks.
+    pub api: Api,
+    /// The call.
+    pub call_id: &'a str,
+    /// The member, tool or action type.
+    pub member: &'a str,
+    /// How it ended.
+    pub reason: Reason,
+    /// How long it took.
+    pub duration: Duration,
+    /// How the model was answered.
+    pub answer: Answered,
+    /// A short text for the journal.
+    pub summary: &'a str,
 }
 
 /// Everything a step works with, borrowed from the runner for the step's length.
@@ -443,17 +491,17 @@ impl StepContext<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn action_done(
-        &mut self,
-        api: Api,
-        call_id: &str,
-        member: &str,
-        reason: Reason,
-        duration: Duration,
-        is_error: bool,
-        summary: &str,
-    ) {
+    /// Records a call's end: a diagnostics record for the observer and a journal entry.
+    pub(crate) fn action_done(&mut self, done: ActionDone<'_>) {
+        let ActionDone {
+            api,
+            call_id,
+            member,
+            reason,
+            duration,
+            answer,
+            summary,
+        } = done;
         // A call cut short by cancellation is a cancellation, whatever it answered.
         let reason = match reason {
             Reason::Failed | Reason::Refused if self.cancel.is_cancelled() => Reason::Cancelled,
@@ -468,7 +516,7 @@ impl StepContext<'_> {
                 step,
                 call_id,
                 name: member,
-                is_error,
+                is_error: answer == Answered::Error,
                 summary,
                 duration,
             });

@@ -326,6 +326,7 @@ async fn claude_native_clearing_is_asked_for_and_applied_by_the_api() {
         trigger_input_tokens: 9_000,
         keep_tool_uses: 2,
         clear_at_least_tokens: None,
+        ..NativeContext::default()
     };
     let runner = claude(
         &sim,

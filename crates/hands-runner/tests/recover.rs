@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use hands_core::CancellationToken;
 use hands_models::anthropic::{AnthropicClient, AnthropicConfig};
 use hands_models::openai::{OpenAiClient, OpenAiConfig};
+use hands_runner::approval::{Approver, Decision, Effect, EffectKind, SafetyChecksContext};
 use hands_runner::diagnostics::{Reason, Record, Stage};
 use hands_runner::functions::{Function, Functions, ToolOutput};
 use hands_runner::ledger::SqliteLedger;
@@ -631,4 +632,102 @@ async fn a_failed_request_with_server_tools_is_reconciled_before_it_is_sent_agai
     let outcome = third.resume(&CancellationToken::new()).await.unwrap();
     assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
     assert_eq!(sim.requests().len(), 2);
+}
+
+/// Approves every function but `fails`, and is asked about each.
+struct AllButFails;
+
+#[async_trait::async_trait]
+impl Approver for AllButFails {
+    async fn approve_safety_checks(
+        &mut self,
+        _: SafetyChecksContext,
+        _: &CancellationToken,
+    ) -> Decision {
+        Decision::Deny
+    }
+
+    fn reviews(&self, kind: EffectKind) -> bool {
+        kind == EffectKind::Function
+    }
+
+    async fn approve(&mut self, effect: Effect, _: &CancellationToken) -> Decision {
+        match effect {
+            Effect::Function(f) if f.name == "fails" => Decision::Deny,
+            _ => Decision::Approve,
+        }
+    }
+}
+
+/// Issue 19: every kind of diagnostics record, asserted — the run's start and end, a request
+/// with its attempts, an approval given and one refused, invalid arguments, an invalid output,
+/// and actions (a failed request's attempts: `a_failed_request_records_how_many_times_it_was_sent`).
+#[tokio::test]
+async fn every_kind_of_diagnostics_record_is_emitted() {
+    let sim = SimServer::start(SimConfig::scripted(vec![
+        Turn::Blocks(vec![
+            tool_use("fails", json!({})),
+            tool_use("book", json!({"nights": -1})),
+            tool_use("empty", json!({})),
+            tool_use("after", json!({})),
+        ]),
+        Turn::text("Done."),
+    ]))
+    .unwrap();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let mut runner = claude_runner(&sim, functions(&ran, false));
+    runner.set_approver(Box::new(AllButFails));
+    let records: Arc<Mutex<Vec<Record>>> = Arc::default();
+    let seen = Arc::clone(&records);
+    runner.set_observer(Box::new(move |record: &Record| {
+        seen.lock().unwrap().push(record.clone());
+    }));
+    let outcome = runner.run("Go.", &CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{outcome:?}");
+    let records = records.lock().unwrap().clone();
+    let kinds: Vec<(Stage, Reason, Option<String>)> = records
+        .iter()
+        .map(|r| (r.stage, r.reason, r.member.clone()))
+        .collect();
+    let has = |stage: Stage, reason: Reason, member: Option<&str>| {
+        kinds
+            .iter()
+            .any(|(s, r, m)| *s == stage && *r == reason && m.as_deref() == member)
+    };
+    for (stage, reason, member) in [
+        (Stage::Run, Reason::Started, None),
+        (Stage::Approval, Reason::Refused, Some("fails")),
+        (Stage::Action, Reason::Refused, Some("fails")),
+        (Stage::Arguments, Reason::InvalidInput, Some("book")),
+        (Stage::Approval, Reason::Completed, Some("empty")),
+        (Stage::Output, Reason::InvalidOutput, Some("empty")),
+        (Stage::Approval, Reason::Completed, Some("after")),
+        (Stage::Action, Reason::Completed, Some("after")),
+        (Stage::Run, Reason::Completed, None),
+    ] {
+        assert!(
+            has(stage, reason, member),
+            "no {stage:?} {reason:?} {member:?} record in {kinds:#?}"
+        );
+    }
+    let requests: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.stage == Stage::Request)
+        .collect();
+    assert_eq!(requests.len(), 2);
+    for request in requests {
+        assert_eq!(request.reason, Reason::Completed);
+        assert_eq!(request.attempts, 1);
+        assert!(request.usage.is_some_and(|u| u.input_tokens.is_some()));
+    }
+    // A record names the call it belongs to.
+    assert!(
+        records
+            .iter()
+            .filter(|r| r.stage == Stage::Output)
+            .all(|r| r
+                .call_id
+                .as_deref()
+                .is_some_and(|id| id.starts_with("toolu_")))
+    );
 }

@@ -13,7 +13,11 @@
 //! clears old tool results from what the model sees and the cache hashes (so a clearing costs
 //! cache writes, and `applied_edits` says what went); OpenAI's `compaction` opens the response
 //! with a sealed compaction item over its threshold, and the items before a replayed one are no
-//! longer billed. Prompt caching is modelled by prefix: Anthropic reads up to the breakpoints it
+//! longer billed; Anthropic's `compact_20260112` edit (beta `compact-2026-01-12`) opens the
+//! answer with a signed `compaction` block over its trigger (alone, with `stop_reason:
+//! "compaction"`, under `pause_after_compaction`), the `compaction` parameter (beta
+//! `compact-2026-09-04`) answers with that block alone, and what a replayed block summarizes is
+//! dropped from the prompt. Prompt caching is modelled by prefix: Anthropic reads up to the breakpoints it
 //! has seen (20-block lookback) and writes up to the last one; OpenAI caches automatically.
 //!
 //! Turns can end the ways the real APIs end them: `max_tokens`, `refusal`, `pause_turn`,

@@ -600,6 +600,74 @@ pub fn unknown_context_edit(idx: usize, found: &str) -> String {
 /// Anthropic, **modelled**: the text a cleared tool result is replaced with.
 pub const CLEARED_TOOL_RESULT: &str = "[This tool result was cleared to save context.]";
 
+/// The beta of server-side compaction (`compact_20260112` in `context_management.edits`), as
+/// anthropic 2.10 names it (`AnthropicBetaParam`).
+pub const COMPACT_BETA: &str = "compact-2026-01-12";
+
+/// The beta of the `compaction` request parameter (a request that only compacts), as anthropic
+/// 2.10 names it (`compact_before_next_turn()` requires it).
+pub const COMPACTION_REQUEST_BETA: &str = "compact-2026-09-04";
+
+/// The least `trigger.value` of a `compact_20260112` edit, as the real API documents it.
+pub const MIN_COMPACT_TRIGGER: u64 = 50_000;
+
+/// The trigger of a `compact_20260112` edit without one (the SDK's docstring: "Defaults to
+/// 150000 input tokens").
+pub const DEFAULT_COMPACT_TRIGGER: u64 = 150_000;
+
+/// Anthropic, **modelled**: a compaction edit without its beta header.
+pub fn compact_edit_needs_beta(idx: usize) -> String {
+    format!(
+        "context_management.edits.{idx}: compact_20260112 requires the `anthropic-beta: {COMPACT_BETA}` header"
+    )
+}
+
+/// Anthropic, **modelled**: a second compaction edit.
+pub fn compact_edit_twice(idx: usize) -> String {
+    format!("context_management.edits.{idx}: at most one compact_20260112 edit is allowed")
+}
+
+/// Anthropic, **modelled**: the `compaction` parameter without its beta header.
+pub fn compaction_needs_beta() -> String {
+    format!("compaction: requires the `anthropic-beta: {COMPACTION_REQUEST_BETA}` header")
+}
+
+/// Anthropic, **real** (the SDK's docstring of `compaction`: "Cannot be combined with
+/// `context_management`").
+pub const COMPACTION_WITH_CONTEXT_MANAGEMENT: &str =
+    "compaction: cannot be combined with `context_management`";
+
+/// Anthropic, **modelled**: a compaction request with a field that only shapes a reply (the SDK
+/// strips `stop_sequences`, `output_format`, a forcing `tool_choice` and `output_config.format`
+/// from it, "so the API rejects the params that only shape a reply").
+pub fn compaction_with_reply_field(field: &str) -> String {
+    format!(
+        "compaction: `{field}` shapes a reply, and a compaction request returns none; leave it out"
+    )
+}
+
+/// Anthropic, **modelled**: a compaction request whose last turn is unfinished (the SDK: "The
+/// API can't compact a conversation that ends mid-turn").
+pub const COMPACTION_MID_TURN: &str = "compaction: the conversation ends mid-turn (a turn stopped with `pause_turn`); send it back to let it finish before compacting";
+
+/// Anthropic, **modelled**: a replayed compaction block whose summary or signature was changed.
+pub fn invalid_compaction_signature(msg_idx: usize, block_idx: usize) -> String {
+    format!(
+        "messages.{msg_idx}.content.{block_idx}: Invalid `signature` in `compaction` block; send the block back unchanged"
+    )
+}
+
+/// Anthropic, **modelled**: the summary of a compaction (the server's own text; what a model
+/// would write is not modelled).
+pub fn compaction_summary(n_messages: usize, instructions: Option<&str>) -> String {
+    match instructions {
+        Some(instructions) => format!(
+            "Summary of the {n_messages} earlier messages of this conversation (instructions: {instructions})."
+        ),
+        None => format!("Summary of the {n_messages} earlier messages of this conversation."),
+    }
+}
+
 /// OpenAI, **modelled**: a `context_management` entry that is not a compaction.
 pub fn unknown_context_management(idx: usize, found: &str) -> String {
     format!(

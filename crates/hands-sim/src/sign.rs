@@ -98,6 +98,13 @@ impl Signer {
         signature == self.thinking_signature(thinking)
     }
 
+    /// The `signature` of a compaction block with this summary.
+    pub(crate) fn compaction_signature(&self, summary: &str) -> String {
+        let mut raw = SIGNATURE_TAG.to_vec();
+        raw.extend_from_slice(&self.mac("compaction", summary.as_bytes()));
+        STANDARD.encode(raw)
+    }
+
     /// Seals `payload` into an opaque base64 value (redacted thinking `data`).
     pub(crate) fn seal(&self, domain: &str, payload: &[u8]) -> String {
         let mut raw = self.mac(domain, payload).to_vec();

@@ -10,16 +10,14 @@
 //! Spec: openai-browser-desktop-drivers, "Contrato del controlador de computadora";
 //! api-contracts B, "computer_call", "Actions", "computer_call_output".
 
-use std::time::Duration;
-
 use hands_core::CancellationToken;
-use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
-use hands_core::geometry::{BoundsError, Frame, ScreenshotSizing, ShotPoint};
-use hands_core::image::{EncodedImage, ImageFormat, MAX_IMAGE_BASE64_BYTES};
-use hands_core::input::{Button, Key, KeyChord, KeyError, Modifier, ModifierSet, ScrollDirection};
+use hands_core::desktop::{Desktop, DesktopError};
+use hands_core::geometry::{BoundsError, Frame, ShotPoint};
+use hands_core::image::EncodedImage;
+use hands_core::input::{Button, Key, KeyChord, KeyError, KeySequence, Modifier, ModifierSet};
 use serde_json::{Map, Value, json};
 
-use crate::computer::screen;
+use crate::actions::{DesktopAction, DesktopActor, Quiet, ScreenConfig, Wheel};
 
 /// The `type` of the GA computer tool declaration: `{"type": "computer"}`, no other field.
 pub const COMPUTER_TOOL_TYPE: &str = "computer";
@@ -59,81 +57,24 @@ impl SafetyCheck {
     }
 }
 
-/// One validated action, in screenshot coordinates checked against the frame of the last
+/// One validated action of a call: its wire type (what an approver is told) and the
+/// [`DesktopAction`] it means, in screenshot coordinates checked against the frame of the last
 /// screenshot the model saw.
 #[derive(Debug, Clone, PartialEq)]
-pub enum CallAction {
-    /// `click {button, x, y, keys?}`.
-    Click {
-        /// Where.
-        at: ShotPoint,
-        /// left, right, wheel (middle), back, forward.
-        button: Button,
-        /// Held during the click.
-        keys: ModifierSet,
-    },
-    /// `double_click {x, y, keys?}`.
-    DoubleClick {
-        /// Where.
-        at: ShotPoint,
-        /// Held during the clicks.
-        keys: ModifierSet,
-    },
-    /// `drag {path, keys?}`.
-    Drag {
-        /// At least two points.
-        path: Vec<ShotPoint>,
-        /// Held throughout.
-        keys: ModifierSet,
-    },
-    /// `keypress {keys}`: pressed together as one chord.
-    Keypress {
-        /// The chord.
-        chord: KeyChord,
-    },
-    /// `move {x, y, keys?}`.
-    Move {
-        /// Where.
-        at: ShotPoint,
-        /// Held during the move.
-        keys: ModifierSet,
-    },
-    /// `scroll {x, y, scroll_x, scroll_y, keys?}`, as wheel notches.
-    Scroll {
-        /// Where the wheel turns.
-        at: ShotPoint,
-        /// Vertical notches: positive scrolls down.
-        notches_y: i32,
-        /// Horizontal notches: positive scrolls right.
-        notches_x: i32,
-        /// Held during the scroll.
-        keys: ModifierSet,
-    },
-    /// `type {text}`.
-    Type {
-        /// The text.
-        text: String,
-    },
-    /// `wait {}`: let the environment settle.
-    Wait,
-    /// `screenshot {}`: the final screenshot answers it; in a batch it settles the screen.
-    Screenshot,
+pub struct CallAction {
+    kind: &'static str,
+    action: DesktopAction,
 }
 
 impl CallAction {
-    /// The wire name of the action type.
+    /// The wire name of the action type (`click`, `keypress` …).
     pub fn kind(&self) -> &'static str {
-        match self {
-            CallAction::Click { .. } => "click",
-            CallAction::DoubleClick { .. } => "double_click",
-            CallAction::Drag { .. } => "drag",
-            CallAction::Keypress { .. } => "keypress",
-            CallAction::Move { .. } => "move",
-            CallAction::Scroll { .. } => "scroll",
-            CallAction::Type { .. } => "type",
-            CallAction::Wait => "wait",
-            CallAction::Screenshot => "screenshot",
-        }
+        self.kind
+    }
+
+    /// What it does.
+    pub fn action(&self) -> &DesktopAction {
+        &self.action
     }
 }
 
@@ -270,19 +211,25 @@ impl NotACall {
     }
 }
 
-/// The fields each action type takes (`type` included).
-fn allowed_fields(kind: &str) -> Option<&'static [&'static str]> {
-    Some(match kind {
-        "click" => &["type", "button", "x", "y", "keys"],
-        "double_click" => &["type", "x", "y", "keys"],
-        "drag" => &["type", "path", "keys"],
-        "keypress" => &["type", "keys"],
-        "move" => &["type", "x", "y", "keys"],
-        "scroll" => &["type", "x", "y", "scroll_x", "scroll_y", "keys"],
-        "type" => &["type", "text"],
-        "wait" | "screenshot" => &["type"],
-        _ => return None,
-    })
+/// The action types, each with the fields it takes (`type` included).
+const ACTION_FIELDS: [(&str, &[&str]); 9] = [
+    ("click", &["type", "button", "x", "y", "keys"]),
+    ("double_click", &["type", "x", "y", "keys"]),
+    ("drag", &["type", "path", "keys"]),
+    ("keypress", &["type", "keys"]),
+    ("move", &["type", "x", "y", "keys"]),
+    (
+        "scroll",
+        &["type", "x", "y", "scroll_x", "scroll_y", "keys"],
+    ),
+    ("type", &["type", "text"]),
+    ("wait", &["type"]),
+    ("screenshot", &["type"]),
+];
+
+/// The action type named `kind` and the fields it takes.
+fn allowed_fields(kind: &str) -> Option<(&'static str, &'static [&'static str])> {
+    ACTION_FIELDS.into_iter().find(|(name, _)| *name == kind)
 }
 
 fn parse_action(raw: &Value, frame: Frame) -> Result<CallAction, String> {
@@ -293,7 +240,7 @@ fn parse_action(raw: &Value, frame: Frame) -> Result<CallAction, String> {
         .get("type")
         .and_then(Value::as_str)
         .ok_or("an action needs a `type`")?;
-    let allowed = allowed_fields(kind).ok_or_else(|| {
+    let (kind, allowed) = allowed_fields(kind).ok_or_else(|| {
         format!(
             "unknown action type {kind:?}: the driver does click, double_click, drag, keypress, move, scroll, type, wait, screenshot"
         )
@@ -311,7 +258,7 @@ fn parse_action(raw: &Value, frame: Frame) -> Result<CallAction, String> {
         let y = integer(map, "y")?;
         frame.point(x, y).map_err(|e: BoundsError| e.to_string())
     };
-    Ok(match kind {
+    let action = match kind {
         "click" => {
             let button = match map.get("button").and_then(Value::as_str) {
                 Some("left") | None => Button::Left,
@@ -325,15 +272,18 @@ fn parse_action(raw: &Value, frame: Frame) -> Result<CallAction, String> {
                     ));
                 }
             };
-            CallAction::Click {
-                at: point(map)?,
+            DesktopAction::Click {
+                at: Some(point(map)?),
                 button,
-                keys: modifiers(map)?,
+                count: 1,
+                modifiers: modifiers(map)?,
             }
         }
-        "double_click" => CallAction::DoubleClick {
-            at: point(map)?,
-            keys: modifiers(map)?,
+        "double_click" => DesktopAction::Click {
+            at: Some(point(map)?),
+            button: Button::Left,
+            count: 2,
+            modifiers: modifiers(map)?,
         },
         "drag" => {
             let path = map
@@ -355,34 +305,39 @@ fn parse_action(raw: &Value, frame: Frame) -> Result<CallAction, String> {
                     )),
                 })
                 .collect::<Result<_, _>>()?;
-            CallAction::Drag {
+            DesktopAction::Drag {
                 path,
-                keys: modifiers(map)?,
+                modifiers: modifiers(map)?,
             }
         }
-        "keypress" => CallAction::Keypress {
-            chord: keypress_chord(map)?,
+        "keypress" => DesktopAction::Keys {
+            sequence: KeySequence::single(keypress_chord(map)?),
+            repeat: 1,
         },
-        "move" => CallAction::Move {
-            at: point(map)?,
-            keys: modifiers(map)?,
+        "move" => DesktopAction::Move {
+            to: point(map)?,
+            modifiers: modifiers(map)?,
         },
-        "scroll" => CallAction::Scroll {
-            at: point(map)?,
-            notches_y: notches(signed(map, "scroll_y")?)?,
-            notches_x: notches(signed(map, "scroll_x")?)?,
-            keys: modifiers(map)?,
+        "scroll" => DesktopAction::Scroll {
+            at: Some(point(map)?),
+            wheel: Wheel {
+                x: notches(signed(map, "scroll_x")?)?,
+                y: notches(signed(map, "scroll_y")?)?,
+            },
+            modifiers: modifiers(map)?,
         },
-        "type" => CallAction::Type {
+        "type" => DesktopAction::Type {
             text: map
                 .get("text")
                 .and_then(Value::as_str)
                 .ok_or("`type` needs `text`, a string")?
                 .to_owned(),
         },
-        "wait" => CallAction::Wait,
-        _ => CallAction::Screenshot,
-    })
+        "wait" => DesktopAction::Settle(Quiet::Wait),
+        // In a call, `screenshot` settles the screen: the call's one screenshot answers it.
+        _ => DesktopAction::Settle(Quiet::Screen),
+    };
+    Ok(CallAction { kind, action })
 }
 
 fn integer(map: &Map<String, Value>, field: &str) -> Result<u64, String> {
@@ -477,65 +432,31 @@ fn keypress_chord(map: &Map<String, Value>) -> Result<KeyChord, String> {
     KeyChord::new(keys).map_err(|e| e.to_string())
 }
 
-/// How a computer-call executor behaves.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ComputerCallConfig {
-    /// Screenshot sizing (the model's coordinates are in its pixels).
-    pub sizing: ScreenshotSizing,
-    /// PNG (default) or JPEG.
-    pub image_format: ImageFormat,
-    /// Settling before a screenshot.
-    pub settle: SettleBudget,
-    /// What `wait` means: settle with a longer quiet period, capped.
-    pub wait: SettleBudget,
-    /// Largest base64 text of one image.
-    pub max_image_base64: usize,
-    /// Capture pixels per screen pixel; `None`: what the driver reports (1 on X11).
-    pub device_pixel_ratio: Option<f64>,
-}
+/// How a computer-call executor takes its screenshot and what `wait` means.
+pub type ComputerCallConfig = ScreenConfig;
 
-impl Default for ComputerCallConfig {
-    fn default() -> ComputerCallConfig {
-        ComputerCallConfig {
-            sizing: ScreenshotSizing::default(),
-            image_format: ImageFormat::Png,
-            settle: SettleBudget::default(),
-            wait: SettleBudget {
-                quiet: Duration::from_millis(500),
-                cap: Duration::from_secs(3),
-            },
-            max_image_base64: MAX_IMAGE_BASE64_BYTES,
-            device_pixel_ratio: None,
-        }
-    }
-}
-
-/// Executes validated computer-call actions on a desktop.
+/// Executes validated computer-call actions on a desktop: a codec between OpenAI's wire and
+/// the [`DesktopActor`].
 pub struct ComputerCallExecutor<D> {
-    desktop: D,
-    config: ComputerCallConfig,
-    /// The frame of the last screenshot sent.
-    frames: screen::ShotFrames,
+    actor: DesktopActor<D>,
 }
 
 impl<D: Desktop> ComputerCallExecutor<D> {
     /// An executor over `desktop`.
     pub fn new(desktop: D, config: ComputerCallConfig) -> ComputerCallExecutor<D> {
         ComputerCallExecutor {
-            desktop,
-            frames: screen::ShotFrames::new(config.device_pixel_ratio),
-            config,
+            actor: DesktopActor::new(desktop, config),
         }
     }
 
     /// The frame the model's coordinates refer to: the last screenshot's.
     pub fn frame(&self) -> Frame {
-        self.frames.current(&self.desktop, self.config.sizing)
+        self.actor.frame()
     }
 
     /// The driver.
     pub fn desktop(&mut self) -> &mut D {
-        &mut self.desktop
+        self.actor.desktop()
     }
 
     /// The declaration: `{"type": "computer"}` (the GA tool takes no other field).
@@ -556,67 +477,7 @@ impl<D: Desktop> ComputerCallExecutor<D> {
         action: &CallAction,
         cancel: &CancellationToken,
     ) -> Result<(), DesktopError> {
-        if cancel.is_cancelled() {
-            return Err(DesktopError::Cancelled);
-        }
-        let frame = self.frame();
-        let d = &mut self.desktop;
-        match action {
-            CallAction::Click { at, button, keys } => {
-                d.click(Some(frame.to_screen(*at)), *button, 1, *keys).await
-            }
-            CallAction::DoubleClick { at, keys } => {
-                d.click(Some(frame.to_screen(*at)), Button::Left, 2, *keys)
-                    .await
-            }
-            CallAction::Drag { path, keys } => {
-                let path: Vec<_> = path.iter().map(|p| frame.to_screen(*p)).collect();
-                d.drag(&path, Button::Left, *keys).await
-            }
-            CallAction::Keypress { chord } => d.key_chord(chord).await,
-            CallAction::Move { at, keys } => {
-                let to = frame.to_screen(*at);
-                if keys.is_empty() {
-                    return d.move_pointer(to).await;
-                }
-                // Modifiers held during the move only: pressed, the pointer moves, released
-                // whatever happened to the move.
-                let chord = KeyChord::new(keys.iter().map(Modifier::key).collect())
-                    .map_err(|e| DesktopError::Unsupported(e.to_string()))?;
-                d.key_hold(&chord, true).await?;
-                let moved = d.move_pointer(to).await;
-                d.key_hold(&chord, false).await?;
-                moved
-            }
-            CallAction::Scroll {
-                at,
-                notches_y,
-                notches_x,
-                keys,
-            } => {
-                let at = Some(frame.to_screen(*at));
-                if *notches_y != 0 || *notches_x == 0 {
-                    let dir = if *notches_y < 0 {
-                        ScrollDirection::Up
-                    } else {
-                        ScrollDirection::Down
-                    };
-                    d.scroll(at, dir, notches_y.unsigned_abs(), *keys).await?;
-                }
-                if *notches_x != 0 {
-                    let dir = if *notches_x < 0 {
-                        ScrollDirection::Left
-                    } else {
-                        ScrollDirection::Right
-                    };
-                    d.scroll(at, dir, notches_x.unsigned_abs(), *keys).await?;
-                }
-                Ok(())
-            }
-            CallAction::Type { text } => d.type_text(text, cancel).await,
-            CallAction::Wait => d.settle(self.config.wait, cancel).await.map(|_| ()),
-            CallAction::Screenshot => d.settle(self.config.settle, cancel).await.map(|_| ()),
-        }
+        self.actor.run(&action.action, cancel).await.map(|_| ())
     }
 
     /// The final screenshot: settled, scaled, encoded within the payload limit. Later coordinates
@@ -625,18 +486,7 @@ impl<D: Desktop> ComputerCallExecutor<D> {
         &mut self,
         cancel: &CancellationToken,
     ) -> Result<EncodedImage, DesktopError> {
-        let frame = self.frame();
-        let (image, seen, _timings) = screen::screenshot(
-            &mut self.desktop,
-            frame,
-            self.config.settle,
-            self.config.image_format,
-            self.config.max_image_base64,
-            cancel,
-        )
-        .await?;
-        self.frames.seen(&self.desktop, self.config.sizing, seen);
-        Ok(image)
+        self.actor.screenshot(cancel).await
     }
 }
 
@@ -658,7 +508,7 @@ pub fn call_output(call_id: &str, image: &EncodedImage, acknowledged: &[SafetyCh
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hands_core::geometry::{ImageTier, Size};
+    use hands_core::geometry::{ImageTier, ScreenshotSizing, Size};
 
     fn frame() -> Frame {
         Frame::new(
@@ -708,20 +558,28 @@ mod tests {
             ]
         );
         assert!(
-            matches!(call.actions[0], CallAction::Click { button: Button::Middle, keys, .. } if keys.contains(Modifier::Control))
+            matches!(call.actions[0].action(), DesktopAction::Click { button: Button::Middle, modifiers, .. } if modifiers.contains(Modifier::Control))
         );
-        let CallAction::Keypress { chord } = &call.actions[3] else {
+        let DesktopAction::Keys {
+            sequence,
+            repeat: 1,
+        } = call.actions[3].action()
+        else {
             panic!()
         };
+        let chord = &sequence.chords()[0];
         assert_eq!(chord.keys()[1].keysym(), 'c' as u32, "CTRL+C is Control+c");
         assert!(matches!(
-            call.actions[5],
-            CallAction::Scroll {
-                notches_y: -3,
-                notches_x: 0,
+            call.actions[5].action(),
+            DesktopAction::Scroll {
+                wheel: Wheel { x: 0, y: -3 },
                 ..
             }
         ));
+        assert_eq!(
+            call.actions[7].action(),
+            &DesktopAction::Settle(Quiet::Wait)
+        );
     }
 
     #[test]
@@ -761,7 +619,12 @@ mod tests {
             frame(),
         )
         .unwrap();
-        assert_eq!(call.actions, vec![CallAction::Screenshot]);
+        assert_eq!(call.actions.len(), 1);
+        assert_eq!(call.actions[0].kind(), "screenshot");
+        assert_eq!(
+            call.actions[0].action(),
+            &DesktopAction::Settle(Quiet::Screen)
+        );
         assert_eq!(call.pending_safety_checks[0].id, "cu_sc_1");
         let image = EncodedImage {
             size: Size::new(1, 1).unwrap(),

@@ -79,6 +79,7 @@
 //! # }
 //! ```
 
+pub mod actions;
 pub mod browser;
 pub mod claude_browser;
 pub mod computer;

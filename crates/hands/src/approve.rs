@@ -194,16 +194,18 @@ pub fn question(effect: &Effect) -> String {
         Effect::Computer(ActionContext {
             name,
             action,
+            parsed,
             confirm_required,
             ..
         }) => format!(
-            "Computer action `{}`{}: {}",
+            "Computer action `{}`{}: {} — as sent: {}",
             for_terminal(name),
             if *confirm_required {
                 " (keyboard input goes to the focused window)"
             } else {
                 ""
             },
+            for_terminal(&parsed.to_string()),
             json_for_terminal(action)
         ),
         Effect::Bash(BashEffect { input, .. }) => match input {
@@ -374,6 +376,7 @@ impl Confirm for TerminalApprover {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hands_toolset::actions::DesktopAction;
     use std::sync::Mutex as StdMutex;
 
     /// An approver in `mode` whose person answers `answer`, and the questions it was asked.
@@ -407,6 +410,7 @@ mod tests {
             index: 0,
             name: name.into(),
             action: serde_json::json!({"text": "hi"}),
+            parsed: DesktopAction::Type { text: "hi".into() },
             final_screenshot: false,
             confirm_required: name == "type",
         })
@@ -457,7 +461,7 @@ mod tests {
                 "bash command: touch /tmp/x",
                 "Text editor: read /home/me/.ssh/id_ed25519 (its content goes to the model)",
                 "Function `book_room`: {\"room\":12}",
-                "Computer action `type` (keyboard input goes to the focused window): {\"text\":\"hi\"}",
+                "Computer action `type` (keyboard input goes to the focused window): type \"hi\" — as sent: {\"text\":\"hi\"}",
             ]
         );
         let (mut no, _) = scripted(ApproveArg::Ask, Some(false));

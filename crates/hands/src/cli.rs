@@ -189,6 +189,13 @@ pub struct RunArgs {
     /// cannot be continued).
     #[arg(long)]
     pub threads: bool,
+    /// Mid-run edits: a file of JSON lines, each `{"step": N, "edit": {...}}` applied before
+    /// request N — `{"type": "params", "max_output_tokens": 512, "instructions": "…", "effort":
+    /// "low"}`, `{"type": "remove_tools", "names": [...]}`, `{"type": "add_tools", "names":
+    /// [...]}`, `{"type": "compact_before_next_turn"}` (Claude). Each is saved in the ledger as
+    /// it applies; with `--resume`, give the file again: the steps already made are skipped.
+    #[arg(long, value_name = "FILE")]
+    pub edits: Option<std::path::PathBuf>,
     /// Origins the browser may open (`https://example.com`, `https://*.example.com`); default:
     /// the origin of `--browser`.
     #[arg(long, value_name = "ORIGIN")]

@@ -189,6 +189,9 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     // The X clients of a spawned desktop live (and are killed) after the runner.
     let (environment, _clients) = start_environment(plan, &mut episode, &confirm).await?;
     let mut runner = build_runner(plan, environment, &episode)?;
+    for scheduled in &plan.edits {
+        runner.edit_before_step(scheduled.step, scheduled.edit.clone())?;
+    }
     runner.set_approver(Box::new(approver));
     bar.enable_steady_tick(Duration::from_millis(120));
     observe_progress(&mut runner, &bar);

@@ -1083,6 +1083,67 @@ fn hands_read_ends_quietly_when_stdout_closes() {
     }
 }
 
+/// `hands run --edits FILE`: an edit scheduled before the second request changes it (and not
+/// the first); a file that is not edits is refused before anything starts.
+#[test]
+fn hands_run_applies_edits_from_a_file_at_their_step() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let app = runtime
+        .block_on(hands_demo_apps::BookingApp::start(
+            hands_demo_apps::BookingAppConfig::default(),
+        ))
+        .unwrap();
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 => Turn::Blocks(vec![toolset_use(
+                "browser",
+                "read_page",
+                json!({"filter": "interactive"}),
+            )]),
+            _ => Turn::text("The page has a booking form."),
+        }
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let edits = dir.path().join("edits.jsonl");
+    std::fs::write(
+        &edits,
+        r#"{"step": 2, "edit": {"type": "params", "max_output_tokens": 512, "instructions": "Be terse."}}"#,
+    )
+    .unwrap();
+    let output = run_in_browser(
+        &["--edits", edits.to_str().unwrap()],
+        app.base_url(),
+        &sim,
+        dir.path(),
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(sim.violations().is_empty(), "{:?}", sim.violations());
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 2);
+    assert_ne!(requests[0].body["max_tokens"], 512);
+    assert_eq!(requests[1].body["max_tokens"], 512);
+    assert!(requests[1].body["system"].to_string().contains("Be terse."));
+
+    std::fs::write(&edits, r#"{"step": 2, "edit": {"type": "rename"}}"#).unwrap();
+    let refused = run_in_browser(
+        &["--edits", edits.to_str().unwrap()],
+        app.base_url(),
+        &sim,
+        &dir.path().join("second"),
+    );
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("line 1: not an edit"), "{stderr}");
+    assert_eq!(sim.requests().len(), 2, "nothing was sent");
+}
+
 /// `hands run --threads`: Claude's requests go on a message thread (the stand-in checks each
 /// continued request as the whole conversation it stands for).
 #[test]

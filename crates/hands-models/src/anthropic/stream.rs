@@ -75,6 +75,9 @@ pub enum Delta {
     Signature(String),
     /// `citations_delta`: one citation to append.
     Citation(Value),
+    /// `compaction_delta`: the summary of a `compaction` block (and its opaque
+    /// `encrypted_content`), as anthropic 2.10's `BetaCompactionContentBlockDelta`.
+    Compaction(Value),
     /// Any other delta, verbatim (ignored by the accumulator).
     Unknown(Value),
 }
@@ -236,6 +239,7 @@ fn parse_delta(delta: Value) -> Result<Delta, String> {
                 .cloned()
                 .ok_or("citations_delta has no citation")?,
         ),
+        "compaction_delta" => Delta::Compaction(delta),
         _ => Delta::Unknown(delta),
     })
 }
@@ -426,6 +430,14 @@ fn apply_delta(open: &mut OpenBlock, delta: &Delta) {
                     .insert("citations".into(), Value::Array(vec![citation.clone()]));
             }
         },
+        Delta::Compaction(delta) => {
+            if let Some(piece) = delta.get("content").and_then(Value::as_str) {
+                append_str(&mut open.block, "content", piece);
+            }
+            if let Some(blob) = delta.get("encrypted_content").filter(|v| !v.is_null()) {
+                open.block.insert("encrypted_content".into(), blob.clone());
+            }
+        }
         Delta::Unknown(_) => {}
     }
 }
@@ -496,6 +508,10 @@ mod tests {
             (
                 json!({"type":"citations_delta","citation":{"type":"char_location"}}),
                 Delta::Citation(json!({"type":"char_location"})),
+            ),
+            (
+                json!({"type":"compaction_delta","content":"Sum"}),
+                Delta::Compaction(json!({"type":"compaction_delta","content":"Sum"})),
             ),
             (
                 json!({"type":"new_delta","x":1}),

@@ -680,13 +680,16 @@ pub enum MessagesStopReason {
     Refusal,
     /// `model_context_window_exceeded`.
     ModelContextWindowExceeded,
+    /// `compaction`: the answer is a `compaction` block alone (a compaction request, or
+    /// `pause_after_compaction`); send it back to let the turn go on.
+    Compaction,
     /// A value this crate does not know.
     Unknown(String),
 }
 
 impl MessagesStopReason {
     /// Every known reason with its exact string.
-    pub const KNOWN: [(MessagesStopReason, &'static str); 7] = [
+    pub const KNOWN: [(MessagesStopReason, &'static str); 8] = [
         (MessagesStopReason::EndTurn, "end_turn"),
         (MessagesStopReason::MaxTokens, "max_tokens"),
         (MessagesStopReason::StopSequence, "stop_sequence"),
@@ -697,6 +700,7 @@ impl MessagesStopReason {
             MessagesStopReason::ModelContextWindowExceeded,
             "model_context_window_exceeded",
         ),
+        (MessagesStopReason::Compaction, "compaction"),
     ];
 
     /// The wire string.

@@ -18,7 +18,7 @@ use crate::diagnostics::{Api, Reason};
 use crate::executor::{self, CallSite, Finished};
 use crate::functions::Job;
 use crate::outcome::StopReason;
-use crate::session::{FunctionFailure, Session as _, StepContext};
+use crate::session::{ActionDone, Answered, FunctionFailure, Session as _, StepContext};
 
 impl AnthropicSession {
     /// Whether a complete streamed `tool_use` may run now: an ordinary function the policy
@@ -197,15 +197,15 @@ impl AnthropicSession {
                 Reason::Refused,
             );
             let text = result.text().unwrap_or("").to_owned();
-            ctx.action_done(
-                Api::Messages,
-                &tool_use.id,
-                &tool_use.name,
+            ctx.action_done(ActionDone {
+                api: Api::Messages,
+                call_id: &tool_use.id,
+                member: &tool_use.name,
                 reason,
-                start.elapsed(),
-                true,
-                &text,
-            );
+                duration: start.elapsed(),
+                answer: Answered::Error,
+                summary: &text,
+            });
             let answer = result.to_json();
             ctx.call_completed(&tool_use.id, &tool_use.name, || answer);
             self.early_results.insert(tool_use.id.clone(), result);
@@ -243,15 +243,15 @@ impl AnthropicSession {
             match outcome {
                 Ok(out) => {
                     let result = tool_output_result(&tool_use, &out);
-                    ctx.action_done(
-                        Api::Messages,
-                        &job.call_id,
-                        &job.name,
-                        Reason::Completed,
-                        job.start.elapsed(),
-                        false,
-                        result.text().unwrap_or(""),
-                    );
+                    ctx.action_done(ActionDone {
+                        api: Api::Messages,
+                        call_id: &job.call_id,
+                        member: &job.name,
+                        reason: Reason::Completed,
+                        duration: job.start.elapsed(),
+                        answer: Answered::Ok,
+                        summary: result.text().unwrap_or(""),
+                    });
                     let answer = result.to_json();
                     if let Err(reason) = ctx.call_answered(&job.call_id, || answer.clone(), None)
                         && self.early_stop.is_none()

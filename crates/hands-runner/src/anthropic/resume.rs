@@ -51,7 +51,9 @@ impl Resumable for AnthropicSession {
     }
 
     fn awaits_request(&self) -> bool {
-        self.paused || self.messages.last().is_some_and(|m| m.role == Role::User)
+        self.paused
+            || self.messages.last().is_some_and(|m| m.role == Role::User)
+            || super::compaction::ends_with_compaction(&self.messages)
     }
 
     async fn close_turn(
@@ -159,6 +161,7 @@ impl AnthropicSession {
         if blocks.is_empty() {
             return Ok(());
         }
+        let after_compaction = super::compaction::ends_with_compaction(&self.messages);
         match self.messages.last_mut() {
             Some(last) if last.role == Role::User => match &mut last.content {
                 MessageContent::Blocks(existing) => existing.extend(blocks),
@@ -168,6 +171,10 @@ impl AnthropicSession {
                     last.content = MessageContent::Blocks(all);
                 }
             },
+            // A compaction alone may be followed by the user (the API takes it).
+            _ if after_compaction => {
+                self.messages.push(MessageParam::user(blocks));
+            }
             _ => {
                 return Err(RunError::Ledger(
                     "the resumed conversation does not end with a user turn".into(),

@@ -28,6 +28,7 @@
 //! "Contrato del controlador de computadora" (compaction: "No las combines").
 
 mod claude;
+mod compactor;
 mod openai;
 mod unchanged;
 
@@ -36,7 +37,11 @@ pub use claude::{
     MANY_IMAGES, MANY_IMAGES_MAX_SIDE, MAX_CACHE_BREAKPOINTS, PruneReport, count_breakpoints,
     count_images, image_block_size, place_breakpoints, prune_screenshots,
 };
-pub(crate) use openai::project as project_items;
+pub(crate) use compactor::CallerCuts;
+pub use compactor::{
+    CALLER_SUMMARY_PREFIX, CompactionDecision, CompactionSnapshot, Compactor, decision_refused,
+};
+pub(crate) use openai::{ProjectError, project as project_items};
 pub(crate) use unchanged::LastScreenshot;
 
 use serde_json::{Value, json};
@@ -56,6 +61,12 @@ pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
 pub const CLEAR_TOOL_USES_EDIT: &str = "clear_tool_uses_20250919";
 /// OpenAI's context-management entry type.
 pub const COMPACTION: &str = "compaction";
+/// Claude's server-side compaction edit type.
+pub const COMPACT_EDIT: &str = "compact_20260112";
+/// The beta header of Claude's server-side compaction (anthropic 2.10's `AnthropicBetaParam`).
+pub const COMPACT_BETA: &str = "compact-2026-01-12";
+/// The least trigger of Claude's compaction the API takes.
+pub const MIN_COMPACT_TRIGGER_TOKENS: u64 = 50_000;
 
 /// The screenshots always visible by default (the spec's "conservar las últimas tres").
 pub const DEFAULT_KEEP_SCREENSHOTS: usize = 3;
@@ -101,10 +112,35 @@ impl Default for ClientContext {
     }
 }
 
-/// The API manages the context. On Claude: clear old tool results once the input passes
-/// `trigger_input_tokens`, keeping the last `keep_tool_uses` tool uses, and only when at least
-/// `clear_at_least_tokens` go. On OpenAI: compact once the input passes `trigger_input_tokens`
-/// (`compact_threshold`); the other fields do not apply.
+/// What the Messages API does once Claude's input passes the trigger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClaudeEdit {
+    /// Clear old tool results (`clear_tool_uses_20250919`, beta `context-management-2025-06-27`).
+    #[default]
+    ClearToolUses,
+    /// Summarize the conversation into a `compaction` block that replaces it
+    /// (`compact_20260112`, beta `compact-2026-01-12`; the trigger is at least
+    /// [`MIN_COMPACT_TRIGGER_TOKENS`]). The runner keeps the block, drops the messages it
+    /// replaces from later requests and from its checkpoints, and goes on.
+    Compact(AfterCompaction),
+}
+
+/// Whether the API answers a compaction alone (`pause_after_compaction`: `stop_reason:
+/// "compaction"`, and the runner sends it back to let the turn go on) or goes on with the
+/// model's turn in the same answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AfterCompaction {
+    /// The model's turn follows the summary in the same answer.
+    #[default]
+    GoOn,
+    /// The summary comes alone (one more request, but a checkpoint between the two).
+    Pause,
+}
+
+/// The API manages the context. On Claude: once the input passes `trigger_input_tokens`, either
+/// clear old tool results, keeping the last `keep_tool_uses` tool uses, and only when at least
+/// `clear_at_least_tokens` go, or compact ([`ClaudeEdit`]). On OpenAI: compact once the input
+/// passes `trigger_input_tokens` (`compact_threshold`); the other fields do not apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NativeContext {
     /// Input tokens above which the API acts.
@@ -114,6 +150,8 @@ pub struct NativeContext {
     /// Claude: the least a clearing frees (a clearing re-writes the cache, so it should be worth
     /// it).
     pub clear_at_least_tokens: Option<u64>,
+    /// Claude: clear tool results (the default) or compact.
+    pub claude_edit: ClaudeEdit,
 }
 
 impl Default for NativeContext {
@@ -122,13 +160,21 @@ impl Default for NativeContext {
             trigger_input_tokens: 30_000,
             keep_tool_uses: DEFAULT_KEEP_SCREENSHOTS,
             clear_at_least_tokens: Some(5_000),
+            claude_edit: ClaudeEdit::ClearToolUses,
         }
     }
 }
 
 impl NativeContext {
-    /// Claude's `context_management` object. Send it with [`CONTEXT_MANAGEMENT_BETA`].
+    /// Claude's `context_management` object. Send it with [`NativeContext::anthropic_beta`].
     pub fn anthropic_edits(&self) -> Value {
+        if let ClaudeEdit::Compact(after) = self.claude_edit {
+            return json!({"edits": [{
+                "type": COMPACT_EDIT,
+                "trigger": {"type": "input_tokens", "value": self.trigger_input_tokens},
+                "pause_after_compaction": after == AfterCompaction::Pause,
+            }]});
+        }
         let mut edit = json!({
             "type": CLEAR_TOOL_USES_EDIT,
             "trigger": {"type": "input_tokens", "value": self.trigger_input_tokens},
@@ -140,10 +186,25 @@ impl NativeContext {
         json!({"edits": [edit]})
     }
 
+    /// The beta header Claude's edit needs.
+    pub fn anthropic_beta(&self) -> &'static str {
+        match self.claude_edit {
+            ClaudeEdit::ClearToolUses => CONTEXT_MANAGEMENT_BETA,
+            ClaudeEdit::Compact(_) => COMPACT_BETA,
+        }
+    }
+
     /// OpenAI's `context_management` list.
     pub fn openai_entries(&self) -> Value {
         json!([{"type": COMPACTION, "compact_threshold": self.trigger_input_tokens}])
     }
+}
+
+/// Why a Claude compaction trigger is refused.
+pub fn compact_trigger_too_low(trigger: u64) -> String {
+    format!(
+        "Claude's compaction trigger is {trigger} input tokens; the API takes at least {MIN_COMPACT_TRIGGER_TOKENS}: raise trigger_input_tokens"
+    )
 }
 
 /// Who shrinks the context: hands, or the API — never both.
@@ -233,6 +294,11 @@ impl ContextConfig {
             ContextManagement::Native(native) => {
                 if native.trigger_input_tokens == 0 {
                     return Err("the native context trigger must be at least 1 token".into());
+                }
+                if matches!(native.claude_edit, ClaudeEdit::Compact(_))
+                    && native.trigger_input_tokens < MIN_COMPACT_TRIGGER_TOKENS
+                {
+                    return Err(compact_trigger_too_low(native.trigger_input_tokens));
                 }
             }
         }

@@ -17,10 +17,20 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
+use super::compactor::{CallerCuts, CompactionSnapshot, Compactor};
 use super::{
     BudgetExceeded, ContextConfig, ContextManagement, DROPPED_SCREENSHOT, ProjectionState, fits,
     omitted_receipt, scheduled,
 };
+
+/// Why an OpenAI input could not be projected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ProjectError {
+    /// Over the budget with everything droppable dropped.
+    Budget(BudgetExceeded),
+    /// The caller's compaction callback answered with a decision that breaks its contract.
+    Decision(String),
+}
 
 /// Which function names are browser tools (their latest call is a current observation).
 type BrowserNames<'a> = &'a dyn Fn(&str) -> bool;
@@ -263,16 +273,22 @@ fn measure(items: &[Value]) -> (usize, usize) {
     (bytes, images)
 }
 
-/// Projects the history (items as JSON) into the next request's input.
+/// Projects the history (items as JSON) into the next request's input. Over the budget, the
+/// caller's `compactor` (if any) is asked which calls to drop before hands cuts any; its
+/// decisions are kept in `cuts` and applied to every later projection.
 pub(crate) fn project(
     items: &[Value],
     config: &ContextConfig,
     state: &mut ProjectionState,
     is_browser: BrowserNames<'_>,
-) -> Result<Vec<Value>, BudgetExceeded> {
+    compactor: Option<&Compactor>,
+    cuts: &mut CallerCuts,
+) -> Result<Vec<Value>, ProjectError> {
     let ContextManagement::Client(client) = config.management else {
         return Ok(items.to_vec());
     };
+    let caller_dropped = cuts.dropped();
+    let summaries = cuts.summaries();
     let shots = screenshots(items);
     let keep = client.keep_screenshots;
     let excess = shots.len().saturating_sub(keep);
@@ -284,6 +300,7 @@ pub(crate) fn project(
             is_call(item)
                 && call_id(item).is_some_and(|id| {
                     !protected.contains(id)
+                        && !caller_dropped.contains(id)
                         && items.iter().any(|o| is_output(o) && call_id(o) == Some(id))
                 })
         })
@@ -292,10 +309,16 @@ pub(crate) fn project(
         droppable[..n.min(droppable.len())]
             .iter()
             .filter_map(|item| call_id(item).map(str::to_owned))
+            .chain(caller_dropped.iter().cloned())
             .collect()
     };
+    let build = |cut: usize, gone: &HashSet<String>| -> Vec<Value> {
+        let mut out = summaries.clone();
+        out.extend(apply(items, &shots, cut, &protected, gone));
+        out
+    };
     let mut dropped = state.calls_dropped.min(droppable.len());
-    let mut out = apply(items, &shots, cut, &protected, &dropped_set(dropped));
+    let mut out = build(cut, &dropped_set(dropped));
     let Some(budget) = client.budget else {
         return Ok(out);
     };
@@ -306,23 +329,43 @@ pub(crate) fn project(
     if cut < excess {
         cut = excess;
         state.screenshots_cut = cut;
-        out = apply(items, &shots, cut, &protected, &dropped_set(dropped));
+        out = build(cut, &dropped_set(dropped));
         (bytes, images) = measure(&out);
+    }
+    // Still over: the caller decides first, then hands cuts what the decision left over.
+    if let Some(compactor) = compactor
+        && !fits(budget, bytes, images, false)
+        && dropped < droppable.len()
+    {
+        let eligible: Vec<String> = droppable[dropped..]
+            .iter()
+            .filter_map(|item| call_id(item).map(str::to_owned))
+            .collect();
+        let snapshot = CompactionSnapshot {
+            history: out,
+            eligible_call_ids: eligible.clone(),
+            input_bytes: bytes,
+            input_images: images,
+        };
+        let decision = compactor.call(&snapshot);
+        cuts.take(decision, &eligible)
+            .map_err(ProjectError::Decision)?;
+        return project(items, config, state, is_browser, None, cuts);
     }
     while !fits(budget, bytes, images, true) && dropped < droppable.len() {
         // One call at a time (each measured whole): calls are few next to their screenshots.
         dropped += 1;
-        out = apply(items, &shots, cut, &protected, &dropped_set(dropped));
+        out = build(cut, &dropped_set(dropped));
         (bytes, images) = measure(&out);
     }
     state.calls_dropped = state.calls_dropped.max(dropped);
     if fits(budget, bytes, images, false) {
         Ok(out)
     } else {
-        Err(BudgetExceeded {
+        Err(ProjectError::Budget(BudgetExceeded {
             input_bytes: bytes,
             input_images: images,
-        })
+        }))
     }
 }
 
@@ -394,7 +437,15 @@ mod tests {
         let mut drops = 0;
         for turns in 1..=50 {
             let items = history(turns, Some(2));
-            let out = project(&items, &config, &mut state, &no_browser).unwrap();
+            let out = project(
+                &items,
+                &config,
+                &mut state,
+                &no_browser,
+                None,
+                &mut CallerCuts::default(),
+            )
+            .unwrap();
             assert_valid(&out);
             let all = screenshots_of(&items);
             let visible = screenshots_of(&out);
@@ -416,7 +467,15 @@ mod tests {
             previous = text;
         }
         assert_eq!(drops, 5);
-        let out = project(&history(50, None), &config, &mut state, &no_browser).unwrap();
+        let out = project(
+            &history(50, None),
+            &config,
+            &mut state,
+            &no_browser,
+            None,
+            &mut CallerCuts::default(),
+        )
+        .unwrap();
         let receipt = out
             .iter()
             .find(|i| kind(i) == "message" && i["role"] == "user" && i["content"].is_array())
@@ -442,7 +501,15 @@ mod tests {
         let mut state = ProjectionState::default();
         for turns in 1..=30 {
             let items = history(turns, None);
-            let out = project(&items, &config, &mut state, &no_browser).unwrap();
+            let out = project(
+                &items,
+                &config,
+                &mut state,
+                &no_browser,
+                None,
+                &mut CallerCuts::default(),
+            )
+            .unwrap();
             assert_valid(&out);
             let (bytes, images) = measure(&out);
             assert!(
@@ -466,7 +533,9 @@ mod tests {
                 &history(4, None),
                 &tiny,
                 &mut ProjectionState::default(),
-                &no_browser
+                &no_browser,
+                None,
+                &mut CallerCuts::default(),
             )
             .is_err()
         );
@@ -490,6 +559,8 @@ mod tests {
             &ContextConfig::default(),
             &mut ProjectionState::default(),
             &is_browser,
+            None,
+            &mut CallerCuts::default(),
         )
         .unwrap();
         assert_valid(&out);

@@ -210,15 +210,15 @@ impl OpenAiSession {
         });
         if ctx.approve(effect).await? == Decision::Deny {
             let text = refused_text(&name);
-            ctx.action_done(
-                Api::Responses,
-                &call_id,
-                &name,
-                Reason::Refused,
-                start.elapsed(),
-                true,
-                &text,
-            );
+            ctx.action_done(ActionDone {
+                api: Api::Responses,
+                call_id: &call_id,
+                member: &name,
+                reason: Reason::Refused,
+                duration: start.elapsed(),
+                answer: Answered::Error,
+                summary: &text,
+            });
             let output = Item::function_call_output(&FunctionCallOutput {
                 call_id: call_id.clone(),
                 output: FunctionOutput::Text(text),
@@ -305,15 +305,15 @@ impl OpenAiSession {
         for image in out.images() {
             ctx.journal_image(call_id, image);
         }
-        ctx.action_done(
-            Api::Responses,
+        ctx.action_done(ActionDone {
+            api: Api::Responses,
             call_id,
-            name,
-            Reason::Completed,
-            start.elapsed(),
-            false,
-            &out.text(),
-        );
+            member: name,
+            reason: Reason::Completed,
+            duration: start.elapsed(),
+            answer: Answered::Ok,
+            summary: &out.text(),
+        });
         let output = Item::function_call_output(&FunctionCallOutput {
             call_id: call_id.to_owned(),
             output: openai_output(out, None),

@@ -57,11 +57,130 @@ pub(crate) struct ClearToolUses {
     inputs: ClearInputs,
 }
 
-/// The request's edits that this server applies (thinking clearing and compaction are checked
-/// for shape only).
+/// One `compact_20260112` edit: over `trigger` input tokens, the server summarizes the
+/// conversation into a `compaction` block that opens its answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Compact {
+    pub(crate) trigger: u64,
+    /// `pause_after_compaction`: the answer is the compaction block alone, with
+    /// `stop_reason: "compaction"`, and the next request continues the turn.
+    pub(crate) pause: bool,
+    pub(crate) instructions: Option<String>,
+}
+
+/// A compaction this request makes: the summary block opens the answer, alone (a `compaction`
+/// request, or `pause_after_compaction`) or before the model's turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Due {
+    pub(crate) alone: bool,
+    pub(crate) summary: String,
+}
+
+/// Where the conversation the model sees starts: at the last `compaction` block with a summary
+/// (message index, block index). The server drops everything before it; a block whose `content`
+/// is null (a failed compaction) is a no-op.
+pub(crate) fn compacted_from(messages: &[Value]) -> Option<(usize, usize)> {
+    messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(msg_idx, message)| {
+            let blocks = message.get("content")?.as_array()?;
+            let block_idx = blocks.iter().rposition(|b| {
+                b.get("type").and_then(Value::as_str) == Some("compaction")
+                    && b.get("content").is_some_and(Value::is_string)
+            })?;
+            Some((msg_idx, block_idx))
+        })
+}
+
+/// The conversation the model sees: `messages` from the last compaction on.
+pub(crate) fn visible(messages: &[Value]) -> std::borrow::Cow<'_, [Value]> {
+    match compacted_from(messages) {
+        None => std::borrow::Cow::Borrowed(messages),
+        Some((msg_idx, 0)) => std::borrow::Cow::Borrowed(&messages[msg_idx..]),
+        Some((msg_idx, block_idx)) => {
+            let mut out = messages[msg_idx..].to_vec();
+            if let Some(blocks) = out[0].get_mut("content").and_then(Value::as_array_mut) {
+                blocks.drain(..block_idx);
+            }
+            std::borrow::Cow::Owned(out)
+        }
+    }
+}
+
+/// Checks the `compaction` request parameter (beta `compact-2026-09-04`): `{type: "summarize",
+/// instructions?}`, alone of `context_management` and of the fields that only shape a reply.
+/// Returns the instructions when the request compacts.
+pub(crate) fn compaction_param(
+    obj: &Map<String, Value>,
+    betas: &[String],
+) -> Result<Option<Option<String>>> {
+    let Some(value) = obj.get("compaction").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    if !betas.iter().any(|b| b == m::COMPACTION_REQUEST_BETA) {
+        return Err(invalid(m::compaction_needs_beta()));
+    }
+    let Some(config) = value.as_object() else {
+        return Err(invalid("compaction: Input should be a valid dictionary"));
+    };
+    only_fields(config, "compaction", &["type", "instructions"])?;
+    match config.get("type").and_then(Value::as_str) {
+        Some("summarize") => {}
+        Some(other) => {
+            return Err(invalid(format!(
+                "compaction: Input tag '{other}' found using 'type' does not match any of the expected tags: 'summarize'"
+            )));
+        }
+        None => return Err(invalid(m::field_required("compaction.type"))),
+    }
+    if obj.get("context_management").is_some_and(|v| !v.is_null()) {
+        return Err(invalid(m::COMPACTION_WITH_CONTEXT_MANAGEMENT));
+    }
+    if obj
+        .get("stop_sequences")
+        .and_then(Value::as_array)
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Err(invalid(m::compaction_with_reply_field("stop_sequences")));
+    }
+    if let Some(ty) = obj
+        .get("tool_choice")
+        .and_then(|c| c.get("type"))
+        .and_then(Value::as_str)
+        .filter(|t| matches!(*t, "any" | "tool"))
+    {
+        return Err(invalid(m::compaction_with_reply_field(&format!(
+            "tool_choice: {ty}"
+        ))));
+    }
+    if obj
+        .get("output_config")
+        .and_then(|c| c.get("format"))
+        .is_some_and(|f| !f.is_null())
+    {
+        return Err(invalid(m::compaction_with_reply_field(
+            "output_config.format",
+        )));
+    }
+    Ok(Some(match config.get("instructions") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(invalid(
+                "compaction.instructions: Input should be a valid string",
+            ));
+        }
+    }))
+}
+
+/// The request's edits that this server applies (thinking clearing is checked for shape only).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Edits {
     clear: Vec<ClearToolUses>,
+    pub(crate) compact: Option<Compact>,
 }
 
 /// Checks `context_management`; `None` when the request has none.
@@ -69,7 +188,8 @@ pub(crate) fn parse(value: Option<&Value>, betas: &[String]) -> Result<Option<Ed
     let Some(value) = value.filter(|v| !v.is_null()) else {
         return Ok(None);
     };
-    if !betas.iter().any(|b| b == m::CONTEXT_MANAGEMENT_BETA) {
+    let has_beta = |beta: &str| betas.iter().any(|b| b == beta);
+    if !has_beta(m::CONTEXT_MANAGEMENT_BETA) && !has_beta(m::COMPACT_BETA) {
         return Err(invalid(m::context_management_needs_beta()));
     }
     let Some(obj) = value.as_object() else {
@@ -99,17 +219,77 @@ pub(crate) fn parse(value: Option<&Value>, betas: &[String]) -> Result<Option<Ed
                 "{path}: Input should be a valid dictionary"
             )));
         };
-        match edit.get("type").and_then(Value::as_str) {
+        let ty = edit.get("type").and_then(Value::as_str);
+        if matches!(ty, Some(CLEAR_TOOL_USES | CLEAR_THINKING))
+            && !has_beta(m::CONTEXT_MANAGEMENT_BETA)
+        {
+            return Err(invalid(m::context_management_needs_beta()));
+        }
+        match ty {
             Some(CLEAR_TOOL_USES) => out.clear.push(clear_tool_uses(edit, &path)?),
             Some(CLEAR_THINKING) => {
                 only_fields(edit, &path, &["type", "keep"])?;
             }
-            Some(COMPACT) => {}
+            Some(COMPACT) => {
+                if !has_beta(m::COMPACT_BETA) {
+                    return Err(invalid(m::compact_edit_needs_beta(idx)));
+                }
+                if out.compact.is_some() {
+                    return Err(invalid(m::compact_edit_twice(idx)));
+                }
+                out.compact = Some(compact(edit, &path)?);
+            }
             Some(other) => return Err(invalid(m::unknown_context_edit(idx, other))),
             None => return Err(invalid(m::field_required(&format!("{path}.type")))),
         }
     }
     Ok(Some(out))
+}
+
+/// Spec: api-contracts A, "Context editing" (`compact_20260112`); the fields as anthropic 2.10's
+/// `BetaCompact20260112EditParam` has them.
+fn compact(edit: &Map<String, Value>, path: &str) -> Result<Compact> {
+    only_fields(
+        edit,
+        path,
+        &["type", "trigger", "pause_after_compaction", "instructions"],
+    )?;
+    let trigger = match edit.get("trigger").filter(|v| !v.is_null()) {
+        None => m::DEFAULT_COMPACT_TRIGGER,
+        Some(v) => {
+            counted(
+                v,
+                &format!("{path}.trigger"),
+                &["input_tokens"],
+                m::MIN_COMPACT_TRIGGER,
+            )?
+            .1
+        }
+    };
+    let pause = match edit.get("pause_after_compaction") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(invalid(format!(
+                "{path}.pause_after_compaction: Input should be a valid boolean"
+            )));
+        }
+    };
+    let instructions = match edit.get("instructions") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(invalid(format!(
+                "{path}.instructions: Input should be a valid string"
+            )));
+        }
+    };
+    Ok(Compact {
+        trigger,
+        pause,
+        instructions,
+    })
 }
 
 fn only_fields(obj: &Map<String, Value>, path: &str, allowed: &[&str]) -> Result<()> {
@@ -354,6 +534,51 @@ mod tests {
         parse(Some(&json!({"edits": [edit]})), &betas)
             .unwrap()
             .unwrap()
+    }
+
+    #[test]
+    fn compaction_edit_needs_its_beta_and_valid_shapes() {
+        let value = json!({"edits": [{"type": COMPACT, "trigger": {"type": "input_tokens", "value": 60_000},
+            "pause_after_compaction": true, "instructions": "Keep the URLs."}]});
+        let cm = vec![m::CONTEXT_MANAGEMENT_BETA.to_owned()];
+        let compact_beta = vec![m::COMPACT_BETA.to_owned()];
+        let err = parse(Some(&value), &cm).unwrap_err();
+        assert_eq!(err.message, m::compact_edit_needs_beta(0));
+        let edits = parse(Some(&value), &compact_beta).unwrap().unwrap();
+        assert_eq!(
+            edits.compact,
+            Some(Compact {
+                trigger: 60_000,
+                pause: true,
+                instructions: Some("Keep the URLs.".into())
+            })
+        );
+        let default = parse(Some(&json!({"edits": [{"type": COMPACT}]})), &compact_beta)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            default.compact.map(|c| c.trigger),
+            Some(m::DEFAULT_COMPACT_TRIGGER)
+        );
+        // Clearing tool results still needs its own beta.
+        let clear = json!({"edits": [{"type": CLEAR_TOOL_USES}]});
+        assert_eq!(
+            parse(Some(&clear), &compact_beta).unwrap_err().message,
+            m::context_management_needs_beta()
+        );
+        for (bad, why) in [
+            (json!({"edits": [{"type": COMPACT}, {"type": COMPACT}]}), m::compact_edit_twice(1)),
+            (json!({"edits": [{"type": COMPACT, "trigger": {"type": "input_tokens", "value": 49_999}}]}),
+             "context_management.edits.0.trigger.value: Input should be an integer greater than or equal to 50000".into()),
+            (json!({"edits": [{"type": COMPACT, "trigger": {"type": "tool_uses", "value": 60_000}}]}),
+             "context_management.edits.0.trigger: Input tag 'tool_uses' found using 'type' does not match any of the expected tags: 'input_tokens'".into()),
+            (json!({"edits": [{"type": COMPACT, "pause_after_compaction": "yes"}]}),
+             "context_management.edits.0.pause_after_compaction: Input should be a valid boolean".into()),
+            (json!({"edits": [{"type": COMPACT, "keep": {"type": "tool_uses", "value": 1}}]}),
+             m::extra_input("context_management.edits.0.keep")),
+        ] {
+            assert_eq!(parse(Some(&bad), &compact_beta).unwrap_err().message, why, "{bad}");
+        }
     }
 
     #[test]

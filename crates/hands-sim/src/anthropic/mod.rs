@@ -166,7 +166,15 @@ fn prepare(
     let (checked, stream_fault) =
         state.fault_or_refusal(Api::Anthropic, streaming, checked, &request_id)?;
 
-    let turn = match state.next_turn(body_hash, body) {
+    // A compaction alone is the server's, not the model's turn: the script keeps its turn for
+    // the request that continues.
+    let alone = checked.compaction.as_ref().is_some_and(|c| c.alone);
+    let next = if alone {
+        Ok(Turn::Blocks(Vec::new()))
+    } else {
+        state.next_turn(body_hash, body)
+    };
+    let turn = match next {
         Ok(turn) => turn,
         Err(message) => {
             return Err(Box::new(Outcome::policy_failed(
@@ -346,6 +354,8 @@ fn cut(mut events: Vec<crate::sse::Event>, fault: &Fault) -> (Vec<crate::sse::Ev
 /// The `stop_reason` of a turn the server paused (a long server-tool turn): the client sends it
 /// back, last and unchanged, to let it go on (api-contracts A).
 const PAUSE_TURN: &str = "pause_turn";
+/// The `stop_reason` of an answer that is a compaction alone.
+const COMPACTION_STOP: &str = "compaction";
 
 /// What [`finalize`] counts over the blocks of a turn while it stamps them.
 #[derive(Default)]
@@ -405,7 +415,19 @@ fn finalize(
     } else {
         None
     };
-    check_tool_choice(checked, tally.n_tool_uses, stopped.is_some())?;
+    // The compaction opens the answer; alone, it is the whole answer.
+    let compaction = checked.compaction.as_ref().map(|due| {
+        json!({"type": "compaction", "content": due.summary,
+            "signature": state.signer.compaction_signature(&due.summary)})
+    });
+    let alone = checked.compaction.as_ref().is_some_and(|c| c.alone);
+    if let Some(block) = compaction {
+        if let Some(due) = &checked.compaction {
+            tally.output_tokens += text_tokens(&due.summary);
+        }
+        blocks.insert(0, block);
+    }
+    check_tool_choice(checked, tally.n_tool_uses, stopped.is_some() || alone)?;
     if tally.has_thinking {
         for block in &blocks {
             if let Some(id) = block
@@ -419,6 +441,7 @@ fn finalize(
         }
     }
     let stop_reason = match &stopped {
+        _ if alone => COMPACTION_STOP,
         Some(reason) => reason.as_str(),
         None if tally.n_tool_uses > 0 => "tool_use",
         None => "end_turn",

@@ -122,6 +122,20 @@ pub(crate) fn events(message: &Value, config: &StreamConfig) -> Vec<Event> {
                     delta(json!({"type": "signature_delta", "signature": signature})),
                 );
             }
+            "compaction" => {
+                // The summary arrives in a `compaction_delta` (anthropic 2.10's
+                // `BetaCompactionContentBlockDelta`); the signature with the start.
+                let mut start = block.clone();
+                start["content"] = Value::Null;
+                ev.push(
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": index, "content_block": start}),
+                );
+                ev.push(
+                    "content_block_delta",
+                    delta(json!({"type": "compaction_delta", "content": block.get("content")})),
+                );
+            }
             _ => {
                 // redacted_thinking and anything else arrive whole in the start event.
                 ev.push(

@@ -33,8 +33,9 @@ const LEGACY_COMPUTER_TOKENS: u64 = 499 + 735;
 
 /// The top-level fields of a Messages request (api-contracts A, "Request fields", plus the
 /// context-management and MCP betas, and `thread`, read first by [`super::thread`]).
-const REQUEST_FIELDS: [&str; 21] = [
+const REQUEST_FIELDS: [&str; 22] = [
     "thread",
+    "compaction",
     "model",
     "max_tokens",
     "messages",
@@ -105,6 +106,9 @@ pub(crate) struct Checked {
     /// `context_management.applied_edits` to report, when the request asked for context
     /// editing.
     pub(crate) applied_edits: Option<Vec<Value>>,
+    /// The compaction this request makes, if any (the `compaction` parameter, or a
+    /// `compact_20260112` edit over its trigger).
+    pub(crate) compaction: Option<context::Due>,
 }
 
 /// Checks one request body against every rule, in the order the real API reports them as
@@ -180,7 +184,15 @@ pub(crate) fn validate(
     };
     let images = walk.run()?;
     check_images(&images, config, memo)?;
+    let request_compaction = context::compaction_param(obj, betas)?;
+    if request_compaction.is_some() && walk.is_paused(messages.len() - 1) {
+        return Err(invalid(m::COMPACTION_MID_TURN));
+    }
     let edits = context::parse(obj.get("context_management"), betas)?;
+    // The server drops what a compaction block summarizes: the model sees, and the request is
+    // billed for, the conversation from the last summary on.
+    let visible = context::visible(messages);
+    let messages: &[Value] = &visible;
     let head = prompt.clone();
     push_messages(&mut prompt, messages, &mut n_breakpoints)?;
     if n_breakpoints > m::MAX_CACHE_BREAKPOINTS {
@@ -201,6 +213,21 @@ pub(crate) fn validate(
             Some(applied)
         }
     };
+    let summary = |instructions: Option<&str>| m::compaction_summary(messages.len(), instructions);
+    let compaction = match (
+        request_compaction,
+        edits.as_ref().and_then(|e| e.compact.as_ref()),
+    ) {
+        (Some(instructions), _) => Some(context::Due {
+            alone: true,
+            summary: summary(instructions.as_deref()),
+        }),
+        (None, Some(compact)) if prompt.total() > compact.trigger => Some(context::Due {
+            alone: compact.pause,
+            summary: summary(compact.instructions.as_deref()),
+        }),
+        _ => None,
+    };
 
     Ok(Checked {
         model,
@@ -211,6 +238,7 @@ pub(crate) fn validate(
         no_tools: choice.none,
         prompt,
         applied_edits,
+        compaction,
     })
 }
 
@@ -751,22 +779,31 @@ impl<'a> Walk<'a> {
                     ))));
                 }
             };
-            if msg_idx == 0 && role != "user" {
+            // A conversation may open with the compaction that replaced its start.
+            if msg_idx == 0 && role != "user" && !self.opens_with_compaction(0) {
                 return Err(invalid(m::FIRST_MESSAGE_USER));
             }
+            // A compaction alone (a paused compaction, or a compaction request's answer) is
+            // continued by the next answer, or followed by the user.
+            let after_compaction = msg_idx > 0 && self.is_compaction_only(msg_idx - 1);
             let after_paused = msg_idx > 0 && self.is_paused(msg_idx - 1);
             // A paused turn is continued by the next answer, which the client appends as an
             // assistant message of its own; nothing else may follow it.
             if after_paused && role == "user" {
                 return Err(invalid(m::paused_turn_not_last(msg_idx - 1)));
             }
-            if role == prev_role && !(after_paused && role == "assistant") {
+            if role == prev_role && !((after_paused || after_compaction) && role == "assistant") {
                 return Err(invalid(m::roles_must_alternate(role)));
             }
             prev_role = role;
             let is_last = msg_idx + 1 == messages.len();
             let paused = self.is_paused(msg_idx);
-            if is_last && role == "assistant" && !self.config.allow_prefill && !paused {
+            if is_last
+                && role == "assistant"
+                && !self.config.allow_prefill
+                && !paused
+                && !self.is_compaction_only(msg_idx)
+            {
                 return Err(invalid(m::PREFILL_UNSUPPORTED));
             }
             let blocks = self.blocks(msg_idx, message, is_last)?;
@@ -885,6 +922,29 @@ impl<'a> Walk<'a> {
                 .is_some_and(|content| self.paused.contains(content))
     }
 
+    /// Whether message `msg_idx` is an assistant message that opens with a `compaction` block.
+    fn opens_with_compaction(&self, msg_idx: usize) -> bool {
+        let blocks = self.message_blocks(msg_idx);
+        self.messages[msg_idx].get("role").and_then(Value::as_str) == Some("assistant")
+            && blocks
+                .first()
+                .is_some_and(|b| b.get("type").and_then(Value::as_str) == Some("compaction"))
+    }
+
+    /// Whether message `msg_idx` is an assistant message of `compaction` blocks only.
+    fn is_compaction_only(&self, msg_idx: usize) -> bool {
+        let blocks = self.message_blocks(msg_idx);
+        self.messages
+            .get(msg_idx)
+            .and_then(|m| m.get("role"))
+            .and_then(Value::as_str)
+            == Some("assistant")
+            && !blocks.is_empty()
+            && blocks
+                .iter()
+                .all(|b| b.get("type").and_then(Value::as_str) == Some("compaction"))
+    }
+
     fn tool_uses(blocks: &[&'a Value]) -> Vec<ToolUse<'a>> {
         blocks
             .iter()
@@ -927,6 +987,25 @@ impl<'a> Walk<'a> {
                         return Err(invalid(m::invalid_redacted_thinking(msg_idx, block_idx)));
                     }
                 }
+                // A summary goes back as this server wrote it; a null one (a failed
+                // compaction) is a no-op.
+                Some("compaction") => match block.get("content") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::String(summary)) => {
+                        let signature =
+                            block.get("signature").and_then(Value::as_str).unwrap_or("");
+                        if signature != self.signer.compaction_signature(summary) {
+                            return Err(invalid(m::invalid_compaction_signature(
+                                msg_idx, block_idx,
+                            )));
+                        }
+                    }
+                    Some(_) => {
+                        return Err(invalid(format!(
+                            "messages.{msg_idx}.content.{block_idx}.compaction.content: Input should be a valid string"
+                        )));
+                    }
+                },
                 _ => {}
             }
         }

@@ -1,16 +1,17 @@
 //! The 17 members of `computer_toolset_20260801`, the fields each takes, and the validated
-//! [`Action`] each input becomes.
+//! [`DesktopAction`] each input becomes.
 //!
 //! Spec: claude-computer-use-tool, "Acciones disponibles".
 
 use std::fmt;
 use std::time::Duration;
 
-use hands_core::geometry::{Frame, ShotPoint, ShotRegion};
+use hands_core::geometry::Frame;
 use hands_core::input::{Button, KeyChord, KeySequence, ModifierSet, ScrollDirection};
 use serde_json::Value;
 
 use super::args::{Args, InputError};
+use crate::actions::{ButtonState, DesktopAction, Wheel};
 
 /// A member tool of the computer toolset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -165,212 +166,137 @@ pub enum InputShape {
     Legacy,
 }
 
-/// A validated action: every coordinate is inside the screenshot it was checked against, every
-/// count is in range, every key name resolved.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    /// Capture the screen.
-    Screenshot,
-    /// Capture a region at full resolution.
-    Zoom {
-        /// The region, in screenshot pixels.
-        region: ShotRegion,
-    },
-    /// Click one button, once or several times.
-    Click {
-        /// Where; the current cursor when absent.
-        at: Option<ShotPoint>,
-        /// Which button.
-        button: Button,
-        /// 1, 2 or 3.
-        count: u8,
-        /// Held only for the click.
-        modifiers: ModifierSet,
-    },
-    /// Press at `from`, move to `to`, release.
-    Drag {
-        /// Start.
-        from: ShotPoint,
-        /// End.
-        to: ShotPoint,
-        /// Held throughout.
-        modifiers: ModifierSet,
-    },
-    /// Move the pointer.
-    MouseMove {
-        /// Where.
-        to: ShotPoint,
-    },
-    /// Press or release the left button at the cursor.
-    LeftButton {
-        /// Press (true) or release.
-        pressed: bool,
-    },
-    /// Report the cursor.
-    CursorPosition,
-    /// Turn the wheel.
-    Scroll {
-        /// Where; the current cursor when absent.
-        at: Option<ShotPoint>,
-        /// Which way.
-        direction: ScrollDirection,
-        /// Wheel clicks.
-        amount: u32,
-        /// Held only for the scroll.
-        modifiers: ModifierSet,
-    },
-    /// Type literal text.
-    Type {
-        /// The text.
-        text: String,
-    },
-    /// Press a key sequence `repeat` times.
-    Key {
-        /// The chords.
-        keys: KeySequence,
-        /// 1–100.
-        repeat: u32,
-    },
-    /// Hold a chord.
-    HoldKey {
-        /// The chord.
-        chord: KeyChord,
-        /// How long.
-        duration: Duration,
-    },
-    /// Pause.
-    Wait {
-        /// How long.
-        duration: Duration,
-    },
-}
-
-impl Action {
-    /// Parses and validates `input` for `member` against the current screenshot `frame`, in the
-    /// wire `shape` of the tool that sent it.
-    pub fn parse(
-        member: Member,
-        input: &Value,
-        frame: Frame,
-        shape: InputShape,
-    ) -> Result<Action, InputError> {
-        // The legacy tool's `action` is the member's name, consumed by the caller.
-        let ignore: &[&str] = match shape {
-            InputShape::Toolset => &[],
-            InputShape::Legacy => &["action"],
-        };
-        let args = Args::new(member, input, frame, ignore)?;
-        let seconds = |args: &Args<'_>| -> Result<Duration, InputError> {
-            match shape {
-                InputShape::Toolset => args.whole_seconds(
-                    "duration",
-                    MAX_DURATION_SECONDS as u64,
-                    "a whole number of seconds from 0 to 300",
-                ),
-                InputShape::Legacy => args.seconds(
-                    "duration",
-                    MAX_DURATION_SECONDS,
-                    "a number of seconds from 0 to 300",
-                ),
-            }
-        };
-        let modifiers = |args: &Args<'_>| -> Result<ModifierSet, InputError> {
-            match args.string("text")? {
-                None => Ok(ModifierSet::NONE),
-                Some(text) if text.trim().is_empty() => Ok(ModifierSet::NONE),
-                Some(text) => ModifierSet::parse(text).map_err(|e| args.key_error(e)),
-            }
-        };
-        let click = |button, count| -> Result<Action, InputError> {
-            Ok(Action::Click {
-                at: args.point("coordinate")?,
-                button,
-                count,
-                modifiers: modifiers(&args)?,
-            })
-        };
-        Ok(match member {
-            Member::Screenshot => Action::Screenshot,
-            Member::Zoom => Action::Zoom {
-                region: args.region("region")?,
-            },
-            Member::LeftClick => click(Button::Left, 1)?,
-            Member::RightClick => click(Button::Right, 1)?,
-            Member::MiddleClick => click(Button::Middle, 1)?,
-            Member::DoubleClick => click(Button::Left, 2)?,
-            Member::TripleClick => click(Button::Left, 3)?,
-            Member::LeftClickDrag => Action::Drag {
-                from: args.required_point("start_coordinate")?,
-                to: args.required_point("coordinate")?,
-                modifiers: modifiers(&args)?,
-            },
-            Member::MouseMove => Action::MouseMove {
-                to: args.required_point("coordinate")?,
-            },
-            Member::LeftMouseDown => Action::LeftButton { pressed: true },
-            Member::LeftMouseUp => Action::LeftButton { pressed: false },
-            Member::CursorPosition => Action::CursorPosition,
-            Member::Scroll => {
-                const DIRECTION: &str = "one of \"up\", \"down\", \"left\", \"right\"";
-                let raw = args.required_string("scroll_direction", DIRECTION)?;
-                let direction =
-                    ScrollDirection::parse(raw).ok_or_else(|| InputError::WrongType {
-                        member,
-                        field: "scroll_direction",
-                        expected: DIRECTION,
-                        got: format!("{raw:?}"),
-                    })?;
-                const AMOUNT: &str = "an integer number of wheel clicks, 0 to 100";
-                let amount = args
-                    .integer_in("scroll_amount", 0, MAX_SCROLL_AMOUNT, AMOUNT)?
-                    .ok_or(InputError::Missing {
-                        member,
-                        field: "scroll_amount",
-                        expected: AMOUNT,
-                    })?;
-                Action::Scroll {
-                    at: args.point("coordinate")?,
-                    direction,
-                    amount: amount as u32,
-                    modifiers: modifiers(&args)?,
-                }
-            }
-            Member::Type => {
-                let text = args.required_string("text", "the string to type")?;
-                // Refused before anything is typed: no key types a control character other
-                // than newline, return and tab.
-                if let Err(source) = hands_core::input::text_keysyms(text) {
-                    return Err(InputError::Text { member, source });
-                }
-                Action::Type {
-                    text: text.to_owned(),
-                }
-            }
-            Member::Key => {
-                let text = args
-                    .required_string("text", "a key or chord such as \"Return\" or \"ctrl+s\"")?;
-                let keys = KeySequence::parse(text).map_err(|e| args.key_error(e))?;
-                let repeat = args
-                    .integer_in("repeat", 1, MAX_KEY_REPEAT, "an integer from 1 to 100")?
-                    .unwrap_or(1);
-                Action::Key {
-                    keys,
-                    repeat: repeat as u32,
-                }
-            }
-            Member::HoldKey => {
-                let text = args.required_string("text", "a key or chord such as \"shift\"")?;
-                let chord = KeyChord::parse(text).map_err(|e| args.key_error(e))?;
-                Action::HoldKey {
-                    chord,
-                    duration: seconds(&args)?,
-                }
-            }
-            Member::Wait => Action::Wait {
-                duration: seconds(&args)?,
-            },
+/// Parses and validates `input` for `member` against the current screenshot `frame`, in the wire
+/// `shape` of the tool that sent it: the member's [`DesktopAction`].
+pub fn parse(
+    member: Member,
+    input: &Value,
+    frame: Frame,
+    shape: InputShape,
+) -> Result<DesktopAction, InputError> {
+    // The legacy tool's `action` is the member's name, consumed by the caller.
+    let ignore: &[&str] = match shape {
+        InputShape::Toolset => &[],
+        InputShape::Legacy => &["action"],
+    };
+    let args = Args::new(member, input, frame, ignore)?;
+    let seconds = |args: &Args<'_>| -> Result<Duration, InputError> {
+        match shape {
+            InputShape::Toolset => args.whole_seconds(
+                "duration",
+                MAX_DURATION_SECONDS as u64,
+                "a whole number of seconds from 0 to 300",
+            ),
+            InputShape::Legacy => args.seconds(
+                "duration",
+                MAX_DURATION_SECONDS,
+                "a number of seconds from 0 to 300",
+            ),
+        }
+    };
+    let modifiers = |args: &Args<'_>| -> Result<ModifierSet, InputError> {
+        match args.string("text")? {
+            None => Ok(ModifierSet::NONE),
+            Some(text) if text.trim().is_empty() => Ok(ModifierSet::NONE),
+            Some(text) => ModifierSet::parse(text).map_err(|e| args.key_error(e)),
+        }
+    };
+    let click = |button, count| -> Result<DesktopAction, InputError> {
+        Ok(DesktopAction::Click {
+            at: args.point("coordinate")?,
+            button,
+            count,
+            modifiers: modifiers(&args)?,
         })
-    }
+    };
+    Ok(match member {
+        Member::Screenshot => DesktopAction::Screenshot,
+        Member::Zoom => DesktopAction::Zoom {
+            region: args.region("region")?,
+        },
+        Member::LeftClick => click(Button::Left, 1)?,
+        Member::RightClick => click(Button::Right, 1)?,
+        Member::MiddleClick => click(Button::Middle, 1)?,
+        Member::DoubleClick => click(Button::Left, 2)?,
+        Member::TripleClick => click(Button::Left, 3)?,
+        Member::LeftClickDrag => DesktopAction::Drag {
+            path: vec![
+                args.required_point("start_coordinate")?,
+                args.required_point("coordinate")?,
+            ],
+            modifiers: modifiers(&args)?,
+        },
+        Member::MouseMove => DesktopAction::Move {
+            to: args.required_point("coordinate")?,
+            modifiers: ModifierSet::NONE,
+        },
+        Member::LeftMouseDown => DesktopAction::Button {
+            button: Button::Left,
+            state: ButtonState::Pressed,
+        },
+        Member::LeftMouseUp => DesktopAction::Button {
+            button: Button::Left,
+            state: ButtonState::Released,
+        },
+        Member::CursorPosition => DesktopAction::CursorPosition,
+        Member::Scroll => {
+            const DIRECTION: &str = "one of \"up\", \"down\", \"left\", \"right\"";
+            let raw = args.required_string("scroll_direction", DIRECTION)?;
+            let direction = ScrollDirection::parse(raw).ok_or_else(|| InputError::WrongType {
+                member,
+                field: "scroll_direction",
+                expected: DIRECTION,
+                got: format!("{raw:?}"),
+            })?;
+            const AMOUNT: &str = "an integer number of wheel clicks, 0 to 100";
+            let amount = args
+                .integer_in("scroll_amount", 0, MAX_SCROLL_AMOUNT, AMOUNT)?
+                .ok_or(InputError::Missing {
+                    member,
+                    field: "scroll_amount",
+                    expected: AMOUNT,
+                })?;
+            DesktopAction::Scroll {
+                at: args.point("coordinate")?,
+                wheel: Wheel::toward(direction, amount as u32),
+                modifiers: modifiers(&args)?,
+            }
+        }
+        Member::Type => {
+            let text = args.required_string("text", "the string to type")?;
+            // Refused before anything is typed: no key types a control character other
+            // than newline, return and tab.
+            if let Err(source) = hands_core::input::text_keysyms(text) {
+                return Err(InputError::Text { member, source });
+            }
+            DesktopAction::Type {
+                text: text.to_owned(),
+            }
+        }
+        Member::Key => {
+            let text =
+                args.required_string("text", "a key or chord such as \"Return\" or \"ctrl+s\"")?;
+            let keys = KeySequence::parse(text).map_err(|e| args.key_error(e))?;
+            let repeat = args
+                .integer_in("repeat", 1, MAX_KEY_REPEAT, "an integer from 1 to 100")?
+                .unwrap_or(1);
+            DesktopAction::Keys {
+                sequence: keys,
+                repeat: repeat as u32,
+            }
+        }
+        Member::HoldKey => {
+            let text = args.required_string("text", "a key or chord such as \"shift\"")?;
+            let chord = KeyChord::parse(text).map_err(|e| args.key_error(e))?;
+            DesktopAction::HoldKeys {
+                chord,
+                duration: seconds(&args)?,
+            }
+        }
+        Member::Wait => DesktopAction::Pause {
+            duration: seconds(&args)?,
+        },
+    })
 }
 
 #[cfg(test)]
@@ -387,15 +313,15 @@ mod tests {
         )
     }
 
-    fn ok(member: &str, input: Value) -> Action {
+    fn ok(member: &str, input: Value) -> DesktopAction {
         let m = Member::from_name(member).unwrap();
-        Action::parse(m, &input, frame(), InputShape::Toolset)
+        parse(m, &input, frame(), InputShape::Toolset)
             .unwrap_or_else(|e| panic!("{member} {input}: {e}"))
     }
 
     fn err(member: &str, input: Value) -> String {
         let m = Member::from_name(member).unwrap();
-        Action::parse(m, &input, frame(), InputShape::Toolset)
+        parse(m, &input, frame(), InputShape::Toolset)
             .map(|a| panic!("{member} {input} parsed as {a:?}"))
             .unwrap_err()
             .to_string()
@@ -415,7 +341,7 @@ mod tests {
         for text in ["a\nb", "a\r\nb", "a\tb"] {
             assert!(matches!(
                 ok("type", json!({ "text": text })),
-                Action::Type { .. }
+                DesktopAction::Type { .. }
             ));
         }
     }
@@ -430,17 +356,17 @@ mod tests {
 
     #[test]
     fn valid_inputs() {
-        assert_eq!(ok("screenshot", json!({})), Action::Screenshot);
+        assert_eq!(ok("screenshot", json!({})), DesktopAction::Screenshot);
         assert!(matches!(
             ok("left_click", json!({})),
-            Action::Click {
+            DesktopAction::Click {
                 at: None,
                 button: Button::Left,
                 count: 1,
                 ..
             }
         ));
-        let Action::Click {
+        let DesktopAction::Click {
             at: Some(p),
             modifiers,
             ..
@@ -455,53 +381,52 @@ mod tests {
         assert!(modifiers.contains(hands_core::input::Modifier::Shift));
         assert!(matches!(
             ok("triple_click", json!({"coordinate": [1, 1]})),
-            Action::Click { count: 3, .. }
+            DesktopAction::Click { count: 3, .. }
         ));
         assert!(matches!(
             ok("key", json!({"text": "Tab", "repeat": 4})),
-            Action::Key { repeat: 4, .. }
+            DesktopAction::Keys { repeat: 4, .. }
         ));
         assert!(matches!(
             ok("key", json!({"text": "Return"})),
-            Action::Key { repeat: 1, .. }
+            DesktopAction::Keys { repeat: 1, .. }
         ));
         assert!(matches!(
             ok(
                 "scroll",
                 json!({"scroll_direction": "down", "scroll_amount": 3, "coordinate": [500, 400]})
             ),
-            Action::Scroll {
-                amount: 3,
-                direction: ScrollDirection::Down,
+            DesktopAction::Scroll {
+                wheel: Wheel { x: 0, y: 3 },
                 ..
             }
         ));
         assert_eq!(
             ok("wait", json!({"duration": 2.0})),
-            Action::Wait {
+            DesktopAction::Pause {
                 duration: Duration::from_secs(2)
             }
         );
         // The legacy tool reads fractional seconds.
         assert_eq!(
-            Action::parse(
+            parse(
                 Member::Wait,
                 &json!({"action": "wait", "duration": 1.5}),
                 frame(),
                 InputShape::Legacy
             ),
-            Ok(Action::Wait {
+            Ok(DesktopAction::Pause {
                 duration: Duration::from_millis(1500)
             })
         );
         assert!(matches!(
             ok("zoom", json!({"region": [100, 200, 400, 350]})),
-            Action::Zoom { .. }
+            DesktopAction::Zoom { .. }
         ));
         // null stands for an absent optional field.
         assert!(matches!(
             ok("left_click", json!({"coordinate": null})),
-            Action::Click { at: None, .. }
+            DesktopAction::Click { at: None, .. }
         ));
     }
 

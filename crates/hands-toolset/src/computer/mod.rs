@@ -11,15 +11,15 @@
 pub mod args;
 pub mod declaration;
 pub mod members;
-pub(crate) mod screen;
 
 use std::time::{Duration, Instant};
+
+use crate::actions::{DesktopAction, DesktopActor, DesktopOutcome, ScreenConfig};
 
 use hands_core::CancellationToken;
 use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
 use hands_core::geometry::{Frame, ScreenshotSizing};
 use hands_core::image::{EncodedImage, ImageFormat, MAX_IMAGE_BASE64_BYTES};
-use hands_core::input::Button;
 use serde_json::{Value, json};
 
 use crate::errtext::error_line;
@@ -30,7 +30,7 @@ use crate::strings::{
 use crate::wire::{ResultBlock, ToolResult, ToolUse, TurnBlock};
 use args::InputError;
 use declaration::{DeclarationError, ToolsetDeclaration};
-use members::{Action, InputShape, Member};
+use members::{InputShape, Member};
 
 /// Which tool shape the model was given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +76,20 @@ pub struct ComputerConfig {
     /// approver and asks it before each such block, whatever else it reviews. Empty by
     /// default; [`Member::KEYBOARD`] is what the SDK's toolset requires.
     pub confirm_members: Vec<Member>,
+}
+
+impl ComputerConfig {
+    /// How the toolset's screenshots are taken (a `wait` member pauses; it never settles).
+    pub fn screen(&self) -> ScreenConfig {
+        ScreenConfig {
+            sizing: self.sizing,
+            image_format: self.image_format,
+            settle: self.settle,
+            max_image_base64: self.max_image_base64,
+            device_pixel_ratio: self.device_pixel_ratio,
+            ..ScreenConfig::default()
+        }
+    }
 }
 
 impl Default for ComputerConfig {
@@ -161,7 +175,7 @@ pub struct ParsedBlock {
     /// The enabled member.
     pub member: Member,
     /// Its validated action.
-    pub action: Action,
+    pub action: DesktopAction,
 }
 
 /// Why a call of a member did not do its work, for callers that are not a model (MCP, Python):
@@ -204,13 +218,11 @@ fn member_list() -> String {
         .join(", ")
 }
 
-/// The computer toolset over a desktop.
+/// The computer toolset over a desktop: a codec between Claude's wire and the
+/// [`DesktopActor`].
 pub struct ComputerToolset<D> {
-    desktop: D,
+    actor: DesktopActor<D>,
     config: ComputerConfig,
-    /// When an image had to shrink below the frame's size to fit the payload limit, the size
-    /// the model saw, for the capture size it came from.
-    frames: screen::ShotFrames,
 }
 
 impl<D: Desktop> ComputerToolset<D> {
@@ -220,15 +232,14 @@ impl<D: Desktop> ComputerToolset<D> {
             decl.validate()?;
         }
         Ok(ComputerToolset {
-            desktop,
-            frames: screen::ShotFrames::new(config.device_pixel_ratio),
+            actor: DesktopActor::new(desktop, config.screen()),
             config,
         })
     }
 
     /// The driver.
     pub fn desktop(&mut self) -> &mut D {
-        &mut self.desktop
+        self.actor.desktop()
     }
 
     /// The configuration.
@@ -238,7 +249,7 @@ impl<D: Desktop> ComputerToolset<D> {
 
     /// The current mapping between screenshot and screen.
     pub fn frame(&self) -> Frame {
-        self.frames.current(&self.desktop, self.config.sizing)
+        self.actor.frame()
     }
 
     /// The `tools` entry to send.
@@ -304,13 +315,17 @@ impl<D: Desktop> ComputerToolset<D> {
             Shape::Toolset(_) => InputShape::Toolset,
             _ => InputShape::Legacy,
         };
-        let action = Action::parse(member, &tool_use.input, self.frame(), shape)?;
+        let action = members::parse(member, &tool_use.input, self.frame(), shape)?;
         Ok(ParsedBlock { member, action })
     }
 
     /// Reads a call of `member` with `input` (the member's input object of
     /// `computer_toolset_20260801`), as a caller that is not a model makes it.
-    pub fn parse_member(&self, member: Member, input: &Value) -> Result<Action, MemberError> {
+    pub fn parse_member(
+        &self,
+        member: Member,
+        input: &Value,
+    ) -> Result<DesktopAction, MemberError> {
         let tool_use = ToolUse {
             id: String::new(),
             name: member.name().to_owned(),
@@ -325,15 +340,29 @@ impl<D: Desktop> ComputerToolset<D> {
         }
     }
 
+    /// Runs one validated action and returns its typed outcome, for callers that present it
+    /// themselves (the Python package).
+    pub async fn perform(
+        &mut self,
+        action: &DesktopAction,
+        cancel: &CancellationToken,
+    ) -> Result<DesktopOutcome, DesktopError> {
+        self.actor.run(action, cancel).await
+    }
+
     /// Runs one validated action and answers with what it gave: `ok`, the cursor's position, or
     /// an image. No batch: a caller that is not a model runs one action at a time.
     pub async fn act(
         &mut self,
-        action: Action,
+        action: &DesktopAction,
         cancel: &CancellationToken,
     ) -> Result<Vec<ResultBlock>, DesktopError> {
-        let frame = self.frame();
-        self.execute(action, frame, cancel).await
+        let outcome = self.perform(action, cancel).await?;
+        Ok(vec![match outcome {
+            DesktopOutcome::Done => ResultBlock::Text(OK.to_owned()),
+            DesktopOutcome::Image(image) => ResultBlock::Image(image),
+            DesktopOutcome::Pointer(p) => ResultBlock::Text(cursor_position_text(p.x(), p.y())),
+        }])
     }
 
     /// Runs this toolset's blocks of a turn in order (blocks it does not own are skipped) and
@@ -447,7 +476,7 @@ impl<D: Desktop> ComputerToolset<D> {
             Ok(parsed) => {
                 let start = Instant::now();
                 let member = parsed.member;
-                let ran = self.act(parsed.action, cancel).await;
+                let ran = self.act(&parsed.action, cancel).await;
                 tracing::debug!(target: "hands::action", %member, id = %tool_use.id,
                     total_ms = ms(start.elapsed()), "action done");
                 ran.map(|content| (member, content))
@@ -563,127 +592,12 @@ impl<D: Desktop> ComputerToolset<D> {
         }
     }
 
-    async fn execute(
-        &mut self,
-        action: Action,
-        frame: Frame,
-        cancel: &CancellationToken,
-    ) -> Result<Vec<ResultBlock>, DesktopError> {
-        let ok = || vec![ResultBlock::Text(OK.to_owned())];
-        let start = Instant::now();
-        let d = &mut self.desktop;
-        match action {
-            Action::Screenshot => {
-                return Ok(vec![ResultBlock::Image(
-                    self.capture_screenshot(cancel).await?,
-                )]);
-            }
-            Action::Zoom { region } => {
-                let (image, t) = screen::zoom(
-                    d,
-                    frame,
-                    region,
-                    self.config.settle,
-                    self.config.image_format,
-                    self.config.max_image_base64,
-                    cancel,
-                )
-                .await?;
-                tracing::info!(target: "hands::action", member = "zoom", settle_ms = ms(t.settle),
-                    capture_ms = ms(t.capture), encode_ms = ms(t.encode), settled = t.settled,
-                    size = %image.size, bytes = image.base64.len(), "zoom");
-                return Ok(vec![ResultBlock::Image(image)]);
-            }
-            Action::Click {
-                at,
-                button,
-                count,
-                modifiers,
-            } => {
-                d.click(at.map(|p| frame.to_screen(p)), button, count, modifiers)
-                    .await?;
-            }
-            Action::Drag {
-                from,
-                to,
-                modifiers,
-            } => {
-                d.drag(
-                    &[frame.to_screen(from), frame.to_screen(to)],
-                    Button::Left,
-                    modifiers,
-                )
-                .await?;
-            }
-            Action::MouseMove { to } => d.move_pointer(frame.to_screen(to)).await?,
-            Action::LeftButton { pressed } => d.button(Button::Left, pressed).await?,
-            Action::CursorPosition => {
-                let p = frame.to_shot(d.pointer().await?);
-                return Ok(vec![ResultBlock::Text(cursor_position_text(p.x(), p.y()))]);
-            }
-            Action::Scroll {
-                at,
-                direction,
-                amount,
-                modifiers,
-            } => {
-                d.scroll(at.map(|p| frame.to_screen(p)), direction, amount, modifiers)
-                    .await?;
-            }
-            Action::Type { text } => d.type_text(&text, cancel).await?,
-            Action::Key { keys, repeat } => {
-                for _ in 0..repeat {
-                    for chord in keys.chords() {
-                        if cancel.is_cancelled() {
-                            return Err(DesktopError::Cancelled);
-                        }
-                        d.key_chord(chord).await?;
-                    }
-                }
-            }
-            Action::HoldKey { chord, duration } => {
-                d.key_hold(&chord, true).await?;
-                let waited = sleep_or_cancel(duration, cancel).await;
-                // Released whatever happened meanwhile.
-                d.key_hold(&chord, false).await?;
-                waited?;
-            }
-            Action::Wait { duration } => sleep_or_cancel(duration, cancel).await?,
-        }
-        tracing::info!(target: "hands::action", inject_ms = ms(start.elapsed()), "input");
-        Ok(ok())
-    }
-
     /// A settled, scaled, encoded screenshot; records the frame the model will see.
     async fn capture_screenshot(
         &mut self,
         cancel: &CancellationToken,
     ) -> Result<EncodedImage, DesktopError> {
-        let frame = self.frame();
-        let (image, seen, t) = screen::screenshot(
-            &mut self.desktop,
-            frame,
-            self.config.settle,
-            self.config.image_format,
-            self.config.max_image_base64,
-            cancel,
-        )
-        .await?;
-        self.frames.seen(&self.desktop, self.config.sizing, seen);
-        tracing::info!(target: "hands::action", member = "screenshot", settle_ms = ms(t.settle),
-            capture_ms = ms(t.capture), encode_ms = ms(t.encode), settled = t.settled,
-            size = %image.size, bytes = image.base64.len(), "screenshot");
-        Ok(image)
-    }
-}
-
-async fn sleep_or_cancel(
-    duration: Duration,
-    cancel: &CancellationToken,
-) -> Result<(), DesktopError> {
-    tokio::select! {
-        () = tokio::time::sleep(duration) => Ok(()),
-        () = cancel.cancelled() => Err(DesktopError::Cancelled),
+        self.actor.screenshot(cancel).await
     }
 }
 

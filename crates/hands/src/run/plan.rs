@@ -67,6 +67,14 @@ pub enum PlanError {
     /// `--thinking` with OpenAI.
     #[error("--thinking is Claude's extended thinking; an OpenAI reasoning model takes --effort")]
     ThinkingOnOpenAi,
+    /// `--edits` names a file that cannot be read or holds a line that is not an edit.
+    #[error("--edits {path}: {why}")]
+    Edits {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        why: String,
+    },
     /// `--threads` with OpenAI.
     #[error(
         "--threads puts Claude's requests on message threads; an OpenAI run sends only new input with stored responses already"
@@ -142,6 +150,8 @@ pub struct RunPlan {
     pub view: ViewPlan,
     /// Where the run is kept, and whether it goes on from a ledger.
     pub run_dir: RunDirPlan,
+    /// `--edits`: mid-run edits by step.
+    pub edits: Vec<hands_runner::edits::ScheduledEdit>,
 }
 
 /// A model API client.
@@ -299,8 +309,22 @@ impl RunPlan {
                 ViewPlan::Terminal
             },
             run_dir,
+            edits: edits_of(args)?,
         })
     }
+}
+
+/// Reads `--edits`, if given.
+fn edits_of(args: &RunArgs) -> Result<Vec<hands_runner::edits::ScheduledEdit>, PlanError> {
+    let Some(path) = &args.edits else {
+        return Ok(Vec::new());
+    };
+    let refused = |why: String| PlanError::Edits {
+        path: path.display().to_string(),
+        why,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| refused(e.to_string()))?;
+    hands_runner::edits::parse_edits(&text).map_err(refused)
 }
 
 /// The settings the run keeps (MCP declarations aside): each flag as given, or as the resumed
