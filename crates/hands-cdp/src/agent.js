@@ -906,7 +906,7 @@ function install(docId) {
   // A guard on the next press. The point was found on the element, but the page may move
   // before the press arrives (a late banner, an animation): a press that lands on anything
   // else is stopped, with its release and click, before the page's own listeners see it, and
-  // `guardResult` says 'missed' so the driver can find the point again. Listeners sit on the
+  // `settled` (with `guard`) says 'missed' so the driver can find the point again. Listeners sit on the
   // element's window and the top window, in the capture phase; a page listener registered on
   // the window before them still sees a stopped event.
   let guard = null;
@@ -960,6 +960,8 @@ function install(docId) {
   function resolve(a) {
     const found = lookup(a.ref, a.doc);
     if (found.error) return found;
+    // Aiming a pointer or focusing for typing comes right before an action's input.
+    if (a.point || a.focus) armWatch();
     const el = found.el;
     const out = { role: found.entry.role, scope: found.entry.scope, tag: el.tagName };
     if (found.entry.scope) return out;
@@ -1008,6 +1010,7 @@ function install(docId) {
   function selectOption(a) {
     const found = lookup(a.ref, a.doc);
     if (found.error) return found;
+    armWatch();
     const el = found.el;
     if (el.tagName !== 'SELECT') return { error: 'not_select' };
     if (el.disabled) return { error: 'disabled' };
@@ -1059,12 +1062,81 @@ function install(docId) {
 
   // --- waiting --------------------------------------------------------------------------------
 
+  // The action watch: armed when an action resolves its target (before any input reaches the
+  // page), it counts the document's changes from then on, so the settle after the action knows
+  // whether the action changed anything and when the page last changed. It stops observing by
+  // itself a few seconds after its last use.
+  const watch = { armed: 0, n: 0, first: 0, last: 0, observer: null, stop: null, seen: new WeakMap() };
+  const WATCH_IDLE_MS = 5000;
+  function keepWatching() {
+    clearTimeout(watch.stop);
+    watch.stop = setTimeout(() => { watch.observer.disconnect(); watch.observer = null; }, WATCH_IDLE_MS);
+  }
+  function armWatch() {
+    if (!watch.observer) {
+      watch.observer = new MutationObserver((records) => {
+        const now = performance.now();
+        let real = false;
+        for (const r of records) if (!repeatingIn(watch.seen, r, now)) real = true;
+        if (!real) return;
+        if (!watch.n) watch.first = now;
+        watch.n += records.length;
+        watch.last = now;
+      });
+      watch.observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    }
+    watch.armed = performance.now();
+    watch.n = 0;
+    keepWatching();
+  }
+
+  // After an action: resolves once the page has had a turn (the tasks the input queued, such as
+  // `hashchange` or a framework's batched render, have run) and, when the action changed the
+  // document, no change has come for `quietMs`; or after `capMs`. An action that changed nothing
+  // answers after that one turn. `armed: false` says no watch was armed in this document (it is
+  // a new one), so the caller settles the long way. With `guard`, the press guard is removed
+  // first and its verdict returned (a click's first look after its input is one call).
+  function settled(a) {
+    const guarded = a.guard ? disarmGuard() : null;
+    return new Promise((resolve) => {
+      const start = performance.now();
+      const finish = (quiet) => {
+        if (watch.observer) keepWatching();
+        resolve({
+          guard: guarded,
+          armed: watch.armed > 0,
+          quiet,
+          mutations: watch.n,
+          firstMs: watch.n ? watch.first - watch.armed : null,
+          waitedMs: performance.now() - start,
+        });
+      };
+      const check = () => {
+        const now = performance.now();
+        if (now - start >= a.capMs) return finish(false);
+        if (!watch.n || now - watch.last >= a.quietMs) return finish(true);
+        setTimeout(check, Math.max(1, a.quietMs - (now - watch.last)));
+      };
+      setTimeout(check, 0);
+    });
+  }
+
   // Resolves once no mutation has happened for `quietMs`, or after `capMs`. An animation is
   // not a change to wait for: an attribute that changes again on the same element within
   // ANIMATION_MS of its last change (a style or transform set every frame, an SVG attribute
   // tweened by script) re-arms nothing after its first change; CSS animations and canvas
   // drawing make no mutations at all. Text and children always count (content streaming in).
   const ANIMATION_MS = 250;
+  // Whether a mutation repeats an attribute change made on the same element within ANIMATION_MS
+  // (`seen` remembers when each element's attributes last changed).
+  function repeatingIn(seen, r, now) {
+    if (r.type !== 'attributes') return false;
+    let attrs = seen.get(r.target);
+    if (!attrs) { attrs = new Map(); seen.set(r.target, attrs); }
+    const last = attrs.get(r.attributeName);
+    attrs.set(r.attributeName, now);
+    return last !== undefined && now - last < ANIMATION_MS;
+  }
   function quiet(a) {
     return new Promise((resolve) => {
       let n = 0;
@@ -1082,14 +1154,7 @@ function install(docId) {
         clearTimeout(timer);
         timer = setTimeout(() => done(true), a.quietMs);
       };
-      const repeating = (r, now) => {
-        if (r.type !== 'attributes') return false;
-        let attrs = changed.get(r.target);
-        if (!attrs) { attrs = new Map(); changed.set(r.target, attrs); }
-        const last = attrs.get(r.attributeName);
-        attrs.set(r.attributeName, now);
-        return last !== undefined && now - last < ANIMATION_MS;
-      };
+      const repeating = (r, now) => repeatingIn(changed, r, now);
       const observer = new MutationObserver((records) => {
         const now = performance.now();
         let real = false;
@@ -1188,8 +1253,7 @@ function install(docId) {
     selectOption,
     setValue,
     quiet,
-    // Removes the press guard; 'hit', 'missed', or 'none' when no press reached a guarded window.
-    guardResult: () => ({ state: disarmGuard() }),
+    settled,
     waitText,
     viewport: () => ({ w: window.innerWidth, h: window.innerHeight }),
     focused: () => {

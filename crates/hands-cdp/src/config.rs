@@ -18,6 +18,10 @@ pub struct SettleConfig {
     pub network_quiet: Duration,
     /// No DOM mutation for this long counts as DOM quiet.
     pub dom_quiet: Duration,
+    /// After an action aimed at an element (click, type, select, set_checked, hover) that
+    /// changed the document: no further change for this long counts as settled. An action that
+    /// changed nothing answers after one turn of the page's event loop.
+    pub action_quiet: Duration,
     /// Never wait longer than this after an action (a page that never finishes loading, a
     /// long-poll, an animation that never stops).
     pub cap: Duration,
@@ -26,11 +30,14 @@ pub struct SettleConfig {
 impl Default for SettleConfig {
     /// 50 ms network quiet and 40 ms DOM quiet (above the 17 ms click-to-repaint floor measured
     /// for Chromium, with room for a framework's second render), checked side by side; capped at
-    /// 5 s. Playwright MCP sleeps a flat 500 ms instead.
+    /// 5 s. Playwright MCP sleeps a flat 500 ms instead. Actions aimed at an element settle by
+    /// what they caused instead (see `action_quiet`, 15 ms: a framework's second render comes
+    /// within a task or two of the first).
     fn default() -> SettleConfig {
         SettleConfig {
             network_quiet: Duration::from_millis(50),
             dom_quiet: Duration::from_millis(40),
+            action_quiet: Duration::from_millis(15),
             cap: Duration::from_secs(5),
         }
     }

@@ -1,5 +1,6 @@
 //! [`CdpBrowser`]: a launched or attached Chromium, its event loop, and the helpers every member family shares (tabs, the page agent, ref checks, error mapping).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -69,6 +70,11 @@ pub struct CdpBrowser {
     /// The tab whose left button `mouse_button` pressed and has not released: pointer moves
     /// there drag (one mouse, as a person's).
     pub(crate) button_held: Option<TabId>,
+    /// The agent's isolated world in each tab's current document: (the tab's document commit
+    /// count when it was made, its execution context), so a call into the page is one round
+    /// trip, not two. A world of an older document is never used; one that went away is
+    /// forgotten and made again.
+    agent_worlds: std::sync::Mutex<HashMap<TabId, (u64, i64)>>,
     event_task: tokio::task::JoinHandle<()>,
     /// The proxy every connection of a launched browser goes through.
     proxy: Option<PolicyProxy>,
@@ -233,6 +239,7 @@ impl CdpBrowser {
             transfers,
             last_walk: Duration::ZERO,
             button_held: None,
+            agent_worlds: std::sync::Mutex::new(HashMap::new()),
             event_task,
             proxy: None,
             chromium,
@@ -464,9 +471,30 @@ impl CdpBrowser {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<T, AgentError> {
-        for _ in 0..3 {
-            let context = self.agent_context(page, cancel).await?;
-            let value = self
+        for _ in 0..4 {
+            let commits = self
+                .shared
+                .lock()
+                .tab(&page.id)
+                .map(|tab| tab.doc.n_commits);
+            let cached = self
+                .agent_worlds
+                .lock()
+                .ok()
+                .and_then(|worlds| worlds.get(&page.id).copied())
+                .filter(|(made_in, _)| Some(*made_in) == commits)
+                .map(|(_, context)| context);
+            let context = match cached {
+                Some(context) => context,
+                None => {
+                    let context = self.agent_context(page, cancel).await?;
+                    if let (Some(commits), Ok(mut worlds)) = (commits, self.agent_worlds.lock()) {
+                        worlds.insert(page.id.clone(), (commits, context));
+                    }
+                    context
+                }
+            };
+            let value = match self
                 .call_function(
                     page,
                     context,
@@ -475,7 +503,17 @@ impl CdpBrowser {
                     timeout,
                     cancel,
                 )
-                .await?;
+                .await
+            {
+                // The kept world went with its document: make the new one's.
+                Err(AgentError::ContextGone) if cached.is_some() => {
+                    if let Ok(mut worlds) = self.agent_worlds.lock() {
+                        worlds.remove(&page.id);
+                    }
+                    continue;
+                }
+                other => other?,
+            };
             if value.get("__missing").is_some() {
                 let doc = format!("d{}", self.fresh_id());
                 self.call_function(page, context, AGENT_JS, json!([doc]), timeout, cancel)

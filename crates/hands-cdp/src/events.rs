@@ -18,9 +18,9 @@ use crate::diagnostics::{ConsoleEntry, NetworkEntry, Rings};
 use crate::policy::{BLOCKED_ERROR_REASON, BlockedRequest, SharedPolicy, Verdict, decide};
 use crate::protocol::{
     AttachedToTarget, ConsoleApiCalled, DetachedFromTarget, DialogOpening, DownloadProgress,
-    DownloadWillBegin, ExceptionThrown, FileChooserOpened, FrameNavigated, LifecycleEvent,
-    LoadingDone, NavigatedWithinDocument, RequestPaused, RequestWillBeSent, ResponseReceived,
-    SetAutoAttach, TargetIdEvent, TargetInfoEvent,
+    DownloadWillBegin, ExceptionThrown, FileChooserOpened, FrameNavigated,
+    FrameRequestedNavigation, LifecycleEvent, LoadingDone, NavigatedWithinDocument, RequestPaused,
+    RequestWillBeSent, ResponseReceived, SetAutoAttach, TargetIdEvent, TargetInfoEvent,
 };
 
 /// What kind of target a session is attached to.
@@ -120,6 +120,10 @@ pub struct Tab {
     pub inflight: HashMap<String, Instant>,
     /// The last time a request started or ended.
     pub last_network: Instant,
+    /// When the main frame last asked to navigate (a link, a form, script) or to open a window,
+    /// and has neither committed a new document nor moved within its own since: an action that
+    /// sees one settles the long way, waiting for the new document or tab.
+    pub nav_requested: Option<Instant>,
     /// A chooser waiting for a file.
     pub chooser: Option<FileChooser>,
     /// HTTP statuses of the main frame's recent document responses, by loader (request) id.
@@ -407,6 +411,21 @@ fn handle(shared: &Arc<Shared>, event: &Event) {
                 on_frame_navigated(shared, session, navigated);
             }
         }
+        "Page.frameRequestedNavigation" => {
+            if let (Some(session), Some(requested)) =
+                (session, event.parse::<FrameRequestedNavigation>())
+            {
+                on_navigation_requested(shared, session, &requested);
+            }
+        }
+        "Page.windowOpen" => {
+            if let Some(session) = session {
+                if let Some(tab) = shared.lock().page_tab_mut(session) {
+                    tab.nav_requested = Some(Instant::now());
+                }
+                shared.bump();
+            }
+        }
         "Page.navigatedWithinDocument" => {
             if let (Some(session), Some(nav)) = (session, event.parse::<NavigatedWithinDocument>())
             {
@@ -497,6 +516,23 @@ fn on_frame_navigated(shared: &Shared, session: &SessionId, navigated: FrameNavi
         tab.doc.loading = true;
         tab.doc.loaded = false;
         tab.chooser = None;
+        tab.nav_requested = None;
+    }
+    drop(state);
+    shared.bump();
+}
+
+/// `Page.frameRequestedNavigation`: the main frame is about to navigate.
+fn on_navigation_requested(
+    shared: &Shared,
+    session: &SessionId,
+    requested: &FrameRequestedNavigation,
+) {
+    let mut state = shared.lock();
+    if let Some(tab) = state.page_tab_mut(session)
+        && requested.frame_id == tab.target_id
+    {
+        tab.nav_requested = Some(Instant::now());
     }
     drop(state);
     shared.bump();
@@ -515,6 +551,7 @@ fn on_navigated_within_document(
     {
         tab.doc.generation += 1;
         tab.url = nav.url;
+        tab.nav_requested = None;
     }
     drop(state);
     shared.bump();
@@ -774,6 +811,7 @@ fn on_attached(shared: &Arc<Shared>, parent: Option<&SessionId>, attached: Attac
                 doc: Document::default(),
                 inflight: HashMap::new(),
                 last_network: Instant::now(),
+                nav_requested: None,
                 chooser: None,
                 doc_statuses: VecDeque::new(),
                 rings,

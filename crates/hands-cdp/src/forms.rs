@@ -14,12 +14,18 @@ use hands_core::browser::{DriverError, TabId};
 use crate::driver::{AgentError, CdpBrowser};
 use crate::pointer::ResolveOpts;
 use crate::refs::Stale;
+use crate::settle::ActionTimer;
 
 #[derive(Deserialize)]
 struct Selected {
     #[serde(default)]
     error: Option<String>,
 }
+
+/// `set_checked`'s answer when the page replaced the control after the click (a list rendered
+/// anew), so its new state cannot be read back from it.
+pub const SET_CHECKED_REPLACED: &str =
+    "Clicked it; the page then replaced the control, so read the page to confirm its state.";
 
 impl CdpBrowser {
     /// `select_option`: on a `<select>`, each value matched by option value or, failing that, by
@@ -32,7 +38,7 @@ impl CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
-        let started = Instant::now();
+        let mut timer = ActionTimer::start("select_option");
         let binding = self.bound(target.as_str(), &page, false)?;
         let args = json!({"ref": target.as_str(), "doc": binding.doc, "values": values});
         let timeout = self.config.call_timeout;
@@ -58,7 +64,9 @@ impl CdpBrowser {
             };
             return Err(DriverError::refused(text));
         }
-        self.settle(&page, started, cancel).await?;
+        timer.phase("input");
+        self.settle_action(&page, &mut timer, None, cancel).await?;
+        timer.finish();
         Ok(Some("Selected.".to_owned()))
     }
 
@@ -72,7 +80,7 @@ impl CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
-        let started = Instant::now();
+        let mut timer = ActionTimer::start("set_checked");
         let opts = ResolveOpts {
             checked: true,
             ..ResolveOpts::default()
@@ -101,14 +109,27 @@ impl CdpBrowser {
                 "A radio button cannot be unchecked directly; check another option of its group.",
             ));
         }
-        self.click_ref(&page, target, PointerButton::Left, cancel)
+        let look = self
+            .click_ref(&page, target, PointerButton::Left, &mut timer, cancel)
             .await?;
-        self.settle(&page, started, cancel).await?;
+        self.settle_action(&page, &mut timer, Some(look), cancel)
+            .await?;
         let opts = ResolveOpts {
             checked: true,
             ..ResolveOpts::default()
         };
-        let after = self.resolve_ref(&page, target, opts, cancel).await?;
+        let after = match self.resolve_ref(&page, target, opts, cancel).await {
+            Ok(after) => after,
+            // The press landed on the control (the guard saw it), then the page rendered the
+            // control anew: there is nothing left to verify on.
+            Err(DriverError::Refused(_)) => {
+                timer.finish();
+                return Ok(Some(SET_CHECKED_REPLACED.to_owned()));
+            }
+            Err(e) => return Err(e),
+        };
+        timer.phase("verify");
+        timer.finish();
         if after.checked != Some(checked) {
             return Err(DriverError::refused(
                 "The control did not change state when clicked; the page may handle it differently.",

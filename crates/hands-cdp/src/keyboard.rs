@@ -15,6 +15,7 @@ use crate::driver::{AgentError, CdpBrowser, Page};
 use crate::keys::{DomKey, dom_key, modifier_bits};
 use crate::pointer::ResolveOpts;
 use crate::refs::Stale;
+use crate::settle::ActionTimer;
 
 /// One piece of typed text: a run inserted at once, or a key pressed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,6 +193,9 @@ impl CdpBrowser {
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
         let started = Instant::now();
+        // Focusing the target arms the page's action watch, so typing into one settles by what
+        // it caused; typing at the caret settles the long way.
+        let mut timer = target.map(|_| ActionTimer::start("type"));
         if let Some(target) = target {
             let opts = ResolveOpts {
                 scroll: true,
@@ -200,8 +204,11 @@ impl CdpBrowser {
                 ..ResolveOpts::default()
             };
             self.resolve_ref(&page, target, opts, cancel).await?;
+            if let Some(timer) = timer.as_mut() {
+                timer.phase("aim");
+            }
             if let Some(done) = self.set_value_input(&page, target, text, cancel).await? {
-                self.settle(&page, started, cancel).await?;
+                self.settle_typed(&page, started, timer, cancel).await?;
                 return Ok(Some(done));
             }
             if text.is_empty() {
@@ -221,8 +228,30 @@ impl CdpBrowser {
                 TypedPiece::Tab => self.press_named(&page, "Tab").await?,
             }
         }
-        self.settle(&page, started, cancel).await?;
+        self.settle_typed(&page, started, timer, cancel).await?;
         Ok(Some("Typed.".to_owned()))
+    }
+
+    /// Settles after `type`: by what it caused when a target was focused (`timer`), else the
+    /// long way.
+    async fn settle_typed(
+        &mut self,
+        page: &Page,
+        started: Instant,
+        timer: Option<ActionTimer>,
+        cancel: &CancellationToken,
+    ) -> Result<(), DriverError> {
+        match timer {
+            Some(mut timer) => {
+                timer.phase("input");
+                self.settle_action(page, &mut timer, None, cancel).await?;
+                timer.finish();
+            }
+            None => {
+                self.settle(page, started, cancel).await?;
+            }
+        }
+        Ok(())
     }
 
     async fn press_dom(&self, page: &Page, dom: &DomKey) -> Result<(), DriverError> {

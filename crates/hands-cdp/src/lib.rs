@@ -17,9 +17,11 @@
 //!   (tab, document, generation) here and to the node itself in the page, re-checked right before
 //!   any action ([`refs`]);
 //! - acts with real input (`Input.dispatchMouseEvent`, `dispatchKeyEvent`, `insertText`) after a
-//!   hit test, and settles by events (load, network idle, DOM quiet), each capped
-//!   ([`SettleConfig`]); an animation (an attribute changed every frame, CSS, canvas) is not a
-//!   change to wait for.
+//!   hit test, and settles by events, each capped ([`SettleConfig`]): an action aimed at an
+//!   element waits for what it caused (its DOM changes, the requests it started and the page's
+//!   answer to them) and no longer when it changed nothing; navigations and the rest wait for
+//!   load, network idle and DOM quiet. An animation (an attribute changed every frame, CSS,
+//!   canvas) is not a change to wait for.
 //!
 //! What it is not: a surface. It reports raw truth (full URLs, titles); the toolset decides
 //! what the model sees, asks for consent and applies the URL policy before a call reaches it.
@@ -122,6 +124,7 @@ pub use connection::{CdpError, Connection, Event, SessionId};
 pub use driver::{AGENT_JS, CdpBrowser, StartError};
 pub use events::{LISTENERS_JS, PAGE_FENCE_JS};
 pub use files::{DownloadGrant, FileGrants, MemoryGrants, UploadGrant};
+pub use forms::SET_CHECKED_REPLACED;
 pub use images::{image_size, zoom_scale};
 pub use keyboard::{TypedPiece, pieces};
 pub use launch::{Chromium, LaunchConfig, LaunchError};

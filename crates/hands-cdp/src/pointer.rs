@@ -15,6 +15,7 @@ use hands_core::input::{ModifierSet, ScrollDirection};
 use crate::driver::{AgentError, CdpBrowser, Page};
 use crate::keys::modifier_bits;
 use crate::refs::Stale;
+use crate::settle::{ActionTimer, Look};
 
 /// How long the first move of a drag waits for the browser to report a native drag.
 const DRAG_START_WAIT: Duration = Duration::from_millis(50);
@@ -43,13 +44,6 @@ pub(crate) const CLICK_ATTEMPTS: usize = 3;
 /// The refusal when every attempt missed.
 pub const CLICK_KEPT_MISSING: &str = "The element kept moving or was covered when clicked, so \
 nothing was clicked; wait for the page to settle, read it again, and retry.";
-
-/// What the press guard saw.
-#[derive(Debug, Deserialize)]
-struct GuardResult {
-    /// `hit`, `missed`, or `none` (no press reached a guarded window).
-    state: String,
-}
 
 /// A ref's element, checked at the moment of acting.
 #[derive(Debug, Deserialize)]
@@ -155,26 +149,28 @@ impl CdpBrowser {
         page: &Page,
         reference: &Ref,
         button: PointerButton,
+        timer: &mut ActionTimer,
         cancel: &CancellationToken,
-    ) -> Result<(), DriverError> {
+    ) -> Result<Look, DriverError> {
         for _ in 0..CLICK_ATTEMPTS {
             let (x, y) = self.ref_point(page, reference, true, cancel).await?;
+            timer.phase("aim");
             self.click_point(page, x, y, button, 1, ModifierSet::NONE)
                 .await?;
-            let timeout = self.config.call_timeout;
-            match self
-                .agent::<GuardResult>(page, "guardResult", json!({}), timeout, cancel)
-                .await
-            {
-                Ok(guard) if guard.state == "missed" => {
+            timer.phase("input");
+            // The guard's verdict comes with the first look of the settle, in one call.
+            let look = self.look(page, timer.started(), true, cancel).await;
+            timer.phase("guard");
+            match &look.outcome {
+                Ok(watched) if watched.guard.as_deref() == Some("missed") => {
                     tracing::debug!(
                         reference = reference.as_str(),
                         "a press missed its element; aiming again"
                     );
                 }
-                // A click that navigated took its document (and the guard) with it.
-                Ok(_) | Err(AgentError::ContextGone) => return Ok(()),
-                Err(e) => return Err(self.agent_error(e)),
+                // A click that navigated took its document (and the guard) with it: the settle
+                // sees that too.
+                _ => return Ok(look),
             }
         }
         Err(DriverError::refused(CLICK_KEPT_MISSING))
@@ -214,7 +210,10 @@ impl CdpBrowser {
     }
 
     /// Moves there, then presses and releases `count` times (the count rising 1, 2, 3 as a
-    /// person's double and triple clicks do).
+    /// person's double and triple clicks do). The events are sent together, without waiting for
+    /// each one's answer: the browser delivers them in order (a pending move reaches the page
+    /// before the press that follows it), and a move's answer waits for the page's next frame,
+    /// which used to cost up to a frame per click.
     pub(crate) async fn click_point(
         &self,
         page: &Page,
@@ -224,10 +223,9 @@ impl CdpBrowser {
         count: u8,
         modifiers: ModifierSet,
     ) -> Result<(), DriverError> {
-        self.mouse(page, "mouseMoved", x, y, None, 0, 0, modifiers)
-            .await?;
+        let mut events = vec![self.mouse(page, "mouseMoved", x, y, None, 0, 0, modifiers)];
         for n in 1..=count.max(1) {
-            self.mouse(
+            events.push(self.mouse(
                 page,
                 "mousePressed",
                 x,
@@ -236,12 +234,15 @@ impl CdpBrowser {
                 button_bit(button),
                 n,
                 modifiers,
-            )
-            .await?;
-            self.mouse(page, "mouseReleased", x, y, Some(button), 0, n, modifiers)
-                .await?;
+            ));
+            events.push(self.mouse(page, "mouseReleased", x, y, Some(button), 0, n, modifiers));
         }
-        Ok(())
+        // `join_all` polls them in order, so they are sent in order.
+        futures_util::future::join_all(events)
+            .await
+            .into_iter()
+            .collect::<Result<Vec<()>, DriverError>>()
+            .map(|_| ())
     }
 
     fn check_in_viewport(&self, at: CssPoint) -> Result<(f64, f64), DriverError> {
@@ -263,10 +264,13 @@ impl CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
-        let started = Instant::now();
-        self.click_ref(&page, target, PointerButton::Left, cancel)
+        let mut timer = ActionTimer::start("click");
+        let look = self
+            .click_ref(&page, target, PointerButton::Left, &mut timer, cancel)
             .await?;
-        self.settle(&page, started, cancel).await?;
+        self.settle_action(&page, &mut timer, Some(look), cancel)
+            .await?;
+        timer.finish();
         Ok(Some("Clicked.".to_owned()))
     }
 
@@ -278,11 +282,14 @@ impl CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
-        let started = Instant::now();
+        let mut timer = ActionTimer::start("hover");
         let (x, y) = self.ref_point(&page, target, false, cancel).await?;
+        timer.phase("aim");
         self.mouse(&page, "mouseMoved", x, y, None, 0, 0, ModifierSet::NONE)
             .await?;
-        self.settle(&page, started, cancel).await?;
+        timer.phase("input");
+        self.settle_action(&page, &mut timer, None, cancel).await?;
+        timer.finish();
         Ok(Some("Hovered.".to_owned()))
     }
 

@@ -192,6 +192,14 @@ pub struct FrameNavigated {
     pub frame: Frame,
 }
 
+/// `Page.frameRequestedNavigation`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FrameRequestedNavigation {
+    /// The frame about to navigate.
+    pub frame_id: String,
+}
+
 /// `Page.navigatedWithinDocument`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,4 +1,4 @@
-//! Settling after an action by events, not sleeps: the document loaded (if one started), no request in flight for a quiet period, and no DOM mutation for a quiet period, each bounded by a cap.
+//! Settling after an action by events, not sleeps: an action aimed at an element waits for what it caused (its DOM changes to go quiet, the requests it started to end, then one more turn), and answers after one turn of the page when it changed nothing; other actions and navigations wait for the document to load, no request in flight for a quiet period and no DOM mutation for a quiet period, each bounded by a cap. [`ActionTimer`] logs where an action's time went.
 
 use std::time::Duration;
 
@@ -26,6 +26,98 @@ struct Quiet {
     quiet: bool,
 }
 
+/// What the page's action watch saw (the agent's `settled`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Watched {
+    /// With `guard`: the press guard's verdict, `hit`, `missed` or `none`.
+    #[serde(default)]
+    pub(crate) guard: Option<String>,
+    /// False in a document where no action armed the watch (the action navigated).
+    armed: bool,
+    /// Changes since the watch was armed.
+    mutations: u64,
+    /// When the first change came, in ms after the watch was armed (right before the input).
+    #[serde(default)]
+    first_ms: Option<f64>,
+}
+
+/// A look at the page after an action's input: when it was asked, and what it answered.
+#[derive(Debug)]
+pub(crate) struct Look {
+    asked: Instant,
+    pub(crate) outcome: Result<Watched, AgentError>,
+}
+
+/// Per-phase timings of one browser action, logged at debug level when it answers
+/// (`RUST_LOG=hands_cdp::timing=debug`): aiming (the ref re-checked and hit-tested), input,
+/// the press guard's answer, the settle; and when the page's first change came.
+#[derive(Debug)]
+pub(crate) struct ActionTimer {
+    member: &'static str,
+    started: Instant,
+    mark: Instant,
+    phases: Vec<(&'static str, Duration)>,
+    first_change_ms: Option<f64>,
+    mutations: u64,
+    long_way: bool,
+}
+
+impl ActionTimer {
+    /// Starts timing `member` now.
+    pub(crate) fn start(member: &'static str) -> ActionTimer {
+        let now = Instant::now();
+        ActionTimer {
+            member,
+            started: now,
+            mark: now,
+            phases: Vec::with_capacity(5),
+            first_change_ms: None,
+            mutations: 0,
+            long_way: false,
+        }
+    }
+
+    /// When the action started.
+    pub(crate) fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Ends the phase `name` now (a phase that repeats, as aiming does when a press missed, adds
+    /// up).
+    pub(crate) fn phase(&mut self, name: &'static str) {
+        let now = Instant::now();
+        let spent = now - self.mark;
+        self.mark = now;
+        match self.phases.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, total)) => *total += spent,
+            None => self.phases.push((name, spent)),
+        }
+    }
+
+    /// Logs the timings.
+    pub(crate) fn finish(mut self) {
+        self.phase("rest");
+        let phases = self
+            .phases
+            .iter()
+            .filter(|(name, spent)| *name != "rest" || !spent.is_zero())
+            .map(|(name, spent)| format!("{name} {:.1} ms", spent.as_secs_f64() * 1000.0))
+            .collect::<Vec<_>>()
+            .join(", ");
+        tracing::debug!(
+            target: "hands_cdp::timing",
+            member = self.member,
+            total_ms = self.started.elapsed().as_secs_f64() * 1000.0,
+            first_change_ms = self.first_change_ms,
+            mutations = self.mutations,
+            long_way = self.long_way,
+            %phases,
+            "browser action timings"
+        );
+    }
+}
+
 impl CdpBrowser {
     /// Waits until the tab is network-idle and DOM-quiet at the same time, or the settle cap
     /// passes. `since` is when the action started: a request it triggered a little later still
@@ -38,6 +130,122 @@ impl CdpBrowser {
     ) -> Result<Settled, DriverError> {
         let cap = self.config.settle.cap;
         self.settle_within(page, since, since + cap, cancel).await
+    }
+
+    /// Settles after an action aimed at an element, whose resolve armed the page's action
+    /// watch before the input: waits one turn of the page, then for its changes to go quiet for
+    /// `action_quiet` (no wait when it changed nothing), then for the requests it started to end
+    /// and again for the page's answer to them. An action that asked for a navigation settles
+    /// the long way ([`CdpBrowser::settle`]), waiting for the new document.
+    pub(crate) async fn settle_action(
+        &mut self,
+        page: &Page,
+        timer: &mut ActionTimer,
+        mut first: Option<Look>,
+        cancel: &CancellationToken,
+    ) -> Result<Settled, DriverError> {
+        let since = timer.started();
+        let deadline = since + self.config.settle.cap;
+        let settled = loop {
+            if cancel.is_cancelled() {
+                return Err(DriverError::Cancelled);
+            }
+            if self.navigation_since(page, since) {
+                break None;
+            }
+            if deadline <= Instant::now() {
+                break Some(false);
+            }
+            let look = match first.take() {
+                Some(look) => look,
+                None => self.look(page, since, false, cancel).await,
+            };
+            let asked = look.asked;
+            match look.outcome {
+                Ok(watched) if watched.armed => {
+                    timer.mutations = watched.mutations;
+                    timer.first_change_ms = watched.first_ms;
+                }
+                // A document the watch was not armed in: the action navigated.
+                Ok(_) | Err(AgentError::ContextGone) => break None,
+                Err(AgentError::Cdp(crate::connection::CdpError::Timeout { .. })) => {
+                    break Some(false);
+                }
+                Err(e) => return Err(self.agent_error(e)),
+            }
+            let (busy, last_network) = {
+                let state = self.shared.lock();
+                match state.tab(&page.id) {
+                    Some(tab) => (self.tab_busy(tab, Instant::now()), tab.last_network),
+                    None => (false, since),
+                }
+            };
+            // Nothing on the network since the page's turn began: what the page shows now is
+            // what the action did.
+            if !busy && last_network < asked {
+                break Some(true);
+            }
+            if self.navigation_since(page, since) {
+                break None;
+            }
+            if !self
+                .network_idle(page, since, Duration::ZERO, deadline, cancel)
+                .await
+            {
+                break Some(false);
+            }
+        };
+        let settled = match settled {
+            Some(quiet) => {
+                if cancel.is_cancelled() {
+                    return Err(DriverError::Cancelled);
+                }
+                self.check_alive()?;
+                Settled {
+                    quiet,
+                    waited: since.elapsed(),
+                }
+            }
+            None => {
+                timer.long_way = true;
+                self.settle_within(page, since, deadline, cancel).await?
+            }
+        };
+        timer.phase("settle");
+        Ok(settled)
+    }
+
+    /// Asks the page's action watch (see [`CdpBrowser::settle_action`]) for the action that
+    /// started at `since`; with `guard`, the press guard's verdict comes in the same call.
+    pub(crate) async fn look(
+        &self,
+        page: &Page,
+        since: Instant,
+        guard: bool,
+        cancel: &CancellationToken,
+    ) -> Look {
+        let asked = Instant::now();
+        let settle = self.config.settle;
+        let remaining = (since + settle.cap).saturating_duration_since(asked);
+        let args = json!({
+            "quietMs": settle.action_quiet.as_millis() as u64,
+            "capMs": remaining.as_millis() as u64,
+            "guard": guard,
+        });
+        let timeout = remaining + Duration::from_secs(1);
+        let outcome = self
+            .agent::<Watched>(page, "settled", args, timeout, cancel)
+            .await;
+        Look { asked, outcome }
+    }
+
+    /// Whether the tab's main frame asked to navigate since `since` and has not moved yet.
+    fn navigation_since(&self, page: &Page, since: Instant) -> bool {
+        let state = self.shared.lock();
+        state
+            .tab(&page.id)
+            .and_then(|tab| tab.nav_requested)
+            .is_some_and(|asked| asked >= since)
     }
 
     /// [`CdpBrowser::settle`] with an explicit deadline.

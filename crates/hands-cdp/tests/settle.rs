@@ -1,12 +1,17 @@
-//! Tier 3: settling without waiting on animations — a page whose only changes are animations (CSS, canvas, an element moved by script every frame, an SVG attribute tweened by script) settles once its DOM and network are quiet, while a page that keeps changing its content still waits.
+//! Tier 3: settling without waiting on animations — a page whose only changes are animations (CSS, canvas, an element moved by script every frame, an SVG attribute tweened by script) settles once its DOM and network are quiet, while a page that keeps changing its content still waits — and an action answering only once what it caused is in the page (a render after a slow request, a second render a task later, a navigation).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use std::time::Duration;
 
+use std::collections::HashMap;
+
 use common::*;
-use hands_core::browser::Browser;
+use hands_core::browser::driver::ReadResult;
+use hands_core::browser::read::Ref;
+use hands_core::browser::{Browser, ReadFilter};
+use serde_json::json;
 
 /// Navigations and clicks on a page that animates forever settle by quiet, not by the cap (a
 /// navigation that hit the cap says "still loading").
@@ -57,4 +62,101 @@ async fn streaming_content_still_holds_a_settle() {
         .unwrap()
         .unwrap();
     assert!(text.contains("still loading"), "{text}");
+}
+
+/// A list rendered anew after a slow save, a second render a task after the first, and a link to
+/// another page: the answers of `click`, `set_checked`, `type` and `select_option` come only once
+/// their effect is in the page, so a read right after each sees it.
+const AFTER_PAGE: &str = r#"<!doctype html><title>After</title>
+<p id="status">idle</p>
+<button onclick="save()">Save</button>
+<button onclick="twice()">Twice</button>
+<button onclick="">Nothing</button>
+<label>Name <input id="name" oninput="later('typed ' + this.value)"></label>
+<label>Size <select id="size" onchange="later('size ' + this.value)"><option>S</option><option>M</option></select></label>
+<div id="list"></div>
+<a href="/next">Next page</a>
+<script>
+let done = false;
+function render() {
+  document.getElementById('list').innerHTML =
+    `<label><input type="checkbox" ${done ? 'checked' : ''}> Done: report</label>`;
+}
+function later(text) {
+  fetch('/slow').then(r => r.text()).then(() => { document.getElementById('status').textContent = text; });
+}
+function save() { later('saved'); }
+function twice() {
+  document.getElementById('status').textContent = 'first';
+  setTimeout(() => { document.getElementById('status').textContent = 'second'; }, 0);
+}
+document.getElementById('list').addEventListener('change', e => {
+  const on = e.target.checked;
+  fetch('/slow').then(() => { done = on; render(); });
+});
+render();
+</script>"#;
+
+fn labelled(read: Option<ReadResult>) -> HashMap<String, Ref> {
+    match read {
+        Some(ReadResult::Structured(r)) => r
+            .elements()
+            .iter()
+            .map(|e| (e.label().to_owned(), e.reference().clone()))
+            .collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_answers_once_its_effect_is_in_the_page() {
+    let a = Server::start().await;
+    a.html("/", AFTER_PAGE);
+    a.html("/next", "<title>Next</title><p>the next page</p>");
+    a.route(
+        "/slow",
+        Route::Delayed(Duration::from_millis(150), "ok".into()),
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser.navigate(&a.page_url("/"), None, &c).await.unwrap();
+    let status = "document.getElementById('status').textContent";
+    let r = labelled(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+
+    // The render that follows a slow request is in the page when the click answers.
+    browser.click(&r["Save"], None, &c).await.unwrap();
+    assert_eq!(eval(&browser, status).await, json!("saved"));
+    // A second render a task after the first: the answer waits for it.
+    browser.click(&r["Twice"], None, &c).await.unwrap();
+    assert_eq!(eval(&browser, status).await, json!("second"));
+    // A click that changes nothing answers (and changes nothing).
+    browser.click(&r["Nothing"], None, &c).await.unwrap();
+    assert_eq!(eval(&browser, status).await, json!("second"));
+    // Typing and selecting whose page answers after a request.
+    browser
+        .type_text("Ada", Some(&r["Name"]), None, &c)
+        .await
+        .unwrap();
+    assert_eq!(eval(&browser, status).await, json!("typed Ada"));
+    browser
+        .select_option(&r["Size"], &["M".to_owned()], None, &c)
+        .await
+        .unwrap();
+    assert_eq!(eval(&browser, status).await, json!("size M"));
+
+    // A checkbox the page renders anew after a slow save: checked in the page when the answer
+    // comes, and the answer says the control was replaced rather than refusing a stale ref.
+    let said = browser
+        .set_checked(&r["Done: report"], true, None, &c)
+        .await
+        .unwrap();
+    assert_eq!(said.as_deref(), Some(hands_cdp::SET_CHECKED_REPLACED));
+    assert_eq!(
+        eval(&browser, "document.querySelector('#list input').checked").await,
+        json!(true)
+    );
+
+    // A link to another page: the new document has loaded when the click answers.
+    browser.click(&r["Next page"], None, &c).await.unwrap();
+    assert_eq!(eval(&browser, "document.title").await, json!("Next"));
 }

@@ -22,12 +22,29 @@ pub enum Durability {
     Unsynced,
 }
 
+/// Where a cluster listens besides its unix socket.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Listen {
+    /// The unix socket only.
+    #[default]
+    SocketOnly,
+    /// Also TCP on this address and port (trusting every client: for tests across network
+    /// namespaces on one machine).
+    Tcp {
+        /// The address (e.g. `10.77.0.2`).
+        address: String,
+        /// The port.
+        port: u16,
+    },
+}
+
 /// A running private cluster.
 #[derive(Debug)]
 pub struct LocalCluster {
     dir: tempfile::TempDir,
     bin: PathBuf,
     run_as: Option<String>,
+    listen: Listen,
 }
 
 fn missing() -> FleetError {
@@ -40,6 +57,14 @@ impl LocalCluster {
     /// `initdb` and `pg_ctl start` on a new temporary directory; returns once it accepts
     /// connections.
     pub fn start(durability: Durability) -> Result<LocalCluster, FleetError> {
+        LocalCluster::start_listening(durability, Listen::SocketOnly)
+    }
+
+    /// [`LocalCluster::start`], listening also where `listen` says.
+    pub fn start_listening(
+        durability: Durability,
+        listen: Listen,
+    ) -> Result<LocalCluster, FleetError> {
         let bin = [PathBuf::from(DEBIAN_BIN_DIR)]
             .into_iter()
             .chain(
@@ -68,7 +93,12 @@ impl LocalCluster {
         } else {
             None
         };
-        let cluster = LocalCluster { dir, bin, run_as };
+        let cluster = LocalCluster {
+            dir,
+            bin,
+            run_as,
+            listen,
+        };
         let data = cluster.data_dir();
         cluster.run(
             "initdb",
@@ -88,8 +118,20 @@ impl LocalCluster {
             Durability::Synced => "on",
             Durability::Unsynced => "off",
         };
+        let tcp = match &cluster.listen {
+            Listen::SocketOnly => "-c listen_addresses=''".to_owned(),
+            Listen::Tcp { address, port } => {
+                let hba = data.join("pg_hba.conf");
+                let mut rules = std::fs::read_to_string(&hba)
+                    .map_err(|e| FleetError::Cluster(format!("{}: {e}", hba.display())))?;
+                rules.push_str("\nhost all all 0.0.0.0/0 trust\n");
+                std::fs::write(&hba, rules)
+                    .map_err(|e| FleetError::Cluster(format!("{}: {e}", hba.display())))?;
+                format!("-c listen_addresses='{address}' -p {port}")
+            }
+        };
         let options = format!(
-            "-c listen_addresses='' -k {} -c fsync={fsync} -c max_connections=200",
+            "{tcp} -k {} -c fsync={fsync} -c max_connections=200",
             cluster.socket_dir().display()
         );
         cluster.run(
@@ -121,10 +163,27 @@ impl LocalCluster {
 
     /// A connection string for database `postgres` as user `postgres`.
     pub fn url(&self) -> String {
-        format!(
-            "host={} user=postgres dbname=postgres",
-            self.socket_dir().display()
-        )
+        format!("{} user=postgres dbname=postgres", self.host())
+    }
+
+    /// `host=… port=…` of the unix socket (the port names the socket's file).
+    fn host(&self) -> String {
+        match &self.listen {
+            Listen::SocketOnly => format!("host={}", self.socket_dir().display()),
+            Listen::Tcp { port, .. } => {
+                format!("host={} port={port}", self.socket_dir().display())
+            }
+        }
+    }
+
+    /// A connection string for database `name` over TCP, when the cluster listens on TCP.
+    pub fn tcp_url(&self, name: &str) -> Option<String> {
+        match &self.listen {
+            Listen::SocketOnly => None,
+            Listen::Tcp { address, port } => Some(format!(
+                "host={address} port={port} user=postgres dbname={name} connect_timeout=5"
+            )),
+        }
     }
 
     /// Creates database `name` (each test its own) and returns its connection string.
@@ -134,6 +193,8 @@ impl LocalCluster {
             &[
                 "-h",
                 &self.socket_dir().display().to_string(),
+                "-p",
+                &self.port().to_string(),
                 "-U",
                 "postgres",
                 name,
@@ -147,6 +208,8 @@ impl LocalCluster {
                 &[
                     "-h",
                     &self.socket_dir().display().to_string(),
+                    "-p",
+                    &self.port().to_string(),
                     "-U",
                     "postgres",
                     "-c",
@@ -154,10 +217,15 @@ impl LocalCluster {
                 ],
             )
         })?;
-        Ok(format!(
-            "host={} user=postgres dbname={name}",
-            self.socket_dir().display()
-        ))
+        Ok(format!("{} user=postgres dbname={name}", self.host()))
+    }
+
+    /// The server's port (5432 unless it listens on TCP elsewhere).
+    fn port(&self) -> u16 {
+        match &self.listen {
+            Listen::SocketOnly => 5432,
+            Listen::Tcp { port, .. } => *port,
+        }
     }
 
     fn command(&self, program: &str) -> Command {

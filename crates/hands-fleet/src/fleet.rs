@@ -155,7 +155,8 @@ pub enum EpisodeState {
 }
 
 impl EpisodeState {
-    fn as_str(self) -> &'static str {
+    /// Its name in the database and in listings.
+    pub fn as_str(self) -> &'static str {
         match self {
             EpisodeState::Queued => "queued",
             EpisodeState::Running => "running",
@@ -269,7 +270,9 @@ impl std::fmt::Display for FleetStatus {
 /// connection.
 #[derive(Clone)]
 pub struct Fleet {
-    client: Arc<Client>,
+    /// The connection, made again when it closed (a partition outlasted its TCP timeout).
+    client: Arc<tokio::sync::Mutex<Arc<Client>>>,
+    config: tokio_postgres::Config,
     name: String,
 }
 
@@ -294,9 +297,20 @@ impl Fleet {
         let name = crate::describe(&config);
         let client = crate::connect_on_current(&config, &name).await?;
         Ok(Fleet {
-            client: Arc::new(client),
+            client: Arc::new(tokio::sync::Mutex::new(Arc::new(client))),
+            config,
             name,
         })
+    }
+
+    /// The connection; a new one when the last closed.
+    async fn client(&self) -> Result<Arc<Client>, FleetError> {
+        let mut client = self.client.lock().await;
+        if client.is_closed() {
+            tracing::warn!("the connection to {} closed: connecting again", self.name);
+            *client = Arc::new(crate::connect_on_current(&self.config, &self.name).await?);
+        }
+        Ok(Arc::clone(&client))
     }
 
     /// What it is connected to (no password).
@@ -316,7 +330,8 @@ impl Fleet {
             .collect::<Result<_, _>>()
             .map_err(|e| FleetError::Invalid(e.to_string()))?;
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "INSERT INTO hands_episodes (batch, task)
                  SELECT $1, t FROM unnest($2::jsonb[]) WITH ORDINALITY AS u (t, n) ORDER BY n
@@ -340,7 +355,8 @@ impl Fleet {
         ttl: Duration,
     ) -> Result<Vec<Claim>, FleetError> {
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "WITH free AS (
                      SELECT id FROM hands_episodes
@@ -391,7 +407,8 @@ impl Fleet {
         let ids: Vec<i64> = held.iter().map(|(e, _)| e.0).collect();
         let epochs: Vec<i64> = held.iter().map(|(_, epoch)| *epoch as i64).collect();
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "UPDATE hands_episodes e
                  SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
@@ -411,8 +428,8 @@ impl Fleet {
             .collect())
     }
 
-    /// Records how `episode` ended, if the caller still holds it at `epoch`; else
-    /// [`FleetError::Fenced`].
+    /// Records how `episode` ended, if the caller still holds it at `epoch` under a live
+    /// lease; else [`FleetError::Fenced`] (the episode is claimed again and resumed).
     pub async fn finish(
         &self,
         episode: EpisodeId,
@@ -426,11 +443,13 @@ impl Fleet {
             )));
         }
         let updated = self
-            .client
+            .client()
+            .await?
             .execute(
                 "UPDATE hands_episodes
                  SET state = $3, outcome = $4, finished_at = clock_timestamp(), lease_until = NULL
-                 WHERE id = $1 AND epoch = $2 AND state = 'running'",
+                 WHERE id = $1 AND epoch = $2 AND state = 'running'
+                   AND lease_until > clock_timestamp()",
                 &[
                     &episode.0,
                     &(epoch as i64),
@@ -446,11 +465,120 @@ impl Fleet {
         Ok(())
     }
 
+    /// The parked episodes (of `batch`, or all), oldest first: each waits for its uncertain
+    /// calls to be reconciled.
+    pub async fn parked(&self, batch: Option<&str>) -> Result<Vec<EpisodeId>, FleetError> {
+        let rows = self
+            .client()
+            .await?
+            .query(
+                "SELECT id FROM hands_episodes
+                 WHERE state = 'parked' AND ($1::text IS NULL OR batch = $1) ORDER BY id",
+                &[&batch],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        Ok(rows.iter().map(|r| EpisodeId(r.get(0))).collect())
+    }
+
+    /// Takes the parked `episode` to reconcile it: parked becomes running under a new epoch,
+    /// leased to `who` for `ttl`. The epoch moving on is what makes a reconciliation safe: the
+    /// holder that left the call uncertain can no longer save, and an environment that accepts
+    /// only the current epoch refuses its late actions. `None` when the episode is not parked
+    /// (someone else took it, or it was never parked).
+    pub async fn take_parked(
+        &self,
+        episode: EpisodeId,
+        who: &str,
+        ttl: Duration,
+    ) -> Result<Option<Claim>, FleetError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "UPDATE hands_episodes e
+                 SET state = 'running', epoch = e.epoch + 1, worker = $2,
+                     lease_until = clock_timestamp() + $3 * interval '1 millisecond',
+                     claimed_at = clock_timestamp()
+                 WHERE id = $1 AND state = 'parked'
+                 RETURNING e.epoch, e.task, e.attempts",
+                &[&episode.0, &who, &millis(ttl)],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        let Some(row) = row else { return Ok(None) };
+        let Json(task): Json<Task> = row
+            .try_get(1)
+            .map_err(|e| FleetError::Invalid(format!("episode {episode}'s task: {e}")))?;
+        Ok(Some(Claim {
+            episode,
+            epoch: row.get::<_, i64>(0).max(0) as u64,
+            task,
+            resume: true,
+            attempts: row.get::<_, i32>(2).max(0) as u32,
+        }))
+    }
+
+    /// Gives back an episode held at `epoch` without ending it: `Queued` (a worker resumes
+    /// it; its recorded outcome is cleared) or `Parked` (still waiting for a person); else
+    /// [`FleetError::Fenced`] when the caller no longer holds it.
+    pub async fn release(
+        &self,
+        episode: EpisodeId,
+        epoch: u64,
+        to: EpisodeState,
+    ) -> Result<(), FleetError> {
+        let clear_outcome = match to {
+            EpisodeState::Queued => true,
+            EpisodeState::Parked => false,
+            other => {
+                return Err(FleetError::Invalid(format!(
+                    "an episode is given back queued or parked, not {}",
+                    other.as_str()
+                )));
+            }
+        };
+        let updated = self
+            .client()
+            .await?
+            .execute(
+                "UPDATE hands_episodes
+                 SET state = $3, lease_until = NULL,
+                     outcome = CASE WHEN $4 THEN NULL ELSE outcome END
+                 WHERE id = $1 AND epoch = $2 AND state = 'running'",
+                &[&episode.0, &(epoch as i64), &to.as_str(), &clear_outcome],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        if updated == 0 {
+            return Err(FleetError::Fenced { episode, epoch });
+        }
+        Ok(())
+    }
+
+    /// The epoch `episode` is held at now, if a live lease holds it (`None` when it is queued,
+    /// parked, ended, or its lease expired). An environment fenced by epoch accepts an action
+    /// only from this epoch.
+    pub async fn current_epoch(&self, episode: EpisodeId) -> Result<Option<u64>, FleetError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "SELECT epoch FROM hands_episodes WHERE id = $1 AND state = 'running'
+                   AND lease_until > clock_timestamp()",
+                &[&episode.0],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        Ok(row.map(|r| r.get::<_, i64>(0).max(0) as u64))
+    }
+
     /// Counts by state, successes, tokens, and failures by reason, over every episode (or
     /// those of `batch`).
     pub async fn status(&self, batch: Option<&str>) -> Result<FleetStatus, FleetError> {
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "SELECT state,
                         COUNT(*),
@@ -477,7 +605,8 @@ impl Fleet {
             status.tokens.2 += n(row.get(6));
         }
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "SELECT COALESCE(outcome->>'reason', state), COUNT(*) FROM hands_episodes
                  WHERE ($1::text IS NULL OR batch = $1) AND outcome IS NOT NULL

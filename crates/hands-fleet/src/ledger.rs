@@ -25,6 +25,9 @@ pub struct PostgresLedger {
     identity: Option<RunIdentity>,
     last_revision: u64,
     fenced: Arc<AtomicBool>,
+    /// [`SAVE_SQL`], prepared once on the ledger's connection: a save is then one round trip
+    /// (bind and execute), not two (parse and describe first).
+    save_statement: tokio_postgres::Statement,
 }
 
 impl std::fmt::Debug for PostgresLedger {
@@ -69,9 +72,11 @@ impl PostgresLedger {
         epoch: u64,
     ) -> Result<PostgresLedger, FleetError> {
         let id = episode.0;
-        let (identity, last): (Option<String>, i64) = db.call(move |client| {
-            Box::pin(async move {
-                let row = client
+        let (identity, last, save_statement): (Option<String>, i64, _) =
+            db.call(move |client| {
+                Box::pin(async move {
+                    let statement = client.prepare(SAVE_SQL).await.map_err(FleetError::db)?;
+                    let row = client
                     .query_opt(
                         "SELECT identity, (SELECT COALESCE(MAX(revision), 0) FROM hands_checkpoints
                          WHERE episode = $1) FROM hands_episodes WHERE id = $1",
@@ -79,10 +84,10 @@ impl PostgresLedger {
                     )
                     .await
                     .map_err(FleetError::db)?;
-                let row = row.ok_or_else(|| FleetError::Invalid(format!("no episode {id}")))?;
-                Ok::<_, FleetError>((row.get(0), row.get(1)))
-            })
-        })??;
+                    let row = row.ok_or_else(|| FleetError::Invalid(format!("no episode {id}")))?;
+                    Ok::<_, FleetError>((row.get(0), row.get(1), statement))
+                })
+            })??;
         let identity = identity
             .map(|text| serde_json::from_str::<RunIdentity>(&text))
             .transpose()
@@ -96,6 +101,7 @@ impl PostgresLedger {
             identity,
             last_revision: last.max(0) as u64,
             fenced: Arc::new(AtomicBool::new(false)),
+            save_statement,
         })
     }
 
@@ -330,13 +336,17 @@ const SAVE_SQL: &str = "
     SELECT (SELECT COUNT(*) FROM saved)";
 
 /// Runs [`SAVE_SQL`] for `save`.
-async fn save_tx(client: &mut tokio_postgres::Client, save: Save) -> Result<Saved, FleetError> {
+async fn save_tx(
+    client: &mut tokio_postgres::Client,
+    statement: tokio_postgres::Statement,
+    save: Save,
+) -> Result<Saved, FleetError> {
     let (identity, fingerprint) = save.identity.unzip();
     let (hashes, data): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
         save.blobs.into_iter().map(|(h, d)| (h.to_vec(), d)).unzip();
     let result = client
         .query_one(
-            SAVE_SQL,
+            &statement,
             &[
                 &save.episode,
                 &save.epoch,
@@ -387,7 +397,10 @@ impl Ledger for PostgresLedger {
         };
         let result = self
             .db
-            .call(move |client| Box::pin(save_tx(client, save)))
+            .call({
+                let statement = self.save_statement.clone();
+                move |client| Box::pin(save_tx(client, statement, save))
+            })
             .map_err(self.store_err())
             .and_then(|r| r.map_err(self.store_err()));
         match result {

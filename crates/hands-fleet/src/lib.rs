@@ -122,11 +122,23 @@ pub(crate) fn describe(config: &tokio_postgres::Config) -> String {
     )
 }
 
+/// How long sent data may stay unacknowledged before a connection counts as dead, unless the
+/// connection string says (`tcp_user_timeout`).
+pub const TCP_USER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Connects on the current runtime (the connection is a task of it) and migrates the schema.
 pub(crate) async fn connect_on_current(
     config: &tokio_postgres::Config,
     target: &str,
 ) -> Result<Client, FleetError> {
+    let mut config = config.clone();
+    // A connection whose peer went silent (a partition, a dead node) fails after this instead
+    // of waiting out TCP's retransmissions (minutes): the fleet connects again, a ledger's save
+    // fails and its episode is given back.
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    config.keepalives(true).keepalives_idle(TCP_USER_TIMEOUT);
     let (mut client, connection) =
         config
             .connect(NoTls)

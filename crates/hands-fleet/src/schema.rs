@@ -49,6 +49,24 @@ pub const MIGRATIONS: &[&str] = &[
 /// Brings the database's schema up to date: each missing migration in one transaction, under
 /// an advisory lock.
 pub async fn migrate(client: &mut Client) -> Result<(), FleetError> {
+    // Up to date (every connection but the first few): no lock taken. A client that stalled
+    // inside the locked transaction (a stopped process keeps its connection open) would
+    // otherwise keep every later connection of the fleet waiting.
+    let exists: Option<String> = client
+        .query_one("SELECT to_regclass('hands_schema')::text", &[])
+        .await
+        .map_err(FleetError::db)?
+        .get(0);
+    if exists.is_some() {
+        let version: Option<i32> = client
+            .query_one("SELECT MAX(version) FROM hands_schema", &[])
+            .await
+            .map_err(FleetError::db)?
+            .get(0);
+        if version.unwrap_or(0).max(0) as usize == MIGRATIONS.len() {
+            return Ok(());
+        }
+    }
     let tx = client.transaction().await.map_err(FleetError::db)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await

@@ -419,14 +419,24 @@ impl BrowserSurface {
                 fault: None,
             };
         }
+        // An action that changed no tab answers with the driver's word alone ("Clicked."); what
+        // changed in the tabs follows it.
+        if browser_is_action(member)
+            && let Some(Value::String(said)) = result
+        {
+            content.push(ContentBlock::text(action_text(said, changed)));
+            return Answer {
+                content,
+                is_error: false,
+                fault: None,
+            };
+        }
         let header = match member {
             BrowserMember::ListTabs
             | BrowserMember::NewTab
             | BrowserMember::SwitchTab
             | BrowserMember::CloseTab => state_line.clone(),
-            m if browser_is_action(m) => Some(
-                changed.unwrap_or_else(|| "Done; no tab changed its title or origin.".to_owned()),
-            ),
+            m if browser_is_action(m) => Some(changed.unwrap_or_else(|| "Done.".to_owned())),
             _ => None,
         };
         let header_tokens = header.as_deref().map(text_tokens).unwrap_or(0) + 2;
@@ -508,7 +518,20 @@ impl BrowserSurface {
                 parts.push(format!("tab {} closed", id(tab)));
             }
         }
-        (!parts.is_empty()).then(|| format!("Done; {}.", parts.join("; ")))
+        let mut text = parts.join("; ");
+        if let Some(first) = text.get(..1) {
+            text.replace_range(..1, &first.to_uppercase());
+        }
+        (!text.is_empty()).then(|| format!("{text}."))
+    }
+}
+
+/// An action's answer: the driver's word ("Clicked."), then what changed in the tabs, if
+/// anything did.
+fn action_text(said: &str, changed: Option<String>) -> String {
+    match changed {
+        Some(changed) => format!("{said} {changed}"),
+        None => said.to_owned(),
     }
 }
 
@@ -642,6 +665,29 @@ mod tests {
             .call("c3", read, &args, Budget::default(), &cancel)
             .await;
         assert_eq!((opens.load(SeqCst), calls.load(SeqCst)), (2, 2));
+    }
+
+    fn tabs_titled(title: &str) -> Value {
+        json!({"tabs": [{"id": "t1", "title": title, "url": "https://a.test", "active": true}]})
+    }
+
+    /// An action that changed no tab answers with the driver's word alone (issue 21: at most 8
+    /// tokens); a tab that changed is said after it.
+    #[test]
+    fn an_action_that_changed_no_tab_answers_its_word_alone() {
+        let mut surface = BrowserSurface::lazy(Box::new(Flaky {
+            opens: Arc::default(),
+            fail: 0,
+            calls: Arc::default(),
+        }));
+        let first = action_text("Clicked.", surface.state_change(Some(&tabs_titled("A"))));
+        assert_eq!(first, "Clicked. New tab t1* \"A\" https://a.test.");
+        surface.last_state = Some(tabs_titled("A"));
+        let same = action_text("Clicked.", surface.state_change(Some(&tabs_titled("A"))));
+        assert_eq!(same, "Clicked.");
+        assert!(text_tokens(&same) <= 8, "{same}");
+        let retitled = action_text("Clicked.", surface.state_change(Some(&tabs_titled("B"))));
+        assert_eq!(retitled, "Clicked. Tab t1 is now titled \"B\".");
     }
 
     #[test]

@@ -61,6 +61,10 @@ struct Inner {
     slot: ConsentSlot,
     rounds: Rounds,
     tools: Vec<Tool>,
+    /// Whether an answer already said that the server's `--approve` policy approved an action:
+    /// said once, since the policy does not change (a person's decision and every refusal are
+    /// said each time).
+    policy_approval_said: std::sync::atomic::AtomicBool,
 }
 
 /// The hands MCP server. Cheap to clone: every clone (one per HTTP session) shares the surfaces.
@@ -122,6 +126,7 @@ impl HandsMcp {
                 calls: Mutex::new(()),
                 slot,
                 rounds: Rounds::new()?,
+                policy_approval_said: std::sync::atomic::AtomicBool::new(false),
                 tools,
             }),
         })
@@ -322,7 +327,15 @@ impl HandsMcp {
             decided => {
                 let mut content = content;
                 if let Some(Verdict::Decided { approved, by }) = decided {
-                    append_consent(&mut content, approved, by);
+                    let said_before = approved
+                        && matches!(by, Decider::Policy(_))
+                        && self
+                            .inner
+                            .policy_approval_said
+                            .swap(true, std::sync::atomic::Ordering::Relaxed);
+                    if !said_before {
+                        append_consent(&mut content, approved, by);
+                    }
                 }
                 let content = budget.fit(content);
                 Ok(if is_error {

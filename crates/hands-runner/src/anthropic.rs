@@ -283,13 +283,14 @@ impl AnthropicSession {
         Ok((system, tools, messages))
     }
 
-    async fn send(
-        &mut self,
-        ctx: &mut StepContext<'_>,
-        last_allowed: bool,
-    ) -> Result<Message, StopReason> {
-        let (system, tools, messages) = self.manage_context()?;
-        let (whole_system, whole_tools) = (system.clone(), tools.clone());
+    /// A request with what every request of the run carries: the model, the output limit, the
+    /// system prompt, the tools, thinking, the MCP servers and the container.
+    fn base_request(
+        &self,
+        system: Option<System>,
+        tools: Vec<Value>,
+        messages: Vec<MessageParam>,
+    ) -> MessagesRequest {
         let mut request = MessagesRequest::new(
             self.settings.model.clone(),
             self.controls
@@ -301,6 +302,28 @@ impl AnthropicSession {
         request.system = system;
         request.tools = tools;
         request.thinking = self.settings.thinking.clone();
+        if !self.settings.mcp_servers.is_empty() {
+            request.extra.insert(
+                "mcp_servers".into(),
+                Value::Array(self.settings.mcp_servers.clone()),
+            );
+        }
+        if let Some(container) = &self.container {
+            request
+                .extra
+                .insert("container".into(), Value::String(container.clone()));
+        }
+        request
+    }
+
+    async fn send(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        last_allowed: bool,
+    ) -> Result<Message, StopReason> {
+        let (system, tools, messages) = self.manage_context()?;
+        let (whole_system, whole_tools) = (system.clone(), tools.clone());
+        let mut request = self.base_request(system, tools, messages);
         if let Some(effort) = self
             .controls
             .params
@@ -322,17 +345,6 @@ impl AnthropicSession {
         };
         if let ContextManagement::Native(native) = &self.settings.context.management {
             request.context_management = Some(native.anthropic_edits());
-        }
-        if !self.settings.mcp_servers.is_empty() {
-            request.extra.insert(
-                "mcp_servers".into(),
-                Value::Array(self.settings.mcp_servers.clone()),
-            );
-        }
-        if let Some(container) = &self.container {
-            request
-                .extra
-                .insert("container".into(), Value::String(container.clone()));
         }
         let mut sent_as = self.thread.prepare(self.settings.threads, &mut request);
         // MCP servers and server tools may act while the request is under way: saved pending

@@ -60,7 +60,52 @@ pub enum BatchAction {
         /// Print JSON (for scripts).
         #[arg(long)]
         json: bool,
+        /// Keep a progress line on the terminal, redrawn every second, until no episode is
+        /// queued or running (`--json`: one JSON line each time instead).
+        #[arg(long)]
+        watch: bool,
     },
+    /// Parked episodes: list each uncertain call (no other argument); record what a person
+    /// found about one (`--episode N --call ID --happened|--not-happened`); or let a policy
+    /// command decide every one (`--policy CMD`). An episode with no uncertain call left is
+    /// queued again, and a worker resumes it. Taking an episode to reconcile moves its epoch
+    /// on: its old holder can no longer save, and an environment that accepts only the current
+    /// epoch (it reads it from the episode's `claim.json`: README, "Many episodes on many
+    /// machines") refuses its late actions — reconcile only when that holds, or the old
+    /// holder is known to be dead.
+    Reconcile(ReconcileArgs),
+}
+
+/// `hands batch reconcile`.
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// The fleet's PostgreSQL.
+    #[arg(long, value_name = "URL")]
+    pub ledger: String,
+    /// Only this batch.
+    #[arg(long)]
+    pub batch: Option<String>,
+    /// The episode of the call.
+    #[arg(long, requires = "call", conflicts_with = "policy")]
+    pub episode: Option<i64>,
+    /// The call (as the listing shows it).
+    #[arg(long, requires = "episode", conflicts_with = "policy")]
+    pub call: Option<String>,
+    /// It took effect.
+    #[arg(long, requires = "call", conflicts_with = "not_happened")]
+    pub happened: bool,
+    /// It did not take effect.
+    #[arg(long, requires = "call")]
+    pub not_happened: bool,
+    /// What was found, for the model.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+    /// A shell command run once per uncertain call of every parked episode, with
+    /// HANDS_EPISODE, HANDS_EPOCH (the reconciler's), HANDS_CALL_ID, HANDS_CALL_NAME and
+    /// HANDS_CALL_INPUT (JSON) in its environment: exit 0 = it happened, 1 = it did not, any
+    /// other = leave it for a person. Its first line of output becomes the note.
+    #[arg(long, value_name = "CMD")]
+    pub policy: Option<String>,
 }
 
 /// `hands worker`.
@@ -98,6 +143,21 @@ pub struct WorkerArgs {
     pub dry_run: bool,
 }
 
+impl WorkerArgs {
+    /// `--name`, or `<host>-<pid>`.
+    fn name_or_default(&self) -> String {
+        self.name.clone().unwrap_or_else(|| default_name(""))
+    }
+}
+
+/// `<prefix><host>-<pid>`.
+pub(crate) fn default_name(prefix: &str) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "host".into());
+    format!("{prefix}{host}-{}", std::process::id())
+}
+
 /// `hands batch …`.
 pub async fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     match args.action {
@@ -130,8 +190,12 @@ pub async fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
             ledger,
             batch,
             json,
+            watch,
         } => {
             let fleet = Fleet::connect(&ledger).await?;
+            if watch {
+                crate::fleet_reconcile::watch(&fleet, batch.as_deref(), json).await?;
+            }
             let status = fleet.status(batch.as_deref()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&status)?);
@@ -140,6 +204,7 @@ pub async fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        BatchAction::Reconcile(args) => crate::fleet_reconcile::reconcile(args).await,
     }
 }
 
@@ -179,12 +244,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let fleet = Fleet::connect(&args.ledger).await?;
-    let name = args.name.clone().unwrap_or_else(|| {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_owned())
-            .unwrap_or_else(|_| "host".into());
-        format!("{host}-{}", std::process::id())
-    });
+    let name = args.name_or_default();
     let args = Arc::new(args);
     eprintln!(
         "hands worker {name}: {} slot(s), lease {:.1} s, on {}",
@@ -199,7 +259,17 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     loop {
         let free = args.slots.saturating_sub(held.len() as u32);
         if free > 0 {
-            for claim in fleet.claim(&name, free, ttl).await? {
+            // The database unreachable (a partition) is waited out: the connection is made
+            // again on the next call.
+            let claims = match fleet.claim(&name, free, ttl).await {
+                Ok(claims) => claims,
+                Err(e) => {
+                    eprintln!("hands worker {name}: claiming: {e}");
+                    tokio::time::sleep(ttl / 3).await;
+                    Vec::new()
+                }
+            };
+            for claim in claims {
                 let cancel = CancellationToken::new();
                 eprintln!(
                     "hands worker {name}: episode {} (epoch {}{})",
@@ -268,8 +338,32 @@ async fn episode(
         eprintln!("hands worker: episode {id} is no longer this worker's; its new holder goes on");
         return id;
     }
+    if ledger_failed(&ran) && claim.attempts < GIVE_BACK_ATTEMPTS {
+        // The database went away mid-run (the save's connection died): the episode is not
+        // over, it is given back and resumed (by the next claim, or once its lease lapses).
+        eprintln!("hands worker: episode {id}: its ledger failed; giving it back to be resumed");
+        if let Err(e) = fleet.release(id, claim.epoch, EpisodeState::Queued).await {
+            eprintln!("hands worker: episode {id}: {e}");
+        }
+        return id;
+    }
     let outcome = match ran {
         Ok((outcome, dir)) => judge(&claim.task, &outcome, &dir).await,
+        // The run ended under an earlier holder that could not record the episode's end (it
+        // died or lost its lease between the two): the episode ends as the run did.
+        Err(e)
+            if claim.resume
+                && matches!(
+                    e.downcast_ref::<RunError>(),
+                    Some(RunError::NothingToResume(_))
+                ) =>
+        {
+            let dir = args.dir.join(format!("episode-{id}"));
+            match ended_before(&args.ledger, &claim, &dir).await {
+                Ok(outcome) => outcome,
+                Err(e) => failed(EpisodeState::Failed, short(&format!("{e:#}"))),
+            }
+        }
         Err(e) => {
             let (state, reason) = match e.downcast_ref::<RunError>() {
                 Some(RunError::NeedsReconciliation(_)) => (
@@ -278,15 +372,7 @@ async fn episode(
                 ),
                 _ => (EpisodeState::Failed, short(&format!("{e:#}"))),
             };
-            EpisodeOutcome {
-                state,
-                success: false,
-                reason: Some(reason),
-                steps: 0,
-                input_tokens: 0,
-                cached_tokens: 0,
-                output_tokens: 0,
-            }
+            failed(state, reason)
         }
     };
     match fleet.finish(id, claim.epoch, &outcome).await {
@@ -306,6 +392,73 @@ async fn episode(
         Err(e) => eprintln!("hands worker: episode {id}: {e}"),
     }
     id
+}
+
+/// Whether the run stopped because its ledger failed (not fenced: the database or the
+/// connection to it).
+fn ledger_failed(ran: &anyhow::Result<(RunOutcome, PathBuf)>) -> bool {
+    match ran {
+        Ok((outcome, _)) => matches!(
+            &outcome.status,
+            RunStatus::Stopped(hands_runner::StopReason::LedgerFailed(_))
+        ),
+        Err(e) => {
+            matches!(e.downcast_ref::<RunError>(), Some(RunError::Ledger(_)))
+                || e.downcast_ref::<hands_fleet::FleetError>().is_some()
+        }
+    }
+}
+
+/// Claims after which an episode whose ledger keeps failing fails instead of being given back.
+const GIVE_BACK_ATTEMPTS: u32 = 20;
+
+/// An episode that did not succeed, with why.
+fn failed(state: EpisodeState, reason: String) -> EpisodeOutcome {
+    EpisodeOutcome {
+        state,
+        success: false,
+        reason: Some(reason),
+        steps: 0,
+        input_tokens: 0,
+        cached_tokens: 0,
+        output_tokens: 0,
+    }
+}
+
+/// How the run of `claim`'s episode ended under an earlier holder, from its ledger: the end it
+/// recorded (a finished run when it recorded none: its last checkpoint completed the run),
+/// judged as [`judge`] does (the task's check runs in `dir`). Tokens are not kept by the
+/// ledger: they count as 0.
+async fn ended_before(url: &str, claim: &Claim, dir: &Path) -> anyhow::Result<EpisodeOutcome> {
+    use hands_runner::ledger::RunEnd;
+    let (url, episode, epoch) = (url.to_owned(), claim.episode, claim.epoch);
+    let (end, steps) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        use hands_runner::ledger::Ledger as _;
+        let mut ledger = PostgresLedger::open(DbThread::connect(&url)?, episode, epoch)?;
+        let steps = ledger.latest_completed()?.map_or(0, |c| c.steps_used);
+        Ok((ledger.end()?, steps))
+    })
+    .await??;
+    let mut outcome = match end {
+        None | Some(RunEnd::Finished) => failed(EpisodeState::Finished, String::new()),
+        Some(RunEnd::StepLimit) => {
+            failed(EpisodeState::Finished, "reached its step limit".to_owned())
+        }
+        Some(RunEnd::Stopped(why)) => {
+            failed(EpisodeState::Failed, short(&format!("stopped: {why}")))
+        }
+    };
+    outcome.steps = steps;
+    if outcome.reason.as_deref() == Some("") {
+        outcome.reason = None;
+        outcome.success = true;
+        std::fs::create_dir_all(dir)?;
+        if let Some(failed) = check_failure(&claim.task, dir).await {
+            outcome.success = false;
+            outcome.reason = Some(failed);
+        }
+    }
+    Ok(outcome)
 }
 
 /// The first line of `text`, at most 200 characters: failures are grouped by it.
@@ -333,6 +486,7 @@ async fn run_episode(
     .await??;
     let flag = ledger.fenced_flag();
     let dir = args.dir.join(format!("episode-{episode}"));
+    write_claim(&dir, claim, &args.name_or_default())?;
     let run_args = run_args(args, &claim.task, &dir)?;
     let result = crate::run::run_with_ledger(
         run_args,
@@ -345,6 +499,24 @@ async fn run_episode(
     .await;
     fenced.store(flag.load(Ordering::SeqCst), Ordering::SeqCst);
     Ok((result?, dir))
+}
+
+/// The file in an episode's run directory that says which claim its programs act under (the
+/// bash tool's working directory under `--sandbox none`): an environment fenced by epoch is
+/// given the epoch from it with each action.
+pub const CLAIM_FILE: &str = "claim.json";
+
+/// Writes [`CLAIM_FILE`] (`{"episode": N, "epoch": N, "worker": "…"}`), replacing it whole.
+fn write_claim(dir: &Path, claim: &Claim, worker: &str) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let text = serde_json::json!({
+        "episode": claim.episode.0, "epoch": claim.epoch, "worker": worker,
+    })
+    .to_string();
+    let partial = dir.join(format!("{CLAIM_FILE}.partial"));
+    std::fs::write(&partial, text).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, dir.join(CLAIM_FILE))
+        .with_context(|| format!("writing {}/{CLAIM_FILE}", dir.display()))
 }
 
 /// `hands run`'s arguments for `task`, parsed as its command line would be (so every default
@@ -419,18 +591,9 @@ async fn judge(task: &Task, outcome: &RunOutcome, dir: &Path) -> EpisodeOutcome 
             Some(short(&format!("stopped: {why}"))),
         ),
     };
-    if success && let Some(check) = &task.check {
-        match run_check(check, dir).await {
-            Ok(true) => {}
-            Ok(false) => {
-                success = false;
-                reason = Some("its check failed".into());
-            }
-            Err(e) => {
-                success = false;
-                reason = Some(short(&format!("its check could not run: {e:#}")));
-            }
-        }
+    if success && let Some(failed) = check_failure(task, dir).await {
+        success = false;
+        reason = Some(failed);
     }
     EpisodeOutcome {
         state,
@@ -440,6 +603,15 @@ async fn judge(task: &Task, outcome: &RunOutcome, dir: &Path) -> EpisodeOutcome 
         input_tokens: outcome.usage.input_tokens,
         cached_tokens: outcome.usage.cache_read_input_tokens,
         output_tokens: outcome.usage.output_tokens,
+    }
+}
+
+/// Why the task's check says it did not succeed (`None`: it passed, or the task has none).
+async fn check_failure(task: &Task, dir: &Path) -> Option<String> {
+    match run_check(task.check.as_deref()?, dir).await {
+        Ok(true) => None,
+        Ok(false) => Some("its check failed".into()),
+        Err(e) => Some(short(&format!("its check could not run: {e:#}"))),
     }
 }
 

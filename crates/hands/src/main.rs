@@ -14,6 +14,7 @@ mod drill;
 mod environment;
 mod exec;
 mod fleet;
+mod fleet_reconcile;
 mod mcp;
 mod policy;
 mod read;

@@ -3,14 +3,19 @@
 //! request, in the middle of an action, or inside a ledger save — then resumed (reconciled
 //! first when a call's outcome is uncertain, by looking at the environment, as a person would).
 //! Effects are counted in the environment itself: lines appended by bash and inserted by the
-//! text editor in the run's `effects.txt`, and clicks received by an X client on a real Xvfb
-//! display. Every run must end with each effect exactly once: none repeated, none lost.
+//! text editor in the run's `effects.txt`, clicks received by an X client on a real Xvfb
+//! display, and notes a real MCP server (hands-sim's fixture) stored when the simulated API
+//! called it through the MCP connector — a remote effect, made by the provider's machines while
+//! a request is under way. Every run must end with each effect exactly once: none repeated,
+//! none lost.
 //!
 //! How the kills land: the simulated API kills `hands` from inside the policy answering the
 //! chosen request; a bash effect's own command kills its parent (`kill -9 $PPID`) just before or
 //! just after its effect; the X client's event thread sees the chosen click and the harness
 //! kills `hands` while the action is settling; `HANDS_TEST_PAUSE_AT_REVISION` holds `hands`
-//! inside the chosen save's transaction until the harness kills it.
+//! inside the chosen save's transaction until the harness kills it; for a remote effect, the
+//! simulated API kills `hands` while answering the request that asks the MCP server for it, and
+//! then does (or, when the dead client's connection ends its work first, does not do) the call.
 
 #![allow(
     clippy::unwrap_used,
@@ -27,8 +32,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hands_core::geometry::Size;
-use hands_sim::policy::{tool_use, toolset_use};
-use hands_sim::{SimConfig, SimServer, Turn};
+use hands_sim::mcp_fixture::ADD_NOTE;
+use hands_sim::policy::{mcp_use, tool_use, toolset_use};
+use hands_sim::{McpFixture, SimConfig, SimServer, Turn};
 use hands_testkit::InputRecorder;
 use hands_x11::{X11Desktop, XvfbConfig};
 use rand::rngs::StdRng;
@@ -40,6 +46,13 @@ const SEED: u64 = 0x6861_6e64_7321;
 const RUNS: usize = 100;
 /// The last runs click on the desktop (and run one at a time: they share its X client).
 const DESKTOP_RUNS: usize = 10;
+/// The runs before those each ask the MCP server for one remote effect.
+const REMOTE_RUNS: usize = 15;
+/// The MCP server's name in the runs.
+const MCP_SERVER: &str = "notes";
+/// Part of the resume note that says the MCP servers acted (hands-runner's
+/// `MCP_REQUEST_HAPPENED`).
+const SERVERS_ACTED: &str = "the MCP servers did act";
 /// Runs without clicks go four at a time: each spends most of its time waiting (fsync, the
 /// desktop settling, process start), not on the two cores.
 const WORKERS: usize = 4;
@@ -57,6 +70,7 @@ enum Kind {
     Bash,
     Edit,
     Click,
+    Remote,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +91,8 @@ enum Kill {
     Click { k: usize },
     /// Inside the save of this checkpoint revision.
     Save(u64),
+    /// While the API answers the request whose turn asks for remote effect k.
+    Remote { k: usize },
 }
 
 impl Kill {
@@ -86,6 +102,7 @@ impl Kill {
             Kill::Action { .. } => "mid-action (bash)",
             Kill::Click { .. } => "mid-action (desktop)",
             Kill::Save(_) => "mid-save",
+            Kill::Remote { .. } => "mid-request (MCP connector)",
         }
     }
 }
@@ -105,6 +122,10 @@ impl Plan {
     fn desktop(&self) -> bool {
         self.kinds.contains(&Kind::Click)
     }
+
+    fn remote(&self) -> bool {
+        self.kinds.contains(&Kind::Remote)
+    }
 }
 
 /// How many effects the turn starting at effect `first` of run `run` asks for (1–3).
@@ -122,7 +143,18 @@ fn turns(run: usize, n: usize) -> usize {
     turns
 }
 
-fn plan(rng: &mut StdRng, index: usize, desktop: bool) -> Plan {
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Where {
+    Files,
+    Desktop,
+    Remote,
+}
+
+fn plan(rng: &mut StdRng, index: usize, place: Where) -> Plan {
+    if place == Where::Remote {
+        return remote_plan(rng, index);
+    }
+    let desktop = place == Where::Desktop;
     let n = rng.random_range(3..=5);
     let mut kinds: Vec<Kind> = (0..n)
         .map(|_| match (desktop, rng.random_range(0..10)) {
@@ -164,14 +196,40 @@ fn plan(rng: &mut StdRng, index: usize, desktop: bool) -> Plan {
     Plan { index, kinds, kill }
 }
 
+/// A run with bash effects and exactly one remote effect (so a lost request holds at most one).
+fn remote_plan(rng: &mut StdRng, index: usize) -> Plan {
+    let n = rng.random_range(3..=5);
+    let remote = rng.random_range(1..=n);
+    let kinds = (1..=n)
+        .map(|k| {
+            if k == remote {
+                Kind::Remote
+            } else {
+                Kind::Bash
+            }
+        })
+        .collect();
+    // Every run makes at least two requests (the last answers that all is done) and six saves
+    // (the task, a response, two per call of at least two calls, a turn's end).
+    let kill = match rng.random_range(0..4) {
+        0 | 1 => Kill::Remote { k: remote },
+        2 => Kill::Save(rng.random_range(2..=6)),
+        _ => Kill::Request(rng.random_range(1..=2)),
+    };
+    Plan { index, kinds, kill }
+}
+
 /// What the simulated model knows of a run, and the kills it is armed with.
 struct RunState {
+    index: usize,
     kinds: Vec<Kind>,
     dir: PathBuf,
     pid: Option<u32>,
     requests: usize,
     kill_at_request: Option<usize>,
     kill_in_effect: Option<(usize, Order)>,
+    /// Kill while answering the request whose turn asks for this remote effect.
+    kill_on_remote: Option<usize>,
 }
 
 type Shared = Arc<Mutex<HashMap<usize, RunState>>>;
@@ -202,13 +260,98 @@ fn effect_of(name: &str, input: &Value) -> Option<usize> {
             let x = input["coordinate"][0].as_i64()?;
             usize::try_from((x - CLICK_X0) / CLICK_DX).ok()
         }
+        ADD_NOTE => remote_effect(input["text"].as_str()?),
         _ => None,
     }
 }
 
-/// Effects the conversation shows done: their `tool_result` is not an error.
-fn done_effects(request: &Value) -> HashSet<usize> {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+/// The note a remote effect stores: run and effect.
+fn note(run: usize, k: usize) -> String {
+    format!("run{run}-r{k}")
+}
+
+/// The effect a note stands for.
+fn remote_effect(note: &str) -> Option<usize> {
+    note.rsplit("-r").next()?.parse().ok()
+}
+
+/// The remote effects an assistant message shows made: its `mcp_tool_use` blocks (the API made
+/// the call and put its result in the same message).
+fn remote_done(messages: &[Value]) -> HashSet<usize> {
+    messages
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "mcp_tool_use")
+        .filter_map(|b| effect_of(b["name"].as_str()?, &b["input"]))
+        .collect()
+}
+
+/// Whether a user message carries the resume note that the MCP servers acted.
+fn says_servers_acted(message: &Value) -> bool {
+    message["role"] == "user"
+        && message["content"].as_array().is_some_and(|blocks| {
+            blocks.iter().any(|b| {
+                b["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(SERVERS_ACTED))
+            })
+        })
+}
+
+/// The message without the resume notes hands appended to it.
+fn without_notes(message: &Value) -> Value {
+    let mut message = message.clone();
+    if let Some(blocks) = message["content"].as_array_mut() {
+        blocks.retain(|b| {
+            !b["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("The run was interrupted"))
+        });
+    }
+    message
+}
+
+/// Effects the conversation shows done: their `tool_result` is not an error, or the API made
+/// them; and the remote effects of a request whose response was lost, when the resume note says
+/// the servers acted: those the model asked for in answer to the conversation before the note.
+fn done_effects(run: usize, kinds: &[Kind], messages: &[Value]) -> HashSet<usize> {
+    let mut done = local_done(messages);
+    done.extend(remote_done(messages));
+    for (j, message) in messages.iter().enumerate() {
+        if !says_servers_acted(message) {
+            continue;
+        }
+        let mut before = messages[..j].to_vec();
+        before.push(without_notes(message));
+        done.extend(
+            next_batch(run, kinds, &before)
+                .into_iter()
+                .filter(|k| kinds[k - 1] == Kind::Remote),
+        );
+    }
+    done
+}
+
+/// The effects the model asks for next, from the conversation alone.
+fn next_batch(run: usize, kinds: &[Kind], messages: &[Value]) -> Vec<usize> {
+    let done = done_effects(run, kinds, messages);
+    let pending: Vec<usize> = (1..=kinds.len()).filter(|k| !done.contains(k)).collect();
+    let Some(&first) = pending.first() else {
+        return Vec::new();
+    };
+    // A turn that ends with a remote effect also asks for the next one, if any: a turn whose
+    // last block is the API's own call would end the model's turn (`end_turn`).
+    let mut size = batch(run, first).min(pending.len());
+    while size < pending.len() && kinds[pending[size - 1] - 1] == Kind::Remote {
+        size += 1;
+    }
+    pending[..size].to_vec()
+}
+
+/// Client tools' effects whose `tool_result` is not an error.
+fn local_done(messages: &[Value]) -> HashSet<usize> {
     let mut effect_of_id: HashMap<String, usize> = HashMap::new();
     for block in messages
         .iter()
@@ -264,6 +407,7 @@ fn effect_block(state: &mut RunState, k: usize) -> Value {
             "left_click",
             json!({"coordinate": [CLICK_X0 + CLICK_DX * k as i64, CLICK_Y]}),
         ),
+        Kind::Remote => mcp_use(MCP_SERVER, ADD_NOTE, json!({"text": note(state.index, k)})),
     }
 }
 
@@ -301,18 +445,20 @@ fn policy(shared: Shared) -> impl FnMut(&Value) -> Turn + Send {
         if request["tool_choice"]["type"] == "none" {
             return Turn::text("Out of requests.");
         }
-        let done = done_effects(request);
-        let pending: Vec<usize> = (1..=state.kinds.len())
-            .filter(|k| !done.contains(k))
-            .collect();
-        let Some(&first) = pending.first() else {
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        let next = next_batch(run, &state.kinds, &messages);
+        if next.is_empty() {
             return Turn::text("All effects are done.");
-        };
-        let blocks = pending
-            .iter()
-            .take(batch(run, first))
-            .map(|&k| effect_block(state, k))
-            .collect();
+        }
+        if let Some(k) = state.kill_on_remote
+            && next.contains(&k)
+            && let Some(pid) = state.pid
+        {
+            // The API goes on to call the MCP server for a client that is gone.
+            state.kill_on_remote = None;
+            sigkill(pid);
+        }
+        let blocks = next.iter().map(|&k| effect_block(state, k)).collect();
         Turn::Blocks(blocks)
     }
 }
@@ -384,8 +530,21 @@ fn wait_for_orphans(dir: &Path) {
 }
 
 /// How many times each effect of the run is in the environment.
-fn observe(plan: &Plan, dir: &Path, recorder: Option<&InputRecorder>) -> BTreeMap<usize, usize> {
+fn observe(
+    plan: &Plan,
+    dir: &Path,
+    recorder: Option<&InputRecorder>,
+    fixture: &McpFixture,
+) -> BTreeMap<usize, usize> {
     let mut seen: BTreeMap<usize, usize> = (1..=plan.n()).map(|k| (k, 0)).collect();
+    let prefix = format!("run{}-r", plan.index);
+    for stored in fixture.notes() {
+        if stored.starts_with(&prefix)
+            && let Some(k) = remote_effect(&stored)
+        {
+            *seen.entry(k).or_default() += 1;
+        }
+    }
     let text = std::fs::read_to_string(dir.join("effects.txt")).unwrap_or_default();
     for line in text.lines() {
         if let Some(k) = line
@@ -425,6 +584,12 @@ struct Tally {
     observed: usize,
     repeated: usize,
     lost: usize,
+    remote_requests_happened: usize,
+    remote_requests_not: usize,
+    remote_expected: usize,
+    remote_observed: usize,
+    remote_repeated: usize,
+    remote_lost: usize,
     failures: Vec<String>,
 }
 
@@ -432,16 +597,26 @@ fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout)
 }
 
+/// What every run of the campaign shares.
+struct Rig<'a> {
+    root: &'a Path,
+    sim: &'a SimServer,
+    shared: &'a Shared,
+    display: &'a str,
+    fixture: &'a McpFixture,
+    tally: &'a Mutex<Tally>,
+}
+
 /// One run: started, killed where its plan says, resumed until it finishes, counted.
-fn campaign_run(
-    plan: &Plan,
-    root: &Path,
-    sim: &SimServer,
-    shared: &Shared,
-    display: &str,
-    recorder: Option<&InputRecorder>,
-    tally: &Mutex<Tally>,
-) {
+fn campaign_run(plan: &Plan, rig: &Rig<'_>, recorder: Option<&InputRecorder>) {
+    let Rig {
+        root,
+        sim,
+        shared,
+        display,
+        fixture,
+        tally,
+    } = *rig;
     let dir = root.join(format!("run-{:03}", plan.index));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("effects.txt"), "").unwrap();
@@ -451,6 +626,7 @@ fn campaign_run(
     shared.lock().unwrap().insert(
         plan.index,
         RunState {
+            index: plan.index,
             kinds: plan.kinds.clone(),
             dir: dir.clone(),
             pid: None,
@@ -461,6 +637,10 @@ fn campaign_run(
             },
             kill_in_effect: match plan.kill {
                 Kill::Action { k, order } => Some((k, order)),
+                _ => None,
+            },
+            kill_on_remote: match plan.kill {
+                Kill::Remote { k } => Some(k),
                 _ => None,
             },
         },
@@ -490,6 +670,11 @@ fn campaign_run(
         .arg(&dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
+    if plan.remote() {
+        command
+            .arg("--mcp")
+            .arg(format!("{MCP_SERVER}={}", fixture.url()));
+    }
     if let Kill::Save(revision) = plan.kill {
         command.env("HANDS_TEST_PAUSE_AT_REVISION", revision.to_string());
     }
@@ -549,15 +734,31 @@ fn campaign_run(
         .unwrap();
     assert!(show.status.success(), "{}", text(&show));
     let shown: Value = serde_json::from_slice(&show.stdout).unwrap();
-    let seen = observe(plan, &dir, recorder);
+    let seen = observe(plan, &dir, recorder, fixture);
     for call in shown["pending_turn"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|c| c["uncertain"] == true)
     {
-        let k = effect_of(call["name"].as_str().unwrap(), &call["input"]).unwrap();
+        let name = call["name"].as_str().unwrap();
+        // A request in which the MCP server could act: did the server store the run's remote
+        // effect (a run has one)?
+        let request = name == hands_runner::ledger::MCP_REQUEST_RECORD;
+        let k = if request {
+            plan.kinds.iter().position(|k| *k == Kind::Remote).unwrap() + 1
+        } else {
+            effect_of(name, &call["input"]).unwrap()
+        };
         let happened = seen.get(&k).copied().unwrap_or(0) > 0;
+        if request {
+            let mut t = tally.lock().unwrap();
+            if happened {
+                t.remote_requests_happened += 1;
+            } else {
+                t.remote_requests_not += 1;
+            }
+        }
         let output = hands(sim)
             .args(["runs", "reconcile"])
             .arg(&dir)
@@ -577,9 +778,17 @@ fn campaign_run(
             t.reconciled_not += 1;
         }
     }
-    let mut resumed = hands(sim)
+    let mut resume = hands(sim);
+    resume
         .args(["run", "--approve", "all", "--resume"])
-        .arg(&dir)
+        .arg(&dir);
+    if plan.remote() {
+        // `--resume` takes the MCP servers' URLs again (the ledger keeps fingerprints only).
+        resume
+            .arg("--mcp")
+            .arg(format!("{MCP_SERVER}={}", fixture.url()));
+    }
+    let mut resumed = resume
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -604,7 +813,7 @@ fn campaign_run(
             .failures
             .push(format!("run {} resume failed: {said}", plan.index));
     }
-    let seen = observe(plan, &dir, recorder);
+    let seen = observe(plan, &dir, recorder, fixture);
     let mut t = tally.lock().unwrap();
     t.expected += plan.n();
     for (k, n) in &seen {
@@ -615,6 +824,12 @@ fn campaign_run(
         }
         t.observed += n;
         t.repeated += n.saturating_sub(1);
+        if plan.kinds[k - 1] == Kind::Remote {
+            t.remote_expected += 1;
+            t.remote_observed += n;
+            t.remote_repeated += n.saturating_sub(1);
+            t.remote_lost += usize::from(*n == 0);
+        }
         if *n == 0 {
             t.lost += 1;
             t.failures
@@ -634,15 +849,33 @@ fn crash_campaign_every_effect_exactly_once() {
     let started = Instant::now();
     let mut rng = StdRng::seed_from_u64(SEED);
     let plans: Vec<Plan> = (0..RUNS)
-        .map(|i| plan(&mut rng, i, i >= RUNS - DESKTOP_RUNS))
+        .map(|i| {
+            let place = if i >= RUNS - DESKTOP_RUNS {
+                Where::Desktop
+            } else if i >= RUNS - DESKTOP_RUNS - REMOTE_RUNS {
+                Where::Remote
+            } else {
+                Where::Files
+            };
+            plan(&mut rng, i, place)
+        })
         .collect();
     let shared: Shared = Arc::default();
+    let fixture = McpFixture::start().unwrap();
     let sim = SimServer::start(SimConfig::with_policy(policy(Arc::clone(&shared)))).unwrap();
     let desktop = X11Desktop::spawn(&XvfbConfig::new(Size::new(640, 400).unwrap())).unwrap();
     let recorder = InputRecorder::start(desktop.display()).unwrap();
     let display = desktop.display().to_owned();
     let root = tempfile::tempdir().unwrap();
     let tally = Mutex::new(Tally::default());
+    let rig = Rig {
+        root: root.path(),
+        sim: &sim,
+        shared: &shared,
+        display: &display,
+        fixture: &fixture,
+        tally: &tally,
+    };
 
     let (files, clicks): (Vec<&Plan>, Vec<&Plan>) = plans.iter().partition(|p| !p.desktop());
     let queue = Mutex::new(files.into_iter());
@@ -653,21 +886,13 @@ fn crash_campaign_every_effect_exactly_once() {
                     let Some(plan) = queue.lock().unwrap().next() else {
                         break;
                     };
-                    campaign_run(plan, root.path(), &sim, &shared, &display, None, &tally);
+                    campaign_run(plan, &rig, None);
                 }
             });
         }
     });
     for plan in clicks {
-        campaign_run(
-            plan,
-            root.path(),
-            &sim,
-            &shared,
-            &display,
-            Some(&recorder),
-            &tally,
-        );
+        campaign_run(plan, &rig, Some(&recorder));
     }
 
     let t = tally.into_inner().unwrap();
@@ -675,7 +900,9 @@ fn crash_campaign_every_effect_exactly_once() {
     eprintln!(
         "crash campaign (seed {SEED:#x}): {} runs, {kills} killed with SIGKILL ({}), {} not killed; \
          {} resumes; {} uncertain calls reconciled ({} had happened, {} had not); \
-         effects expected {}, observed {}, repeated {}, lost {}; {:.1} s",
+         effects expected {}, observed {}, repeated {}, lost {} (of them remote, made by the \
+         MCP server: expected {}, observed {}, repeated {}, lost {}; requests to it left \
+         uncertain by a kill and reconciled: {} had acted, {} had not); {:.1} s",
         t.runs,
         t.kills
             .iter()
@@ -691,6 +918,12 @@ fn crash_campaign_every_effect_exactly_once() {
         t.observed,
         t.repeated,
         t.lost,
+        t.remote_expected,
+        t.remote_observed,
+        t.remote_repeated,
+        t.remote_lost,
+        t.remote_requests_happened,
+        t.remote_requests_not,
         started.elapsed().as_secs_f64()
     );
     assert!(t.failures.is_empty(), "{:#?}", t.failures);
@@ -701,6 +934,7 @@ fn crash_campaign_every_effect_exactly_once() {
         t.not_killed
     );
     assert_eq!((t.repeated, t.lost), (0, 0));
+    assert_eq!(t.remote_expected, REMOTE_RUNS);
     assert_eq!(t.observed, t.expected);
     assert!(sim.violations().is_empty(), "{:?}", sim.violations());
 }

@@ -1,7 +1,9 @@
 //! `hands batch` and `hands worker` against a real private PostgreSQL and the simulated
 //! Messages API: three desktop tasks submitted and run by one worker with two slots; then a
 //! worker SIGKILLed while its episode waits on the model, and a second worker taking the
-//! episode over once the lease has expired and finishing it by resume, the effect done once.
+//! episode over once the lease has expired and finishing it by resume, the effect done once;
+//! a stalled worker woken after a takeover; and a parked episode listed, reconciled with
+//! `hands batch reconcile` and resumed.
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
@@ -305,4 +307,94 @@ fn a_stalled_worker_that_wakes_after_a_takeover_never_acts_again() {
     let shown = status(&sim, &url);
     assert!(shown.contains("1 finished"), "{shown}");
     assert_eq!(second_requests.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_parked_episode_is_listed_reconciled_by_a_person_and_resumed() {
+    let pg = cluster();
+    let url = pg.database("reconcile").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let effects = dir.path().join("effects.txt");
+    let (started_in_policy, effects_in_policy) = (started.clone(), effects.clone());
+    // One long call: the worker is killed while it runs, so its outcome is unknown.
+    let sim = SimServer::start(SimConfig::with_policy(move |request: &Value| {
+        if answered(request) == 0 {
+            // It appends only if the file `proceed` exists, which it never does: the effect
+            // does not happen, and "did not happen" is the truth to reconcile.
+            let command = format!(
+                "touch {}; sleep 3; test -e proceed && echo once >> {}",
+                started_in_policy.display(),
+                effects_in_policy.display()
+            );
+            return Turn::Blocks(vec![tool_use("bash", json!({ "command": command }))]);
+        }
+        Turn::text("Done.")
+    }))
+    .unwrap();
+    let task = json!({"prompt": "Append once, slowly", "environment": {"kind": "desktop"},
+        "max_steps": 4});
+    submit(&sim, &url, dir.path(), &[task]);
+    let first = worker(&sim, &url, dir.path(), "1")
+        .args(["--name", "first"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until(Duration::from_secs(60), "the call to start", || {
+        started.exists()
+    });
+    kill(first);
+    // The next worker finds the call uncertain and parks the episode.
+    let output = worker(&sim, &url, dir.path(), "1").output().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let shown = status(&sim, &url);
+    assert!(shown.contains("1 parked"), "{shown}");
+    let listed = hands(&sim)
+        .args(["batch", "reconcile", "--ledger", &url])
+        .output()
+        .unwrap();
+    let listing = text(&listed);
+    assert!(listed.status.success(), "{listing}");
+    assert!(
+        listing.contains("episode 1: 1 uncertain call(s)"),
+        "{listing}"
+    );
+    let call = listing
+        .split("call ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    // A call that is not uncertain is refused, naming those that are.
+    let wrong = hands(&sim)
+        .args(["batch", "reconcile", "--ledger", &url, "--episode", "1"])
+        .args(["--call", "toolu_nope", "--happened"])
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success());
+    assert!(text(&wrong).contains(&call), "{}", text(&wrong));
+    assert!(status(&sim, &url).contains("1 parked"));
+    let decided = hands(&sim)
+        .args(["batch", "reconcile", "--ledger", &url, "--episode", "1"])
+        .args([
+            "--call",
+            &call,
+            "--not-happened",
+            "--note",
+            "nothing was appended",
+        ])
+        .output()
+        .unwrap();
+    let said = text(&decided);
+    assert!(decided.status.success(), "{said}");
+    assert!(said.contains("episode 1: queued again"), "{said}");
+    // A worker resumes it: the model is told the call did not happen, and finishes.
+    let output = worker(&sim, &url, dir.path(), "1").output().unwrap();
+    let said = text(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(said.contains("episode 1 finished"), "{said}");
+    let shown = status(&sim, &url);
+    assert!(shown.contains("1 finished"), "{shown}");
+    assert!(lines(&effects).is_empty());
 }

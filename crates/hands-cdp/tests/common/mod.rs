@@ -31,6 +31,8 @@ pub enum Route {
     Status(u16, String),
     /// Headers and the start of a body are sent, the rest never comes.
     Hang,
+    /// 200 with a text body, sent after a delay (a slow API).
+    Delayed(Duration, String),
 }
 
 /// One request as the server saw it.
@@ -177,6 +179,10 @@ async fn serve(
                     .await?;
                     tokio::time::sleep(Duration::from_secs(3600)).await;
                     return Ok(());
+                }
+                Some(Route::Delayed(delay, text)) => {
+                    tokio::time::sleep(delay).await;
+                    (200, "text/plain", text.into_bytes(), vec![])
                 }
                 None => (404, "text/plain", b"not found".to_vec(), vec![]),
             };

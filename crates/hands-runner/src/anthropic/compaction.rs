@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use hands_models::anthropic::{
-    Block, ContentBlock, Message, MessageContent, MessageParam, MessagesRequest, Role, ToolChoice,
+    Block, ContentBlock, Message, MessageContent, MessageParam, Role, ToolChoice,
 };
 use serde_json::{Value, json};
 
@@ -88,34 +88,13 @@ impl AnthropicSession {
         instructions: Option<String>,
     ) -> Result<(), StopReason> {
         let (system, tools, messages) = self.manage_context()?;
-        let mut request = MessagesRequest::new(
-            self.settings.model.clone(),
-            self.controls
-                .params
-                .max_output_tokens
-                .unwrap_or(self.settings.max_tokens),
-            messages,
-        );
-        request.system = system;
-        request.tools = tools;
-        request.thinking = self.settings.thinking.clone();
+        let mut request = self.base_request(system, tools, messages);
         request.tool_choice = match &self.settings.tool_choice {
             Some(choice @ (ToolChoice::Auto { .. } | ToolChoice::None)) => Some(choice.clone()),
             _ => None,
         };
         request.betas = self.betas();
         request.betas.push(COMPACTION_REQUEST_BETA.to_owned());
-        if !self.settings.mcp_servers.is_empty() {
-            request.extra.insert(
-                "mcp_servers".into(),
-                Value::Array(self.settings.mcp_servers.clone()),
-            );
-        }
-        if let Some(container) = &self.container {
-            request
-                .extra
-                .insert("container".into(), Value::String(container.clone()));
-        }
         let mut compaction = json!({"type": "summarize"});
         if let Some(instructions) = instructions {
             compaction["instructions"] = Value::String(instructions);

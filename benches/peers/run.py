@@ -1,0 +1,255 @@
+"""The peers benchmark: hands (`hands mcp --browser`) and the browser tools agents use today
+(Playwright MCP, chrome-devtools-mcp, agent-browser), all on the same Chromium, each driving
+the same 10 scripted steps on six local pages. Every step is checked by what the page reported
+to its server; an action whose effect had not landed when it returned is counted as stale.
+
+Prints one table: tokens of every answer (o200k_base, offline), the largest answer, the median
+action time, steps ok and stale actions, with ratios to hands. See README.md beside this file.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import pages
+import tools
+
+# (verb, role, accessible name, argument, key the page reports, value it must report)
+STEPS = {
+    "article": [
+        ("click", "link", "Section 14: Survey leg 14", None, "hash", "#s14"),
+        ("click", "button", "Like section 14", None, "likes", "14"),
+        ("click", "button", "Like section 3", None, "likes", "3,14"),
+        ("click", "link", "Section 20: Survey leg 20", None, "hash", "#s20"),
+        ("type", "textbox", "Comment", "Clear and useful", "comment", "Clear and useful"),
+        ("check", "checkbox", "Subscribe to replies", None, "subscribed", "true"),
+        ("click", "button", "Post comment", None, "posted", "Clear and useful"),
+        ("click", "button", "Like section 20", None, "likes", "3,14,20"),
+        ("click", "link", "Back to top", None, "hash", "#top"),
+        ("click", "button", "Mark article as read", None, "read", "yes"),
+    ],
+    "table": [
+        ("click", "button", "Sort by price", None, "sort", "price:asc"),
+        ("click", "button", "Sort by price", None, "sort", "price:desc"),
+        ("check", "checkbox", "Select Product 042", None, "selected", "042"),
+        ("check", "checkbox", "Select Product 250", None, "selected", "042,250"),
+        ("click", "button", "Sort by stock", None, "sort", "stock:asc"),
+        ("check", "checkbox", "Select Product 117", None, "selected", "042,117,250"),
+        ("uncheck", "checkbox", "Select Product 042", None, "selected", "117,250"),
+        ("click", "button", "Sort by name", None, "sort", "name:asc"),
+        ("type", "textbox", "Filter products", "blue", "filter", "blue"),
+        ("click", "button", "Export selected", None, "exported", "117,250"),
+    ],
+    "checkout": [
+        ("type", "textbox", "First name", "Ada", "first", "Ada"),
+        ("type", "textbox", "Last name", "Lovelace", "last", "Lovelace"),
+        ("type", "textbox", "Email", "ada@example.com", "email", "ada@example.com"),
+        ("type", "textbox", "Street address", "12 St James Square", "street", "12 St James Square"),
+        ("type", "textbox", "City", "London", "city", "London"),
+        ("select", "combobox", "Country", ("GB", "United Kingdom"), "country", "GB"),
+        ("select", "combobox", "Delivery", ("express", "Express"), "delivery", "express"),
+        ("type", "textbox", "Card number", "4242424242424242", "card", "4242424242424242"),
+        ("check", "checkbox", "Gift wrap", None, "gift", "true"),
+        ("click", "button", "Place order", None, "order", "placed"),
+    ],
+    "widget": [
+        ("click", "button", "Increase quantity", None, "qty", "2"),
+        ("click", "button", "Increase quantity", None, "qty", "3"),
+        ("click", "button", "Decrease quantity", None, "qty", "2"),
+        ("click", "button", "Add to favorites", None, "favorite", "true"),
+        ("type", "textbox", "Gift message", "For Ada", "message", "For Ada"),
+        ("type", "textbox", "Newsletter email", "ada@example.com", "email", "ada@example.com"),
+        ("select", "combobox", "Frequency", ("weekly", "Weekly"), "frequency", "weekly"),
+        ("click", "button", "Subscribe", None, "subscribed", "ada@example.com/weekly"),
+        ("click", "button", "Add to cart", None, "cart", "2"),
+        ("click", "button", "Unsubscribe", None, "subscribed", "no"),
+    ],
+    "spa": [
+        ("type", "textbox", "New task", "Write report", "draft", "Write report"),
+        ("click", "button", "Add task", None, "tasks",
+         "Buy milk,Call the bank,Book dentist,Water the plants,Pay rent,Write report"),
+        ("check", "checkbox", "Done: Buy milk", None, "done", "Buy milk"),
+        ("click", "button", "Delete Call the bank", None, "tasks",
+         "Buy milk,Book dentist,Water the plants,Pay rent,Write report"),
+        ("check", "checkbox", "Done: Write report", None, "done", "Buy milk,Write report"),
+        ("click", "button", "Show completed", None, "view", "completed"),
+        ("uncheck", "checkbox", "Done: Buy milk", None, "done", "Write report"),
+        ("click", "button", "Show all", None, "view", "all"),
+        ("click", "button", "Delete Book dentist", None, "tasks",
+         "Buy milk,Water the plants,Pay rent,Write report"),
+        ("click", "button", "Clear completed", None, "tasks", "Buy milk,Water the plants,Pay rent"),
+    ],
+    "controls": [
+        ("check", "checkbox", "Enable item 17", None, "enabled", "17"),
+        ("type", "textbox", "Quantity for item 17", "3", "draft17", "3"),
+        ("click", "button", "Save item 17", None, "saved", "17=3"),
+        ("check", "checkbox", "Enable item 444", None, "enabled", "17,444"),
+        ("click", "link", "Details for item 444", None, "hash", "#item-444"),
+        ("type", "textbox", "Quantity for item 250", "12", "draft250", "12"),
+        ("click", "button", "Save item 250", None, "saved", "17=3,250=12"),
+        ("check", "checkbox", "Enable item 499", None, "enabled", "17,444,499"),
+        ("uncheck", "checkbox", "Enable item 17", None, "enabled", "444,499"),
+        ("click", "button", "Save item 499", None, "saved", "17=3,250=12,499=0"),
+    ],
+}
+
+TOOLS = ["hands", "playwright-mcp", "chrome-devtools-mcp", "agent-browser"]
+# How long a step's effect may take to land after the action returned before the step fails.
+EFFECT_DEADLINE_S = 3.0
+
+
+def counter():
+    """o200k_base from PyPI `bpe-openai` (built in, offline); else ~4 characters a token."""
+    try:
+        import bpe_openai
+
+        enc = bpe_openai.get_encoding("o200k_base")
+        return "o200k_base", lambda text: len(enc.encode(text))
+    except ImportError:
+        return "chars/4 (bpe-openai not installed)", lambda text: (len(text) + 3) // 4
+
+
+def check(state, page, key, want, returned_at):
+    """(ok, stale, effect landed in s after the action started or None)."""
+    got = state.get(page, key)
+    if got and got[0] == want:
+        return True, False, got[1]
+    deadline = time.time() + EFFECT_DEADLINE_S
+    while time.time() < deadline:
+        time.sleep(0.005)
+        got = state.get(page, key)
+        if got and got[0] == want:
+            # Landed after the action had returned: a read at once would not have seen it.
+            return True, got[1] > returned_at, got[1]
+    return False, False, None
+
+
+def run_tool(name, args, state, base, workdir):
+    tool = tools.make(name, workdir, args.hands, base, args.locate)
+    results = []  # (page, step index, ok, stale, action s, effect s or None, note)
+    try:
+        for page in args.pages:
+            steps = STEPS[page][: args.steps]
+            state.reset(page)
+            tool.open(f"{base}/{page}")
+            for idx, step in enumerate(steps):
+                verb, role, target, arg, key, want = step
+                try:
+                    ref = tool.locate(role, target)
+                except tools.NotFound as e:
+                    results.append((page, idx, False, False, None, None, f"not found: {e}"[:300]))
+                    continue
+                started, ended, text = tool.act(step, ref)
+                ok, stale, landed = check(state, page, key, want, ended)
+                note = "" if ok else f"page says {state.get(page, key)!r}, answer {text[:200]!r}"
+                if ok and text.startswith("ERROR"):
+                    # The effect landed, but the tool told the model it failed.
+                    ok, note = False, f"the page changed, but the answer was an error: {text[:200]!r}"
+                results.append((page, idx, ok, stale, ended - started,
+                                None if landed is None else landed - started, note))
+                if args.verbose:
+                    print(f"  {name} {page} {idx + 1} {verb} {target!r}: ok={ok} stale={stale} "
+                          f"{(ended - started) * 1000:.0f} ms {note}", file=sys.stderr)
+    finally:
+        tool.close()
+        tools.dump(os.path.join(workdir, f"{name}.jsonl"), tool)
+    return tool.calls, results
+
+
+def summarize(name, calls, results, count):
+    tokens = [count(text) for _, text, _ in calls]
+    actions = [r[4] for r in results if r[4] is not None]
+    effects = [r[5] for r in results if r[5] is not None]
+    return {
+        "tool": name,
+        "calls": len(calls),
+        "tokens": sum(tokens),
+        "largest": max(tokens, default=0),
+        "over_25k": sum(1 for t in tokens if t > 25_000),
+        "median_action_ms": statistics.median(actions) * 1000 if actions else float("nan"),
+        "median_effect_ms": statistics.median(effects) * 1000 if effects else float("nan"),
+        "ok": sum(1 for r in results if r[2]),
+        "steps": len(results),
+        "stale": sum(1 for r in results if r[3]),
+        "failures": [(r[0], r[1] + 1, r[6]) for r in results if not r[2]],
+    }
+
+
+def table(rows, tokenizer):
+    hands = next((r for r in rows if r["tool"] == "hands"), None)
+
+    def ratio(r, key):
+        if not hands or r is hands or not hands[key]:
+            return ""
+        return f" ({r[key] / hands[key]:.1f}x)"
+
+    out = [
+        f"tokens: {tokenizer}; ratios are the tool's over hands'",
+        "| tool | calls | tokens | largest answer | answers > 25k | median action | "
+        "median effect | steps ok | stale |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r['tool']} | {r['calls']} | {r['tokens']:,}{ratio(r, 'tokens')} | "
+            f"{r['largest']:,}{ratio(r, 'largest')} | {r['over_25k']} | "
+            f"{r['median_action_ms']:.0f} ms{ratio(r, 'median_action_ms')} | "
+            f"{r['median_effect_ms']:.0f} ms | {r['ok']}/{r['steps']} | {r['stale']} |"
+        )
+    return "\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hands", required=True, help="the hands binary")
+    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--pages", default=",".join(STEPS))
+    parser.add_argument("--steps", type=int, default=10, help="steps per page (1 to 10)")
+    parser.add_argument("--locate", choices=["read", "find"], default="read",
+                        help="read: each step reads the page's controls (every tool); find: hands "
+                             "and Playwright MCP use their find tool instead")
+    parser.add_argument("--json", help="also write the summary here")
+    parser.add_argument("--keep", action="store_true", help="keep the answers (scratch dir)")
+    parser.add_argument("--require-ok", action="store_true",
+                        help="exit 1 unless every step of every tool is ok and none is stale")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    args.pages = [p for p in args.pages.split(",") if p]
+    unknown = [p for p in args.pages if p not in STEPS]
+    if unknown:
+        raise SystemExit(f"unknown pages {unknown}: give some of {', '.join(STEPS)}")
+
+    tokenizer, count = counter()
+    state = pages.State()
+    server, base = pages.serve(state)
+    workdir = tools.scratch()
+    rows = []
+    try:
+        for name in [t for t in args.tools.split(",") if t]:
+            print(f"running {name}…", file=sys.stderr)
+            calls, results = run_tool(name, args, state, base, workdir)
+            rows.append(summarize(name, calls, results, count))
+    finally:
+        server.shutdown()
+    print(table(rows, tokenizer))
+    for r in rows:
+        for page, step, note in r["failures"]:
+            print(f"{r['tool']}: {page} step {step} failed: {note}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    if args.keep:
+        print(f"answers kept in {workdir}", file=sys.stderr)
+    else:
+        import shutil
+
+        shutil.rmtree(workdir, ignore_errors=True)
+    if args.require_ok and any(r["ok"] != r["steps"] or r["stale"] for r in rows):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
