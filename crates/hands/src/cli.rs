@@ -27,6 +27,10 @@ pub struct Cli {
 
 /// What to do.
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; boxing `RunArgs` buys nothing"
+)]
 pub enum Command {
     /// The offline drills: a scripted model, served by a local stand-in of the model API, drives
     /// the real runner on a real desktop or browser; the drill then verifies the result itself.

@@ -200,10 +200,10 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     let outcome = run_or_resume(&mut runner, plan, resume, &cancel).await;
     bar.finish_and_clear();
     // Saved whatever the outcome (the browser lives as long as the runner).
-    if let Some(state) = &state {
-        if let Err(e) = state.save().await {
-            eprintln!("hands run: the state was not saved: {e:#}");
-        }
+    if let Some(state) = &state
+        && let Err(e) = state.save().await
+    {
+        eprintln!("hands run: the state was not saved: {e:#}");
     }
     let outcome = outcome?;
     if let Some(view) = &live {
