@@ -31,8 +31,10 @@ if (document.cookie.includes('signed_in=yes') && localStorage.getItem('user')) {
     if (document.getElementById('pw').value !== 'hunter22') return;
     document.cookie = 'signed_in=yes; max-age=3600; path=/';
     localStorage.setItem('user', document.getElementById('user').value);
-    fetch('/login', { method: 'POST' });
-    document.getElementById('out').textContent = 'Signed in.';
+    // Signed in once the server's session cookie has arrived.
+    fetch('/login', { method: 'POST' }).then(() => {
+      document.getElementById('out').textContent = 'Signed in.';
+    });
   };
 }
 </script>"#;
@@ -135,7 +137,10 @@ fn a_saved_state_signs_the_second_run_in_without_the_password() {
                 "javascript_exec",
                 json!({"text": "document.getElementById('user').value = 'ada'; \
                         document.getElementById('pw').value = 'hunter22'; \
-                        document.getElementById('f').requestSubmit(); 'submitted'"}),
+                        document.getElementById('f').requestSubmit(); \
+                        new Promise((done) => { const out = document.getElementById('out'); \
+                        const t = setInterval(() => { if (out.textContent === 'Signed in.') \
+                        { clearInterval(t); done('signed in'); } }, 10); })"}),
             )]),
             _ => Turn::Blocks(vec![text("Signed in.")]),
         }
@@ -143,6 +148,12 @@ fn a_saved_state_signs_the_second_run_in_without_the_password() {
     .unwrap();
     let output = run(&states, KEY, &url, &sim, &dir.path().join("run1"));
     assert!(output.status.success(), "{}", stderr(&output));
+    // The script answered once the session cookie had arrived: the save cannot miss it.
+    assert!(
+        sim.requests()[1].body.to_string().contains("signed in"),
+        "{}",
+        sim.requests()[1].body
+    );
     assert!(
         stderr(&output).contains("state shop saved: 2 cookies"),
         "{}",
