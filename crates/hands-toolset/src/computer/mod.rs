@@ -14,14 +14,13 @@ pub mod members;
 
 use std::time::{Duration, Instant};
 
-use crate::actions::{DesktopAction, DesktopActor, DesktopOutcome, ScreenConfig};
-
 use hands_core::CancellationToken;
 use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
 use hands_core::geometry::{Frame, ScreenshotSizing};
 use hands_core::image::{EncodedImage, ImageFormat, MAX_IMAGE_BASE64_BYTES};
 use serde_json::{Value, json};
 
+use crate::actions::{DesktopAction, DesktopActor, DesktopOutcome, ScreenConfig};
 use crate::errtext::error_line;
 use crate::strings::{
     COMPUTER_TOOLSET_NAME, LEGACY_20250124_BETA, LEGACY_20250124_TYPE, LEGACY_20251124_BETA,
