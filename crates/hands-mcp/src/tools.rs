@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use hands_core::browser::BrowserMember;
+use hands_toolset::actions::EffectClass;
 use hands_toolset::browser::consent::{Consent, consent};
 use hands_toolset::browser::declaration::{description, parameters};
 use hands_toolset::browser::tool_name;
@@ -92,10 +93,7 @@ pub fn browser_is_action(member: BrowserMember) -> bool {
 
 /// Computer members that only look (no consent, no `screenshot` argument).
 pub fn computer_is_observation(member: Member) -> bool {
-    matches!(
-        member,
-        Member::Screenshot | Member::Zoom | Member::CursorPosition | Member::Wait
-    )
+    member.effect() == EffectClass::Observe
 }
 
 /// Which surface a tool calls.

@@ -11,7 +11,7 @@ use hands_core::input::{Button, KeyChord, KeySequence, ModifierSet, ScrollDirect
 use serde_json::Value;
 
 use super::args::{Args, InputError};
-use crate::actions::{ButtonState, DesktopAction, Wheel};
+use crate::actions::{ButtonState, DesktopAction, EffectClass, Wheel};
 
 /// A member tool of the computer toolset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -132,6 +132,18 @@ impl Member {
             Member::Key => &["text", "repeat"],
             Member::HoldKey => &["text", "duration"],
             Member::Wait => &["duration"],
+        }
+    }
+
+    /// What the member's action does to the machine (the class of every [`DesktopAction`] it
+    /// parses into; a test checks they agree).
+    pub const fn effect(self) -> EffectClass {
+        match self {
+            Member::Screenshot | Member::Zoom | Member::CursorPosition | Member::Wait => {
+                EffectClass::Observe
+            }
+            Member::Type | Member::Key | Member::HoldKey => EffectClass::Keyboard,
+            _ => EffectClass::Pointer,
         }
     }
 
@@ -343,6 +355,27 @@ mod tests {
                 ok("type", json!({ "text": text })),
                 DesktopAction::Type { .. }
             ));
+        }
+    }
+
+    #[test]
+    fn a_members_effect_class_is_its_actions() {
+        for member in Member::ALL {
+            let input = match member {
+                Member::Zoom => json!({"region": [0, 0, 10, 10]}),
+                Member::LeftClickDrag => json!({"start_coordinate": [1, 1], "coordinate": [2, 2]}),
+                Member::MouseMove => json!({"coordinate": [1, 1]}),
+                Member::Scroll => json!({"scroll_direction": "down", "scroll_amount": 1}),
+                Member::Type | Member::Key => json!({"text": "a"}),
+                Member::HoldKey => json!({"text": "a", "duration": 1}),
+                Member::Wait => json!({"duration": 1}),
+                _ => json!({}),
+            };
+            assert_eq!(
+                ok(member.name(), input).effect(),
+                member.effect(),
+                "{member}"
+            );
         }
     }
 

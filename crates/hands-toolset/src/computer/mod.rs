@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use hands_core::CancellationToken;
 use hands_core::desktop::{Desktop, DesktopError, SettleBudget};
 use hands_core::geometry::{Frame, ScreenshotSizing};
-use hands_core::image::{EncodedImage, ImageFormat, MAX_IMAGE_BASE64_BYTES};
+use hands_core::image::{ImageFormat, MAX_IMAGE_BASE64_BYTES};
 use serde_json::{Value, json};
 
 use crate::actions::{DesktopAction, DesktopActor, DesktopOutcome, ScreenConfig};
@@ -544,7 +544,7 @@ impl<D: Desktop> ComputerToolset<D> {
             && let Some(result) = batch.target.and_then(|i| results.get_mut(i))
             && !result.is_error
         {
-            match self.capture_screenshot(cancel).await {
+            match self.actor.screenshot(cancel).await {
                 Ok(image) => result.content.push(ResultBlock::Image(image)),
                 Err(e) => {
                     tracing::warn!(error = %e, "could not append the batch's closing screenshot");
@@ -589,14 +589,6 @@ impl<D: Desktop> ComputerToolset<D> {
         } else {
             Err(BlockError::Disabled(member))
         }
-    }
-
-    /// A settled, scaled, encoded screenshot; records the frame the model will see.
-    async fn capture_screenshot(
-        &mut self,
-        cancel: &CancellationToken,
-    ) -> Result<EncodedImage, DesktopError> {
-        self.actor.screenshot(cancel).await
     }
 }
 
