@@ -13,7 +13,7 @@
 //! current epoch under a live lease, checked with the row locked): 0 duplicated, 0 lost. With
 //! the fence off, the zombies' late effects must show as duplicates — so the test can fail.
 //!
-//! Reduced in CI (20 faults, and 6 zombies without the fence); the whole campaign (120
+//! Reduced in CI (20 faults, and 10 zombies without the fence); the whole campaign (120
 //! faults, and 30 zombies) with `HANDS_FLEET_CAMPAIGN=full`; the seed with
 //! `HANDS_FLEET_CAMPAIGN_SEED`. Needs root (network namespaces). Prints the campaign line.
 
@@ -347,9 +347,11 @@ fn model(effects: String) -> SimServer {
         }
         let step = done + 1;
         let url = format!("http://{effects}");
+        // The pause between announcing an effect and making it is where a zombie is stopped:
+        // 1 s, so a stop sent on a loaded machine still lands before the effect.
         let command = format!(
             "ep=$(grep -o '\"epoch\":[0-9]*' claim.json | cut -d: -f2); \
-             curl -sf \"{url}/begin?e={episode}&s={step}&epoch=$ep\" >/dev/null; sleep 0.3; \
+             curl -sf \"{url}/begin?e={episode}&s={step}&epoch=$ep\" >/dev/null; sleep 1; \
              curl -sf \"{url}/effect?e={episode}&s={step}&epoch=$ep\" && echo EFFECT-OK"
         );
         Turn::Blocks(vec![tool_use("bash", json!({ "command": command }))])
@@ -897,7 +899,7 @@ async fn with_the_environment_fence_no_effect_is_duplicated_or_lost() {
 async fn without_the_environment_fence_zombies_duplicate_effects() {
     let plan = Plan {
         fence: Fence::Off,
-        faults: if full() { 30 } else { 6 },
+        faults: if full() { 30 } else { 10 },
         kinds: vec![Kind::Zombie],
         seed: seed(),
     };
