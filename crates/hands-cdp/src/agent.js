@@ -373,10 +373,11 @@ function install(docId) {
   }
 
   // What a person sees of an element that has no text: an SVG shape and its colour, an
-  // image's file name, an icon font's class, the element's own colour. Free-form paths (an
-  // icon's strokes) say little: they count only with `paths` (after the text beside it).
+  // image's file name, an icon font's class, the element's own colour. A shape that is the
+  // target itself (a pie's slice) names it; free-form paths inside it (an icon's strokes) say
+  // little: they count only with `paths` (after the text beside it).
   function looks(el, paths) {
-    const own = (paths || el.localName !== 'path') ? shapeName(el) : '';
+    const own = shapeName(el);
     if (own) return own;
     const shapes = [];
     if (el.querySelectorAll) {
