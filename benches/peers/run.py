@@ -132,10 +132,12 @@ def check(state, page, key, want, returned_at):
 def run_tool(name, args, state, base, workdir):
     tool = tools.make(name, workdir, args.hands, base, args.locate)
     results = []  # (page, step index, ok, stale, action s, effect s or None, note)
+    starts = []  # (page, index of its first call)
     try:
         for page in args.pages:
             steps = STEPS[page][: args.steps]
             state.reset(page)
+            starts.append((page, len(tool.calls)))
             tool.open(f"{base}/{page}")
             for idx, step in enumerate(steps):
                 verb, role, target, arg, key, want = step
@@ -158,7 +160,21 @@ def run_tool(name, args, state, base, workdir):
     finally:
         tool.close()
         tools.dump(os.path.join(workdir, f"{name}.jsonl"), tool)
-    return tool.calls, results
+    return tool.calls, results, starts
+
+
+def re_reads(calls, starts, count):
+    """Per page: the tokens of the first read (whole) and of the largest re-read that sent what
+    changed (hands' `browser_read_page` after the first read of a document)."""
+    out = []
+    bounds = [i for _, i in starts[1:]] + [len(calls)]
+    for (page, start), end in zip(starts, bounds):
+        reads = [count(text) for kind, text, _ in calls[start:end] if kind == "read"]
+        changes = [count(text) for kind, text, _ in calls[start:end]
+                   if kind == "read" and text.startswith(("Changes since", "No changes since"))]
+        if reads and changes:
+            out.append((page, reads[0], max(changes), statistics.median(changes)))
+    return out
 
 
 def summarize(name, calls, results, count):
@@ -245,11 +261,16 @@ def main():
     try:
         for name in [t for t in args.tools.split(",") if t]:
             print(f"running {name}…", file=sys.stderr)
-            calls, results = run_tool(name, args, state, base, workdir)
+            calls, results, starts = run_tool(name, args, state, base, workdir)
             rows.append(summarize(name, calls, results, count))
+            rows[-1]["re_reads"] = re_reads(calls, starts, count)
     finally:
         server.shutdown()
     print(table(rows, tokenizer))
+    for r in rows:
+        for page, first, largest, median in r.get("re_reads", []):
+            print(f"{r['tool']}: {page}: first read {first:,} tokens; re-reads that sent what "
+                  f"changed: largest {largest:,} ({largest / first:.2f}x), median {median:,.0f}")
     for r in rows:
         for page, step, note in r["failures"]:
             print(f"{r['tool']}: {page} step {step} failed: {note}")

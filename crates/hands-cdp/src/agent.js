@@ -409,9 +409,10 @@ function install(docId) {
   function lookAlikes(el) {
     const parent = el.parentElement;
     if (!parent) return false;
+    const cls = el.getAttribute('class');
     let n = 0;
     for (const c of parent.children) {
-      if (c !== el && c.tagName === el.tagName && c.className === el.className && ++n >= 2) return true;
+      if (c !== el && c.tagName === el.tagName && c.getAttribute('class') === cls && ++n >= 2) return true;
     }
     return false;
   }
@@ -878,7 +879,9 @@ function install(docId) {
       // An element whose only signal is a handler of its own, without a pointer cursor, may be
       // where handlers for its children listen (a list or table delegating clicks to its rows):
       // its children are looked at as if it had no ref, and it loses its own when one of them
-      // turns out to be a delegated target.
+      // turns out to be a delegated target or a control with a role of its own is found inside
+      // it (a list whose buttons and checkboxes the handler serves: its name would be all of
+      // their names).
       const tentative = role && sig === SIG_LISTENER && cursor !== 'pointer' && !HAS_ROLE(el);
       let added = false;
       let addedAt = -1;
@@ -924,7 +927,8 @@ function install(docId) {
         if (block) lineBreak();
         else if (CELL.has(tag) || boxed) addText(' ');
       }
-      if (tentative && added && delegated > delegatedBefore) {
+      if (tentative && added && (delegated > delegatedBefore ||
+          elements.slice(addedAt + 1).some((e) => e.role !== 'clickable'))) {
         elements[addedAt].dropped = true;
         elements.splice(addedAt, 1);
         if (markAt >= 0) parts[markAt] = '';

@@ -3,6 +3,7 @@
 //! the ref before the read that shows the new name is refused), and an element that replaced
 //! one a read showed (a list rendered anew) inherits its ref when it is the only one of its
 //! kind and name that is new and the one it replaced the only one gone; look-alikes never do.
+//! A list whose handler serves the controls in it gets no ref (its name would be theirs).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -26,6 +27,8 @@ function render() {
     `<p><button onclick="removed.push('${t}')">Remove ${t}</button><button>Remove</button></p>`).join('');
 }
 render();
+// A handler on the list for its buttons: the list is where it listens, not a target.
+app.addEventListener('click', () => {});
 </script>"#;
 
 fn structured(read: Option<ReadResult>) -> BrowserRead {
@@ -60,6 +63,7 @@ async fn refs_survive_a_new_name_and_a_certain_re_render_only() {
         browser.read_page(ReadFilter::All, None, &c).await.unwrap(),
     ));
     assert_eq!(first["Remove"].len(), 3, "{first:?}");
+    assert_eq!(first.len(), 5, "the list got a ref of its own: {first:?}");
 
     // A new name keeps the ref, once a read has shown it.
     let follow = first["Follow"][0].clone();
