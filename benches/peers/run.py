@@ -171,7 +171,7 @@ def re_reads(calls, starts, count):
     for (page, start), end in zip(starts, bounds):
         reads = [count(text) for kind, text, _ in calls[start:end] if kind == "read"]
         changes = [count(text) for kind, text, _ in calls[start:end]
-                   if kind == "read" and text.startswith(("Changes since", "No changes since"))]
+                   if kind == "read" and text.startswith(("Since the last read:", "No changes since"))]
         if reads and changes:
             out.append((page, reads[0], max(changes), statistics.median(changes)))
     return out

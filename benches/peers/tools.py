@@ -102,7 +102,7 @@ class Hands(McpTool):
     target up."""
 
     name = "hands"
-    CHANGES = "Changes since the last read:"
+    CHANGES = "Since the last read:"
     NO_CHANGES = "No changes since the last read."
 
     def __init__(self, workdir, hands_bin, base, locate):
@@ -130,12 +130,12 @@ class Hands(McpTool):
         lines = text.splitlines()
         if lines and lines[0] in (self.CHANGES, self.NO_CHANGES):
             for line in lines[1:]:
-                m = self.LINE.match(line[2:])
-                if not m:
+                gone = re.match(r"^- \[(e\d+)\] ", line)
+                if gone:
+                    self.known.pop(gone.group(1), None)
                     continue
-                if line.startswith("- "):
-                    self.known.pop(m.group(1), None)
-                else:
+                m = self.LINE.match(line[2:])
+                if m:
                     self.known[m.group(1)] = (m.group(2), m.group(3).strip())
             return
         if whole:

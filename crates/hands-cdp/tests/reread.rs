@@ -73,7 +73,7 @@ async fn refs_survive_a_new_name_and_a_certain_re_render_only() {
     let second = refs(&structured(
         browser.read_page(ReadFilter::All, None, &c).await.unwrap(),
     ));
-    assert_eq!(second["Unfollow"], [follow.clone()]);
+    assert_eq!(second["Unfollow"], std::slice::from_ref(&follow));
     browser.click(&follow, None, &c).await.unwrap();
     assert_eq!(
         eval(&browser, "document.getElementById('follow').textContent").await,
@@ -91,7 +91,10 @@ async fn refs_survive_a_new_name_and_a_certain_re_render_only() {
     assert!(!third.contains_key("Remove Bread"));
     assert_eq!(third["Remove"].len(), 2);
     for r in &third["Remove"] {
-        assert!(!first["Remove"].contains(r), "{r} was inherited by a look-alike");
+        assert!(
+            !first["Remove"].contains(r),
+            "{r} was inherited by a look-alike"
+        );
     }
     browser
         .click(&third["Remove Eggs"][0], None, &c)

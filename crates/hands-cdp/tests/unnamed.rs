@@ -110,7 +110,10 @@ async fn targets_without_text_are_named_by_what_they_look_like() {
         .find(|e| e.label() == "Custom action")
         .unwrap();
     assert!(skip.is_off_screen());
-    let line = format!("[{}] button Custom action {OFF_SCREEN_MARK}", skip.reference());
+    let line = format!(
+        "[{}] button Custom action {OFF_SCREEN_MARK}",
+        skip.reference()
+    );
     assert!(read.to_compact().contains(&line), "{}", read.to_compact());
     assert_eq!(
         read.elements().iter().filter(|e| e.is_off_screen()).count(),
@@ -122,6 +125,11 @@ async fn targets_without_text_are_named_by_what_they_look_like() {
             .await
             .unwrap(),
     );
-    assert!(controls.elements().iter().all(|e| e.label() != "Custom action"));
+    assert!(
+        controls
+            .elements()
+            .iter()
+            .all(|e| e.label() != "Custom action")
+    );
     assert_eq!(controls.elements().len(), read.elements().len() - 1);
 }

@@ -144,7 +144,13 @@ impl Baselines {
     /// The lines to send for `read` of (`tab`, `filter`): the changes since the last read of the
     /// same pair when it showed the same document and they are under half the size of the whole
     /// read (a re-read after a few changes), else the whole read. `read` becomes the pair's last.
-    fn lines(&mut self, tab: String, filter: String, read: &BrowserRead, full: bool) -> Vec<String> {
+    fn lines(
+        &mut self,
+        tab: String,
+        filter: String,
+        read: &BrowserRead,
+        full: bool,
+    ) -> Vec<String> {
         let key = (tab, filter);
         let whole = render_read(read);
         let last = self.reads.iter().position(|(k, _)| *k == key);
@@ -360,7 +366,12 @@ impl BrowserSurface {
 
     /// The lines of a successful `read_page`'s typed read: the changes since the tab's last
     /// read, or the whole read (`full`, a new document, or changes as large as the read).
-    fn read_lines(&mut self, arguments: &Value, output: &CallOutput, full: bool) -> Option<Vec<String>> {
+    fn read_lines(
+        &mut self,
+        arguments: &Value,
+        output: &CallOutput,
+        full: bool,
+    ) -> Option<Vec<String>> {
         let Some(TypedRead::Page(read)) = output.read().filter(|_| output.ok()) else {
             return None;
         };

@@ -21,21 +21,21 @@
 //! let changes = ReadChanges::between(&before, &after);
 //! assert_eq!(
 //!     changes.to_compact(),
-//!     "Changes since the last read:\n~ [e1] checkbox [x] Done: milk\n- 3 left\n+ 2 left"
+//!     "Since the last read:\n~ [e1] checkbox [x] Done: milk\n- 3 left\n+ 2 left"
 //! );
 //! ```
 
 use std::collections::{HashMap, HashSet};
 
-use crate::browser::read::{BrowserRead, Omitted, ReadElement, Ref, compact_line};
+use crate::browser::read::{BrowserRead, Omitted, ReadElement, Ref, compact_line, text_item};
 
 /// The first line of a read that sends only what changed.
-pub const CHANGES_HEADER: &str = "Changes since the last read:";
+pub const CHANGES_HEADER: &str = "Since the last read:";
 /// The whole answer of a re-read when nothing changed.
 pub const NO_CHANGES: &str = "No changes since the last read.";
 /// Before an element that is new, or a line of text that is new.
 pub const ADDED_MARK: &str = "+ ";
-/// Before an element that is gone (as the last read showed it), or a line of text that is gone.
+/// Before an element that is gone (its ref and name), or a line of text that is gone.
 pub const REMOVED_MARK: &str = "- ";
 /// Before an element whose name, value, state or options changed (as it is now).
 pub const CHANGED_MARK: &str = "~ ";
@@ -100,10 +100,7 @@ impl ReadChanges {
             return true;
         }
         let old: HashSet<&Ref> = before.elements().iter().map(|e| e.reference()).collect();
-        after
-            .elements()
-            .iter()
-            .any(|e| old.contains(e.reference()))
+        after.elements().iter().any(|e| old.contains(e.reference()))
     }
 
     /// Whether nothing changed.
@@ -137,9 +134,10 @@ impl ReadChanges {
     }
 
     /// The lines a model reads: [`CHANGES_HEADER`], then one line per change — `~ ` and the
-    /// element as it is now, `- ` and an element as it was, `+ ` and a new element (in the
-    /// compact form of [`compact_line`]), `- ` / `+ ` and a line of text — then `(omitted: …)`
-    /// when what the read left out changed. Just [`NO_CHANGES`] when nothing did.
+    /// element as it is now, `+ ` and a new element (both in the compact form of
+    /// [`compact_line`]), `- ` and a gone element's ref and name (`- [e3] Delete milk`), `- ` /
+    /// `+ ` and a line of text — then `(omitted: …)` when what the read left out changed. Just
+    /// [`NO_CHANGES`] when nothing did.
     pub fn to_lines(&self) -> Vec<String> {
         if self.is_empty() {
             return vec![NO_CHANGES.to_owned()];
@@ -147,7 +145,11 @@ impl ReadChanges {
         let mut lines = vec![CHANGES_HEADER.to_owned()];
         let marked = |mark: &str, e: &ReadElement| format!("{mark}{}", compact_line(e));
         lines.extend(self.changed.iter().map(|e| marked(CHANGED_MARK, e)));
-        lines.extend(self.removed.iter().map(|e| marked(REMOVED_MARK, e)));
+        lines.extend(self.removed.iter().map(|e| {
+            let mut line = format!("{REMOVED_MARK}[{}] ", e.reference());
+            text_item(&mut line, e.label(), false);
+            line
+        }));
         lines.extend(self.added.iter().map(|e| marked(ADDED_MARK, e)));
         lines.extend(
             self.text_removed
@@ -239,7 +241,11 @@ mod tests {
 
     #[test]
     fn elements_are_added_removed_and_changed_by_ref() {
-        let field = |v: &str| el("e1", "New task", Role::Textbox).with_value(v.into()).unwrap();
+        let field = |v: &str| {
+            el("e1", "New task", Role::Textbox)
+                .with_value(v.into())
+                .unwrap()
+        };
         let before = read(
             "Tasks\n3 left",
             vec![
@@ -269,7 +275,7 @@ mod tests {
                 CHANGES_HEADER,
                 "~ [e1] textbox New task = \"\"",
                 "~ [e4] checkbox [x] Done: Buy milk",
-                "- [e3] button Delete Call the bank",
+                "- [e3] Delete Call the bank",
                 "+ [e9] button Delete Write report",
             ],
         );
@@ -285,8 +291,16 @@ mod tests {
         let b = read("Title\none\n2\nthree\nfour\nfooter", vec![]);
         check(&a, &b, &[CHANGES_HEADER, "- two", "+ 2", "+ four"]);
         let moved = read("b\na", vec![]);
-        check(&read("a\nb", vec![]), &moved, &[CHANGES_HEADER, "- a", "+ a"]);
-        check(&read("", vec![]), &read("x", vec![]), &[CHANGES_HEADER, "+ x"]);
+        check(
+            &read("a\nb", vec![]),
+            &moved,
+            &[CHANGES_HEADER, "- a", "+ a"],
+        );
+        check(
+            &read("", vec![]),
+            &read("x", vec![]),
+            &[CHANGES_HEADER, "+ x"],
+        );
     }
 
     #[test]
@@ -303,7 +317,10 @@ mod tests {
         let b = read("", vec![el("e7", "Go", Role::Button)]);
         assert!(!ReadChanges::same_document(&a, &b));
         assert!(ReadChanges::same_document(&a, &a));
-        assert!(ReadChanges::same_document(&read("x", vec![]), &read("y", vec![])));
+        assert!(ReadChanges::same_document(
+            &read("x", vec![]),
+            &read("y", vec![])
+        ));
         assert!(!ReadChanges::same_document(&read("x", vec![]), &a));
     }
 }

@@ -618,7 +618,7 @@ impl BrowserRead {
 /// form's syntax, else a JSON string literal (quotes and escapes), so any text reads back
 /// exactly. Quoted: the empty string, text with surrounding spaces or control characters, or
 /// with any of `"` `=` `{` `}` `[` `]`, and inside braces `,` and `*` too.
-fn text_item(out: &mut String, text: &str, in_braces: bool) {
+pub(crate) fn text_item(out: &mut String, text: &str, in_braces: bool) {
     let bare = !text.is_empty()
         && text.trim() == text
         && !text.chars().any(|c| {
