@@ -118,6 +118,7 @@ pub mod storage_state;
 mod tabs;
 mod transfers;
 mod transport;
+pub mod wheel;
 
 pub use config::{DriverConfig, ReadLimits, SettleConfig, ValuePolicy};
 pub use connection::{CdpError, Connection, Event, SessionId};

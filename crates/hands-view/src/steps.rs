@@ -45,6 +45,8 @@ pub struct StepView {
     pub text: Vec<String>,
     /// Its calls, in order.
     pub actions: Vec<ActionView>,
+    /// After this step a person held the wheel: what the model was told they did.
+    pub handoff: Option<String>,
 }
 
 /// The run as a whole.
@@ -219,6 +221,7 @@ pub fn read_log(text: &str) -> RunView {
                     model_ms: entry["ms"].as_u64(),
                     text: Vec::new(),
                     actions: Vec::new(),
+                    handoff: None,
                 };
                 read_response(&entry["body"], &mut step);
                 for a in &mut step.actions {
@@ -243,6 +246,11 @@ pub fn read_log(text: &str) -> RunView {
                     a.image_after = Some(file.clone());
                 }
                 last_image = Some(file);
+            }
+            Some("handoff") => {
+                if let Some(step) = run.steps.iter_mut().rev().find(|s| s.step <= step_no) {
+                    step.handoff = entry["note"].as_str().map(str::to_owned);
+                }
             }
             _ => {}
         }

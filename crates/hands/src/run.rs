@@ -189,7 +189,15 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     // The X clients of a spawned desktop live (and are killed) after the runner.
     let (mut environment, _clients) = start_environment(plan, &mut episode, &confirm).await?;
     let state = environment.state.take();
+    let browser_wheel = environment.wheel.take();
     let mut runner = build_runner(plan, environment, &episode)?;
+    // With --view, a person may take the browser's wheel between turns.
+    if let (Some(view), Some(browser)) = (&live, browser_wheel) {
+        runner.set_wheel(Box::new(crate::wheel::RunWheel::new(
+            view.live.clone(),
+            browser,
+        )));
+    }
     for scheduled in &plan.edits {
         runner.edit_before_step(scheduled.step, scheduled.edit.clone())?;
     }
@@ -237,6 +245,8 @@ struct Environment {
     browser_note: String,
     /// The saved sign-in to save when the run ends (`--state`).
     state: Option<crate::state::RunState>,
+    /// The browser's hands for a person who takes the wheel (`--view`).
+    wheel: Option<hands_cdp::wheel::BrowserWheel>,
 }
 
 /// Starts the plan's desktop and browser; also returns the X clients started on a spawned
@@ -254,9 +264,9 @@ async fn start_environment(
         None => (None, None, Vec::new()),
     };
     let mut toolbox = Toolbox::default();
-    let (browser_note, state) = match &plan.browser {
+    let (browser_note, state, wheel) = match &plan.browser {
         Some(browser) => start_browser(browser, plan, episode, confirm, &mut toolbox).await?,
-        None => (String::new(), None),
+        None => (String::new(), None, None),
     };
     let environment = Environment {
         desktop,
@@ -264,6 +274,7 @@ async fn start_environment(
         toolbox,
         browser_note,
         state,
+        wheel,
     };
     Ok((environment, clients))
 }
@@ -299,14 +310,19 @@ async fn start_desktop(
 
 /// The browser: Chromium at the start URL, under the same allow-list at the toolset and the
 /// request level, in `toolbox`, with the saved sign-in loaded (`--state`); returns what the
-/// system prompt says of it and the sign-in to save at the end.
+/// system prompt says of it, the sign-in to save at the end and the browser's hands for a
+/// person who takes the wheel.
 async fn start_browser(
     browser_plan: &BrowserPlan,
     plan: &RunPlan,
     episode: &Episode,
     confirm: &Arc<dyn Confirm>,
     toolbox: &mut Toolbox,
-) -> anyhow::Result<(String, Option<crate::state::RunState>)> {
+) -> anyhow::Result<(
+    String,
+    Option<crate::state::RunState>,
+    Option<hands_cdp::wheel::BrowserWheel>,
+)> {
     // A wrong or missing key stops the run before anything starts.
     let mut state = browser_plan
         .state
@@ -332,6 +348,7 @@ async fn start_browser(
             let start = plan.launch.browser.as_deref().unwrap_or_default();
             anyhow::anyhow!("opening {start}: {e}")
         })?;
+    let wheel = browser.wheel();
     // Claude drives the browser through its own toolset; OpenAI through the driver spec's
     // function tools. Both sit on the same driver, under the same policies.
     match &browser_plan.tools {
@@ -369,7 +386,7 @@ async fn start_browser(
         browser_plan.start.as_str(),
         browser_plan.origins.join(", ")
     );
-    Ok((note, state))
+    Ok((note, state, Some(wheel)))
 }
 
 /// The system prompt: what the model has, and how to work.

@@ -169,6 +169,9 @@ impl Journal for RunDir {
                     "size": image.size.to_string()}),
                 );
             }
+            Entry::HandOff { step, note } => {
+                self.line(json!({"kind": "handoff", "step": step, "note": note}));
+            }
             _ => {}
         }
     }
