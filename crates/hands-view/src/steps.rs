@@ -26,6 +26,9 @@ pub struct ActionView {
     pub result: Option<String>,
     /// The screenshot the model had before it.
     pub image_before: Option<String>,
+    /// That screenshot's size as the model saw it, `[width, height]` (the points are in its
+    /// pixels; a trace may store it smaller).
+    pub image_before_size: Option<[u32; 2]>,
     /// The screenshot it got back.
     pub image_after: Option<String>,
     /// Where it aimed: `[x, y]` in screenshot pixels.
@@ -163,6 +166,7 @@ fn action(call_id: &str, name: &str, arguments: Value) -> ActionView {
         is_error: None,
         result: None,
         image_before: None,
+        image_before_size: None,
         image_after: None,
         point,
         path,
@@ -201,6 +205,7 @@ pub fn read_log(text: &str) -> RunView {
         steps: Vec::new(),
     };
     let mut last_image: Option<String> = None;
+    let mut last_size: Option<[u32; 2]> = None;
     for line in text.lines() {
         let Ok(entry) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -226,6 +231,7 @@ pub fn read_log(text: &str) -> RunView {
                 read_response(&entry["body"], &mut step);
                 for a in &mut step.actions {
                     a.image_before = last_image.clone();
+                    a.image_before_size = last_size;
                 }
                 run.steps.push(step);
             }
@@ -246,6 +252,10 @@ pub fn read_log(text: &str) -> RunView {
                     a.image_after = Some(file.clone());
                 }
                 last_image = Some(file);
+                last_size = entry["size"].as_str().and_then(|s| {
+                    let (w, h) = s.split_once('x')?;
+                    Some([w.trim().parse().ok()?, h.trim().parse().ok()?])
+                });
             }
             Some("handoff") => {
                 if let Some(step) = run.steps.iter_mut().rev().find(|s| s.step <= step_no) {

@@ -39,14 +39,16 @@ fn wheel_of<'a>(
     headers: &HeaderMap,
     query: &Auth,
     header_only: bool,
-) -> Result<&'a Wheel, Response> {
+) -> Result<&'a Wheel, Box<Response>> {
     let none = Auth::default();
     if !authorised(shared, headers, if header_only { &none } else { query }) {
-        return Err(refused());
+        return Err(Box::new(refused()));
     }
     match &shared.live {
         Some(live) => Ok(live.wheel()),
-        None => Err((StatusCode::NOT_FOUND, "this view is not of a live run").into_response()),
+        None => Err(Box::new(
+            (StatusCode::NOT_FOUND, "this view is not of a live run").into_response(),
+        )),
     }
 }
 
@@ -67,7 +69,7 @@ async fn status(
 async fn take(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     let wheel = match wheel_of(&shared, &headers, &Auth::default(), true) {
         Ok(wheel) => wheel,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let answer = match wheel.ask() {
         Ok(holder) => Json(json!({"holder": holder})).into_response(),
@@ -82,7 +84,7 @@ async fn take(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response
 async fn give(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     let wheel = match wheel_of(&shared, &headers, &Auth::default(), true) {
         Ok(wheel) => wheel,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let was = wheel.give_back();
     if let Some(live) = &shared.live {
@@ -98,7 +100,7 @@ async fn frame(
 ) -> Response {
     let wheel = match wheel_of(&shared, &headers, &query, false) {
         Ok(wheel) => wheel,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let Some(screen) = wheel.screen() else {
         return (StatusCode::CONFLICT, "the person does not hold the wheel").into_response();
@@ -123,7 +125,7 @@ async fn input(
 ) -> Response {
     let wheel = match wheel_of(&shared, &headers, &Auth::default(), true) {
         Ok(wheel) => wheel,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let input = match PersonInput::parse(raw) {
         Ok(input) => input,
