@@ -105,6 +105,7 @@ mod keyboard;
 pub mod keys;
 pub mod launch;
 mod members;
+pub mod network_tap;
 mod pointer;
 pub mod policy;
 pub mod protocol;

@@ -35,6 +35,9 @@ pub struct ActionView {
     pub point: Option<[f64; 2]>,
     /// A drag's path, in screenshot pixels.
     pub path: Option<Vec<[f64; 2]>>,
+    /// The browser's requests recorded by the time it was answered (since the action before):
+    /// method, URL without query, kind, status, failure, refusal, bytes.
+    pub network: Vec<Value>,
 }
 
 /// One request and what came of it.
@@ -170,6 +173,7 @@ fn action(call_id: &str, name: &str, arguments: Value) -> ActionView {
         image_after: None,
         point,
         path,
+        network: Vec::new(),
     }
 }
 
@@ -256,6 +260,15 @@ pub fn read_log(text: &str) -> RunView {
                     let (w, h) = s.split_once('x')?;
                     Some([w.trim().parse().ok()?, h.trim().parse().ok()?])
                 });
+            }
+            Some("network") => {
+                let call_id = entry["call_id"].as_str().unwrap_or("");
+                if let (Some(a), Some(requests)) = (
+                    find_action(&mut run.steps, call_id),
+                    entry["requests"].as_array(),
+                ) {
+                    a.network.extend(requests.iter().cloned());
+                }
             }
             Some("handoff") => {
                 if let Some(step) = run.steps.iter_mut().rev().find(|s| s.step <= step_no) {

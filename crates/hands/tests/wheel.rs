@@ -28,6 +28,8 @@ const FORM_PAGE: &str = r#"<!doctype html><title>Guest book</title>
 input { position: fixed; left: 0; top: 80px; width: 100vw; height: calc(100vh - 80px);
   font-size: 64px; background: #fffbe6; border: 4px solid #2e7d32; box-sizing: border-box; }</style>
 <h1>Guest book: sign with your name and press Enter</h1>
+<img src="http://198.51.100.7/tracker.gif" alt="">
+<script>fetch('/count?token=tok-abc123secret');</script>
 <form action="/done"><label>Name <input name="name" autocomplete="off"></label></form>"#;
 
 /// A local site: `/` a one-field form, `/done` thanks whoever signed. Records the paths served.
@@ -321,6 +323,29 @@ async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told()
     let checkpoint = ledger.latest().unwrap().unwrap();
     assert!(checkpoint.conversation.to_string().contains("Ada Lovelace"));
 
+    // The network log: the page, the refused tracker, the fetch without its query.
+    let network: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["kind"] == "network")
+        .flat_map(|l| l["requests"].as_array().unwrap().clone())
+        .collect();
+    let page = network
+        .iter()
+        .find(|r| r["url"] == json!(url) && r["kind"] == "Document")
+        .unwrap_or_else(|| panic!("{network:?}"));
+    assert_eq!(page["status"], 200, "{page}");
+    assert!(page["bytes"].as_u64().unwrap() > 100, "{page}");
+    assert!(
+        network
+            .iter()
+            .any(|r| r["url"] == "http://198.51.100.7" && r["blocked"].is_string()),
+        "{network:?}"
+    );
+    assert!(
+        !log.contains("abc123secret"),
+        "a query value reached the log"
+    );
     // The page shows the hand-off at its step.
     wait_text(&mut browser, "A person had the wheel after this step").await;
     let shot = browser.screenshot(None, &cancel).await.unwrap();
