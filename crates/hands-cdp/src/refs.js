@@ -1,0 +1,191 @@
+// Ref identity (docs/decisions.md, "A ref follows its re-rendered element only when no reader
+// could tell the two apart"): what a ref's element looked like when it was read (its
+// fingerprint), and the one element that matches it after a re-render replaced or re-purposed
+// the node. AGENT_JS puts this file and agent.js in one function; `h` is agent.js's helpers.
+function refIdentity(h) {
+  'use strict';
+  // A row's text longer than this is no key (a ref read inside it is not followed).
+  const TEXT_MAX = 4000;
+  const LETTER = /[\p{L}\p{N}]/u;
+
+  // A subtree's text as a key: every text in it, names of the controls in it included, field
+  // values never (typing in a row does not change it); and whether a letter or digit of it lies
+  // outside the controls in it. `all` is null past TEXT_MAX.
+  function textOf(root, cache) {
+    const hit = cache.get(root);
+    if (hit) return hit;
+    let all = '';
+    let free = false;
+    const visit = (n, inControl) => {
+      if (all.length > TEXT_MAX) return;
+      if (n.nodeType === 3) {
+        all += n.data;
+        if (!inControl && !free && LETTER.test(n.data)) free = true;
+        return;
+      }
+      if (n.nodeType === 11) {
+        for (const c of n.childNodes) visit(c, inControl);
+        return;
+      }
+      if (n.nodeType !== 1) return;
+      const tag = n.tagName;
+      if (h.SKIP.has(tag) || h.FIELD_TAGS.has(tag)) { all += ' '; return; }
+      if (tag === 'IMG') { all += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
+      const control = inControl || (n !== root && h.kindOf(n, 0) !== null);
+      all += ' ';
+      for (const c of h.childrenOf(n)) visit(c, control);
+      all += ' ';
+    };
+    visit(root, false);
+    const t = { all: all.length > TEXT_MAX ? null : h.norm(all), free };
+    cache.set(root, t);
+    return t;
+  }
+
+  // The element's place: the tags and ids of it and its ancestors up to its tree's root (a
+  // document or shadow root). A row moved to another list keeps its text but not its place.
+  function pathOf(el) {
+    let p = '';
+    for (let a = el; a; a = a.parentElement) p += '/' + a.localName + (a.id ? '#' + a.id : '');
+    return p;
+  }
+
+  function liveRoot(root) {
+    if (!root) return false;
+    if (root.nodeType === 11) return !!root.host && h.attached(root.host);
+    if (root === document) return true;
+    const w = root.defaultView;
+    return !!(w && w.frameElement && h.attached(w.frameElement));
+  }
+
+  // Per read (or per look-up): the texts computed, the label index, the look-alike groups.
+  function context() {
+    return { texts: new Map(), labels: new Map(), groups: new Map() };
+  }
+
+  // The elements of `root` a reader could take for one another: same tag, role and label (and,
+  // for elements operable only through their handlers, same class), in document order.
+  function lookAlikes(root, tag, cls, sig, role, label, ctx) {
+    const k = tag + '\0' + (cls === null ? '-' : cls) + '\0' + sig;
+    let byRoot = ctx.groups.get(root);
+    if (!byRoot) { byRoot = new Map(); ctx.groups.set(root, byRoot); }
+    let groups = byRoot.get(k);
+    if (!groups) {
+      groups = new Map();
+      for (const c of root.querySelectorAll(CSS.escape(tag))) {
+        if (cls !== null && String(c.getAttribute('class') || '') !== cls) continue;
+        const r = h.kindOf(c, sig);
+        if (!r) continue;
+        const key = r + '\0' + h.labelOf(c, r, ctx.labels).label;
+        const list = groups.get(key);
+        if (list) list.push(c);
+        else groups.set(key, [c]);
+      }
+      byRoot.set(k, groups);
+    }
+    return groups.get(role + '\0' + label) || [];
+  }
+
+  // Whether `a` holds a look-alike of `el` other than `el` (look-alikes are in document order,
+  // and an element's subtree is a run of it: holding any, it holds the one before or after).
+  function holdsOther(a, el, alikes) {
+    const i = alikes.indexOf(el);
+    const prev = i > 0 ? alikes[i - 1] : null;
+    const next = i >= 0 && i + 1 < alikes.length ? alikes[i + 1] : null;
+    return !!((prev && a.contains(prev)) || (next && a.contains(next)));
+  }
+
+  function top(a) {
+    return !a || a.tagName === 'BODY' || a.tagName === 'HTML';
+  }
+
+  // The text of the element's row: the nearest ancestor holding no look-alike of it whose text
+  // has more than its label and some outside controls (a list item, a table row); else, when it
+  // has look-alikes, the highest ancestor holding none of them. Undefined: unique and without a
+  // row (identified by its name alone); null: no row could be keyed (too long, or it shares its
+  // container with a look-alike).
+  function rowOf(el, label, alikes, ctx) {
+    const many = alikes.length > 1;
+    let highest = el;
+    for (let a = el.parentElement; !top(a); a = a.parentElement) {
+      if (many && holdsOther(a, el, alikes)) break;
+      highest = a;
+      const t = textOf(a, ctx.texts);
+      if (t.all === null) return many ? null : undefined;
+      if (t.free && t.all !== label) return t.all;
+    }
+    if (!many) return undefined;
+    return highest === el ? null : textOf(highest, ctx.texts).all;
+  }
+
+  // What a ref keeps of its element when read.
+  function fingerprint(el, role, label, sig, ctx) {
+    const root = el.getRootNode();
+    const tag = el.localName;
+    const cls = sig ? String(el.getAttribute('class') || '') : null;
+    let alikes = lookAlikes(root, tag, cls, sig, role, label, ctx);
+    if (!alikes.includes(el)) alikes = [el];
+    return { root: new WeakRef(root), tag, cls, path: pathOf(el), row: rowOf(el, label, alikes, ctx), dup: false };
+  }
+
+  // Whether `c` (a look-alike now) sits where the fingerprint's element sat: same place, and an
+  // ancestor-or-self holding no other look-alike with the row's text.
+  function sitsAt(c, fp, alikes, ctx) {
+    if (pathOf(c) !== fp.path) return false;
+    if (fp.row === undefined) return true;
+    for (let a = c; !top(a); a = a.parentElement) {
+      if (a !== c && holdsOther(a, c, alikes)) return false;
+      const t = textOf(a, ctx.texts);
+      if (t.all === null || t.all.length > fp.row.length) return false;
+      if (t.all === fp.row) return true;
+    }
+    return false;
+  }
+
+  // Whether a live element still sits in its row (a framework that patches a list in place
+  // gives the same node another item's row).
+  function stillAt(el, fp) {
+    if (!fp || fp.row === undefined || fp.row === null) return true;
+    const texts = new Map();
+    for (let a = el; !top(a); a = a.parentElement) {
+      const t = textOf(a, texts);
+      if (t.all === null || t.all.length > fp.row.length) return false;
+      if (t.all === fp.row) return true;
+    }
+    return false;
+  }
+
+  // The one element that is the ref's element now, or why there is none: {el} or
+  // {error: 'removed', replaced: {why, n, role, label}}. `old` is its node, detached or moved
+  // out of its row.
+  function successor(e, old) {
+    const fp = e.fp;
+    const refuse = (why, n) => ({ error: 'removed', replaced: { why, n: n || 0, role: e.role, label: e.label } });
+    if (!fp || fp.row === null) return refuse('unkeyed');
+    const root = fp.root.deref();
+    if (!liveRoot(root)) return refuse('frame');
+    if (fp.dup) return refuse('twins');
+    const ctx = context();
+    const alikes = lookAlikes(root, fp.tag, fp.cls, e.sig || 0, e.role, e.label, ctx);
+    const live = alikes.filter((c) => c !== old);
+    if (!live.length) return refuse('gone');
+    // Unique and without a row when read: its name alone identified it.
+    if (fp.row === undefined && live.length > 1) return refuse('many', live.length);
+    const found = live.filter((c) => sitsAt(c, fp, alikes, ctx));
+    if (found.length === 1) return { el: found[0] };
+    return found.length ? refuse('many', found.length) : refuse('moved', live.length);
+  }
+
+  // Marks, per read, fingerprints two elements share: no reader could tell which was meant.
+  function noteTwins(entry, state) {
+    const fp = entry.fp;
+    if (fp.row === undefined || fp.row === null) return;
+    if (!state.twins) state.twins = new Map();
+    const key = entry.role + '\0' + entry.label + '\0' + fp.path + '\0' + fp.row;
+    const other = state.twins.get(key);
+    if (other && other !== entry) { other.fp.dup = true; fp.dup = true; }
+    else state.twins.set(key, entry);
+  }
+
+  return { context, fingerprint, successor, stillAt, noteTwins };
+}
