@@ -66,7 +66,7 @@ function refIdentity(h) {
   // The elements of `root` a reader could take for one another: same tag, role and label (and,
   // for elements operable only through their handlers, same class), in document order.
   function lookAlikes(root, tag, cls, sig, role, label, ctx) {
-    const k = tag + '\0' + (cls === null ? '-' : cls) + '\0' + sig;
+    const k = tag + '\0' + (cls === null ? '-' : cls) + '\0' + (sig ? 1 : 0);
     let byRoot = ctx.groups.get(root);
     if (!byRoot) { byRoot = new Map(); ctx.groups.set(root, byRoot); }
     let groups = byRoot.get(k);
@@ -89,7 +89,10 @@ function refIdentity(h) {
   // Whether `a` holds a look-alike of `el` other than `el` (look-alikes are in document order,
   // and an element's subtree is a run of it: holding any, it holds the one before or after).
   function holdsOther(a, el, alikes) {
-    const i = alikes.indexOf(el);
+    if (alikes.length < 2) return false;
+    if (!alikes.pos) alikes.pos = new Map(alikes.map((c, i) => [c, i]));
+    const got = alikes.pos.get(el);
+    const i = got === undefined ? -1 : got;
     const prev = i > 0 ? alikes[i - 1] : null;
     const next = i >= 0 && i + 1 < alikes.length ? alikes[i + 1] : null;
     return !!((prev && a.contains(prev)) || (next && a.contains(next)));

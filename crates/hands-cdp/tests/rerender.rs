@@ -250,6 +250,7 @@ struct Counts {
     refused: usize,
     wrong: usize,
     twin: usize,
+    twin_rebound: usize,
     lost: usize,
 }
 
@@ -314,7 +315,8 @@ async fn rerender_fuzz_never_clicks_a_wrong_element() {
         match result {
             Ok(answer) => {
                 counts.acted += 1;
-                if answer.as_deref().is_some_and(|a| a.contains(REBOUND)) {
+                let rebound = answer.as_deref().is_some_and(|a| a.contains(REBOUND));
+                if rebound {
                     counts.rebound += 1;
                 }
                 match got.as_slice() {
@@ -328,6 +330,9 @@ async fn rerender_fuzz_never_clicks_a_wrong_element() {
                                 .any(|(i, t)| i == hit_id && Some(t) == read_texts.get(id)) =>
                     {
                         counts.twin += 1;
+                        if rebound {
+                            counts.twin_rebound += 1;
+                        }
                     }
                     [] => counts.lost += 1,
                     other => {
@@ -348,13 +353,14 @@ async fn rerender_fuzz_never_clicks_a_wrong_element() {
     }
     println!(
         "re-render fuzz (seed {seed}): {} events, {} clicks made, {} wrong targets, {} re-bound, \
-         {} refused, {} twin substitutions, {} clicks lost",
+         {} refused, {} twin substitutions ({} of them after a re-bind), {} clicks lost",
         counts.events,
         counts.acted,
         counts.wrong,
         counts.rebound,
         counts.refused,
         counts.twin,
+        counts.twin_rebound,
         counts.lost
     );
     assert_eq!(counts.wrong, 0, "{counts:?}");
