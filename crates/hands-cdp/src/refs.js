@@ -8,38 +8,30 @@ function refIdentity(h) {
   const TEXT_MAX = 4000;
   const LETTER = /[\p{L}\p{N}]/u;
 
-  // A subtree's text as a key: every text in it, names of the controls in it included, field
-  // values never (typing in a row does not change it); and whether a letter or digit of it lies
-  // outside the controls in it. `all` is null past TEXT_MAX.
+  // A subtree's text as a key (`textContent`: every text in it, names of the controls in it
+  // included; field values never, so typing in a row does not change it), null past TEXT_MAX.
   function textOf(root, cache) {
-    const hit = cache.get(root);
-    if (hit) return hit;
-    let all = '';
-    let free = false;
-    const visit = (n, inControl) => {
-      if (all.length > TEXT_MAX) return;
-      if (n.nodeType === 3) {
-        all += n.data;
-        if (!inControl && !free && LETTER.test(n.data)) free = true;
-        return;
-      }
-      if (n.nodeType === 11) {
-        for (const c of n.childNodes) visit(c, inControl);
-        return;
-      }
-      if (n.nodeType !== 1) return;
-      const tag = n.tagName;
-      if (h.SKIP.has(tag) || h.FIELD_TAGS.has(tag)) { all += ' '; return; }
-      if (tag === 'IMG') { all += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
-      const control = inControl || (n !== root && h.kindOf(n, 0) !== null);
-      all += ' ';
-      for (const c of h.childrenOf(n)) visit(c, control);
-      all += ' ';
-    };
-    visit(root, false);
-    const t = { all: all.length > TEXT_MAX ? null : h.norm(all), free };
-    cache.set(root, t);
+    let t = cache.get(root);
+    if (t === undefined) {
+      const all = root.textContent || '';
+      t = all.length > TEXT_MAX ? null : h.norm(all);
+      cache.set(root, t);
+    }
     return t;
+  }
+
+  // Whether a letter or digit of the subtree's text lies outside the controls in it.
+  function freeText(root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (!LETTER.test(n.data)) continue;
+      let inControl = false;
+      for (let a = n.parentElement; a && a !== root; a = a.parentElement) {
+        if (h.SKIP.has(a.tagName) || h.kindOf(a, 0) !== null) { inControl = true; break; }
+      }
+      if (!inControl) return true;
+    }
+    return false;
   }
 
   // The element's place: the tags and ids of it and its ancestors up to its tree's root (a
@@ -114,11 +106,11 @@ function refIdentity(h) {
       if (many && holdsOther(a, el, alikes)) break;
       highest = a;
       const t = textOf(a, ctx.texts);
-      if (t.all === null) return many ? null : undefined;
-      if (t.free && t.all !== label) return t.all;
+      if (t === null) return many ? null : undefined;
+      if (t !== label && freeText(a)) return t;
     }
     if (!many) return undefined;
-    return highest === el ? null : textOf(highest, ctx.texts).all;
+    return highest === el ? null : textOf(highest, ctx.texts);
   }
 
   // What a ref keeps of its element when read.
@@ -139,8 +131,8 @@ function refIdentity(h) {
     for (let a = c; !top(a); a = a.parentElement) {
       if (a !== c && holdsOther(a, c, alikes)) return false;
       const t = textOf(a, ctx.texts);
-      if (t.all === null || t.all.length > fp.row.length) return false;
-      if (t.all === fp.row) return true;
+      if (t === null || t.length > fp.row.length) return false;
+      if (t === fp.row) return true;
     }
     return false;
   }
@@ -152,8 +144,8 @@ function refIdentity(h) {
     const texts = new Map();
     for (let a = el; !top(a); a = a.parentElement) {
       const t = textOf(a, texts);
-      if (t.all === null || t.all.length > fp.row.length) return false;
-      if (t.all === fp.row) return true;
+      if (t === null || t.length > fp.row.length) return false;
+      if (t === fp.row) return true;
     }
     return false;
   }
