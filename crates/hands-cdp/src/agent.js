@@ -437,8 +437,6 @@ function install(docId) {
   // sees the element as the read did.
   // `fp`: what the element looked like (refs.js), so a re-render's successor can be found.
   function elementRef(el, role, label, sig, state) {
-    if (!state.ids) state.ids = identity.context();
-    const fp = identity.fingerprint(el, role, label, sig, state.ids);
     const old = refOf.get(el);
     if (old) {
       const e = refs.get(old);
@@ -447,18 +445,17 @@ function install(docId) {
         if (e.role === role && e.label === label) {
           e.url = state.href;
           e.sig = sig;
-          e.fp = fp;
-          identity.noteTwins(e, state);
+          identity.note(e, el);
           return old;
         }
         refs.delete(old);
       }
     }
     const r = newRef('e', state);
-    const e = { node: new WeakRef(el), role, label, sig, fp, scope: false, url: state.href };
+    const e = { node: new WeakRef(el), role, label, sig, fp: null, scope: false, url: state.href };
     refs.set(r, e);
     refOf.set(el, r);
-    identity.noteTwins(e, state);
+    identity.note(e, el);
     return r;
   }
 
@@ -791,6 +788,7 @@ function install(docId) {
   }
 
   function lookup(ref, doc) {
+    identity.flush();
     if (doc !== DOC) return { error: 'navigated' };
     const e = refs.get(ref);
     if (!e) return { error: 'unknown' };

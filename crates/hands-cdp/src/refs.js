@@ -113,14 +113,58 @@ function refIdentity(h) {
     return highest === el ? null : textOf(highest, ctx.texts);
   }
 
-  // What a ref keeps of its element when read.
-  function fingerprint(el, role, label, sig, ctx) {
-    const root = el.getRootNode();
-    const tag = el.localName;
-    const cls = sig ? String(el.getAttribute('class') || '') : null;
-    let alikes = lookAlikes(root, tag, cls, sig, role, label, ctx);
-    if (!alikes.includes(el)) alikes = [el];
-    return { root: new WeakRef(root), tag, cls, path: pathOf(el), row: rowOf(el, label, alikes, ctx), dup: false };
+  // Elements given a ref by the read running now, fingerprinted together when it ends (a
+  // microtask: nothing of the page runs in between), their look-alikes taken from the read
+  // itself (a look-alike it did not report makes a re-bind refuse, never misfire).
+  let pending = null;
+
+  function note(entry, el) {
+    if (!pending) {
+      pending = [];
+      queueMicrotask(flush);
+    }
+    pending.push([entry, el]);
+  }
+
+  // What each ref of the last read keeps of its element: root, tag (and class, for an element
+  // operable only through its handlers), place, row; and whether a twin shares all of it.
+  function flush() {
+    if (!pending) return;
+    const items = pending;
+    pending = null;
+    const ctx = context();
+    const groups = new Map();
+    const keyOf = (e, el) => {
+      const cls = e.sig ? String(el.getAttribute('class') || '') : null;
+      return [cls, el.localName + '\0' + cls + '\0' + e.role + '\0' + e.label];
+    };
+    for (const [e, el] of items) {
+      const root = el.getRootNode();
+      const [, key] = keyOf(e, el);
+      let byRoot = groups.get(root);
+      if (!byRoot) { byRoot = new Map(); groups.set(root, byRoot); }
+      const list = byRoot.get(key);
+      if (list) list.push(el);
+      else byRoot.set(key, [el]);
+    }
+    for (const byRoot of groups.values()) {
+      for (const list of byRoot.values()) {
+        if (list.length > 1) list.sort((x, y) => (x.compareDocumentPosition(y) & 4 ? -1 : 1));
+      }
+    }
+    const twins = new Map();
+    for (const [e, el] of items) {
+      const root = el.getRootNode();
+      const [cls, key] = keyOf(e, el);
+      const alikes = groups.get(root).get(key);
+      const fp = { root: new WeakRef(root), tag: el.localName, cls, path: pathOf(el),
+        row: rowOf(el, e.label, alikes, ctx), dup: false };
+      e.fp = fp;
+      if (fp.row === undefined || fp.row === null) continue;
+      const twin = fp.path + '\0' + key + '\0' + fp.row;
+      const other = twins.get(twin);
+      if (other) { other.dup = true; fp.dup = true; } else twins.set(twin, fp);
+    }
   }
 
   // Whether `c` (a look-alike now) sits where the fingerprint's element sat: same place, and an
@@ -171,16 +215,5 @@ function refIdentity(h) {
     return found.length ? refuse('many', found.length) : refuse('moved', live.length);
   }
 
-  // Marks, per read, fingerprints two elements share: no reader could tell which was meant.
-  function noteTwins(entry, state) {
-    const fp = entry.fp;
-    if (fp.row === undefined || fp.row === null) return;
-    if (!state.twins) state.twins = new Map();
-    const key = entry.role + '\0' + entry.label + '\0' + fp.path + '\0' + fp.row;
-    const other = state.twins.get(key);
-    if (other && other !== entry) { other.fp.dup = true; fp.dup = true; }
-    else state.twins.set(key, entry);
-  }
-
-  return { context, fingerprint, successor, stillAt, noteTwins };
+  return { note, flush, successor, stillAt };
 }
