@@ -10,10 +10,12 @@ action time, steps ok and stale actions, with ratios to hands. See README.md bes
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import time
 
+import cold
 import pages
 import tools
 
@@ -229,6 +231,9 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the answers (scratch dir)")
     parser.add_argument("--require-ok", action="store_true",
                         help="exit 1 unless every step of every tool is ok and none is stale")
+    parser.add_argument("--cold", type=int, nargs="?", const=5, default=0, metavar="N",
+                        help="instead of the steps, time N cold starts per tool (default 5): "
+                             "launch to a ready tab (cold.py)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     args.pages = [p for p in args.pages.split(",") if p]
@@ -240,6 +245,16 @@ def main():
     state = pages.State()
     server, base = pages.serve(state)
     workdir = tools.scratch()
+    if args.cold:
+        try:
+            rows = cold.run([t for t in args.tools.split(",") if t], args, state, base, workdir)
+        finally:
+            server.shutdown()
+            shutil.rmtree(workdir, ignore_errors=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return
     rows = []
     try:
         for name in [t for t in args.tools.split(",") if t]:
@@ -264,8 +279,6 @@ def main():
     if args.keep:
         print(f"answers kept in {workdir}", file=sys.stderr)
     else:
-        import shutil
-
         shutil.rmtree(workdir, ignore_errors=True)
     if args.require_ok and any(r["ok"] != r["steps"] or r["stale"] for r in rows):
         sys.exit(1)

@@ -329,6 +329,14 @@ impl CdpBrowser {
         blocked
     }
 
+    /// The HTTP status of the active tab's current document, when it came over HTTP (a page the
+    /// request proxy answered for a server it could not reach is a 502).
+    pub fn active_document_status(&self) -> Option<u16> {
+        let state = self.shared.lock();
+        let tab = state.tab(state.active.as_ref()?)?;
+        events::State::doc_status(tab)
+    }
+
     /// How many targets could not be intercepted and were kept paused.
     pub fn unintercepted_targets(&self) -> u64 {
         self.shared.lock().n_unintercepted
