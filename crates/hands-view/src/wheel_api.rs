@@ -142,7 +142,6 @@ async fn input(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::Live;
     use std::io::{Read as _, Write as _};
 
