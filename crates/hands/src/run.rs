@@ -317,10 +317,19 @@ async fn start_browser(
         policy: Arc::new(RequestAllowList(browser_plan.allow.clone())),
         ..DriverConfig::default()
     };
-    driver_config.launch.launcher = episode.browser_launcher()?;
-    let mut browser = CdpBrowser::launch(driver_config)
-        .await
-        .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
+    let mut browser = match &browser_plan.attach {
+        // A browser elsewhere: the allow-list holds by request interception and the page
+        // fence (hands-cdp's attach), not by a jail or a proxy of this machine.
+        Some(ws) => CdpBrowser::attach(ws, driver_config)
+            .await
+            .with_context(|| format!("attaching to the browser at {ws}"))?,
+        None => {
+            driver_config.launch.launcher = episode.browser_launcher()?;
+            CdpBrowser::launch(driver_config)
+                .await
+                .context("launching Chromium (run scripts/install-system-deps.sh first)")?
+        }
+    };
     if let Some(state) = &mut state {
         state.load(&browser).await?;
     }
