@@ -340,6 +340,17 @@ async fn episode(
         eprintln!("hands worker: episode {id} is no longer this worker's; its new holder goes on");
         return id;
     }
+    if environment_failed(&ran) && claim.attempts < GIVE_BACK_ATTEMPTS_ENVIRONMENT {
+        // Its desktop or browser did not start (Xvfb on a loaded machine, a remote browser
+        // away): nothing acted under this claim, so it is tried again, by any worker.
+        eprintln!(
+            "hands worker: episode {id}: its environment did not start; giving it back to be tried again"
+        );
+        if let Err(e) = fleet.release(id, claim.epoch, EpisodeState::Queued).await {
+            eprintln!("hands worker: episode {id}: {e}");
+        }
+        return id;
+    }
     if ledger_failed(&ran) && claim.attempts < GIVE_BACK_ATTEMPTS {
         // The database went away mid-run (the save's connection died): the episode is not
         // over, it is given back and resumed (by the next claim, or once its lease lapses).
@@ -413,6 +424,17 @@ fn ledger_failed(ran: &anyhow::Result<(RunOutcome, PathBuf)>) -> bool {
 
 /// Claims after which an episode whose ledger keeps failing fails instead of being given back.
 const GIVE_BACK_ATTEMPTS: u32 = 20;
+
+/// Claims after which an episode whose environment keeps failing to start fails instead of
+/// being given back.
+const GIVE_BACK_ATTEMPTS_ENVIRONMENT: u32 = 3;
+
+/// Whether the run failed before anything acted: its desktop or browser did not start.
+fn environment_failed(ran: &anyhow::Result<(RunOutcome, PathBuf)>) -> bool {
+    ran.as_ref()
+        .err()
+        .is_some_and(|e| e.downcast_ref::<crate::run::EnvironmentFailed>().is_some())
+}
 
 /// An episode that did not succeed, with why.
 fn failed(state: EpisodeState, reason: String) -> EpisodeOutcome {

@@ -122,6 +122,12 @@ pub async fn run_with_ledger(
     Ok(outcome)
 }
 
+/// The run's desktop or browser could not be started (nothing of the run acted yet): a worker
+/// gives such an episode back to be tried again.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct EnvironmentFailed(pub anyhow::Error);
+
 /// Where a run's records go and what stops it: the run directory (its log and images), the
 /// ledger of its checkpoints, whether it resumes the run the ledger holds, and its cancellation.
 struct Records {
@@ -187,7 +193,9 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     let confirm: Arc<dyn Confirm> = Arc::new(approver.clone());
     let mut episode = plan.launch.isolation.episode();
     // The X clients of a spawned desktop live (and are killed) after the runner.
-    let (mut environment, _clients) = start_environment(plan, &mut episode, &confirm).await?;
+    let (mut environment, _clients) = start_environment(plan, &mut episode, &confirm)
+        .await
+        .map_err(|e| anyhow::Error::new(EnvironmentFailed(e)))?;
     let state = environment.state.take();
     let mut runner = build_runner(plan, environment, &episode)?;
     for scheduled in &plan.edits {

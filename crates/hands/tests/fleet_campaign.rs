@@ -381,16 +381,11 @@ async fn forward(listener: tokio::net::TcpListener, to: std::net::SocketAddr) {
 }
 
 /// The model: step `s` of episode `e` is one bash call announcing, then making, the effect;
-/// a step is done once its answer says so (or a person found it took effect).
+/// a step is done once its answer says so (or a person found it took effect). The episode's id
+/// comes from `claim.json`, not the prompt: ids jump after a failover (a sequence's values are
+/// logged ahead, 32 at a time).
 fn model(effects: String) -> SimServer {
     SimServer::start(SimConfig::with_policy(move |request: &Value| {
-        let first = request["messages"][0]["content"].to_string();
-        let episode: i64 = first
-            .split("Episode ")
-            .nth(1)
-            .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
         let done = request["messages"]
             .as_array()
             .into_iter()
@@ -412,8 +407,9 @@ fn model(effects: String) -> SimServer {
         // 1 s, so a stop sent on a loaded machine still lands before the effect.
         let command = format!(
             "ep=$(grep -o '\"epoch\":[0-9]*' claim.json | cut -d: -f2); \
-             curl -sf \"{url}/begin?e={episode}&s={step}&epoch=$ep\" >/dev/null; sleep 1; \
-             curl -sf \"{url}/effect?e={episode}&s={step}&epoch=$ep\" && echo EFFECT-OK"
+             e=$(grep -o '\"episode\":[0-9]*' claim.json | cut -d: -f2); \
+             curl -sf \"{url}/begin?e=$e&s={step}&epoch=$ep\" >/dev/null; sleep 1; \
+             curl -sf \"{url}/effect?e=$e&s={step}&epoch=$ep\" && echo EFFECT-OK"
         );
         Turn::Blocks(vec![tool_use("bash", json!({ "command": command }))])
     }))
