@@ -47,7 +47,9 @@ impl CdpBrowser {
         match result {
             Ok(Some(text)) => Ok(Some(format!("{text} {notes}"))),
             Ok(None) => Ok(Some(notes)),
-            Err(DriverError::Refused(e)) => Err(DriverError::refused(format!("{} {notes}", e.text()))),
+            Err(DriverError::Refused(e)) => {
+                Err(DriverError::refused(format!("{} {notes}", e.text())))
+            }
             Err(e) => Err(e),
         }
     }

@@ -36,9 +36,13 @@ function refIdentity(h) {
 
   // The element's place: the tags and ids of it and its ancestors up to its tree's root (a
   // document or shadow root). A row moved to another list keeps its text but not its place.
-  function pathOf(el) {
-    let p = '';
-    for (let a = el; a; a = a.parentElement) p += '/' + a.localName + (a.id ? '#' + a.id : '');
+  function pathOf(el, cache) {
+    if (!el) return '';
+    let p = cache.get(el);
+    if (p === undefined) {
+      p = '/' + el.localName + (el.id ? '#' + el.id : '') + pathOf(el.parentElement, cache);
+      cache.set(el, p);
+    }
     return p;
   }
 
@@ -52,7 +56,7 @@ function refIdentity(h) {
 
   // Per read (or per look-up): the texts computed, the label index, the look-alike groups.
   function context() {
-    return { texts: new Map(), labels: new Map(), groups: new Map() };
+    return { texts: new Map(), labels: new Map(), groups: new Map(), paths: new Map() };
   }
 
   // The elements of `root` a reader could take for one another: same tag, role and label (and,
@@ -157,7 +161,7 @@ function refIdentity(h) {
       const root = el.getRootNode();
       const [cls, key] = keyOf(e, el);
       const alikes = groups.get(root).get(key);
-      const fp = { root: new WeakRef(root), tag: el.localName, cls, path: pathOf(el),
+      const fp = { root: new WeakRef(root), tag: el.localName, cls, path: pathOf(el, ctx.paths),
         row: rowOf(el, e.label, alikes, ctx), dup: false };
       e.fp = fp;
       if (fp.row === undefined || fp.row === null) continue;
@@ -170,7 +174,7 @@ function refIdentity(h) {
   // Whether `c` (a look-alike now) sits where the fingerprint's element sat: same place, and an
   // ancestor-or-self holding no other look-alike with the row's text.
   function sitsAt(c, fp, alikes, ctx) {
-    if (pathOf(c) !== fp.path) return false;
+    if (pathOf(c, ctx.paths) !== fp.path) return false;
     if (fp.row === undefined) return true;
     for (let a = c; !top(a); a = a.parentElement) {
       if (a !== c && holdsOther(a, c, alikes)) return false;

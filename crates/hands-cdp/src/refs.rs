@@ -199,11 +199,7 @@ pub(crate) fn refusal(
 ) -> String {
     replaced
         .and_then(|r| r.text(reference))
-        .unwrap_or_else(|| {
-            Stale::from_agent(code)
-                .unwrap_or(fallback)
-                .text(reference)
-        })
+        .unwrap_or_else(|| Stale::from_agent(code).unwrap_or(fallback).text(reference))
 }
 
 /// Told in an action's answer when its ref followed a re-render to its element's successor.
@@ -280,13 +276,22 @@ mod tests {
             assert!(text.ends_with("Read the page again."), "{text}");
         };
         check("gone", 0, "no button named \"Delete\" remains");
-        check("moved", 3, "none of the 3 elements with role button and name \"Delete\"");
+        check(
+            "moved",
+            3,
+            "none of the 3 elements with role button and name \"Delete\"",
+        );
         check("many", 2, "2 elements now match it (button \"Delete\")");
         check("twins", 0, "an identical button \"Delete\"");
         check("frame", 0, "frame or shadow root");
         check("row", 0, "another row's content");
         // A reason it does not know, or none, is today's text.
-        let plain = refusal("removed", Some(&replaced("unkeyed", 0)), "e7", Stale::Removed);
+        let plain = refusal(
+            "removed",
+            Some(&replaced("unkeyed", 0)),
+            "e7",
+            Stale::Removed,
+        );
         assert_eq!(plain, Stale::Removed.text("e7"));
         assert_eq!(
             refusal("hidden", None, "e7", Stale::Removed),

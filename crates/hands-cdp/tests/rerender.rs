@@ -121,19 +121,24 @@ async fn set_items(browser: &mut hands_cdp::CdpBrowser, texts: &[&str], mode: &s
 }
 
 async fn hits(browser: &hands_cdp::CdpBrowser) -> Vec<(i64, String)> {
-    let hits = eval(browser, "(() => { const h = window.hits; window.hits = []; return h; })()").await;
+    let hits = eval(
+        browser,
+        "(() => { const h = window.hits; window.hits = []; return h; })()",
+    )
+    .await;
     hits.as_array()
         .unwrap()
         .iter()
-        .map(|h| (h["id"].as_i64().unwrap(), h["c"].as_str().unwrap().to_owned()))
+        .map(|h| {
+            (
+                h["id"].as_i64().unwrap(),
+                h["c"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect()
 }
 
-fn find<'a>(
-    read: &'a [(ReadElement, (i64, String))],
-    id: i64,
-    control: &str,
-) -> &'a Ref {
+fn find<'a>(read: &'a [(ReadElement, (i64, String))], id: i64, control: &str) -> &'a Ref {
     read.iter()
         .find(|(_, (i, c))| *i == id && c == control)
         .map(|(e, _)| e.reference())
@@ -150,7 +155,10 @@ async fn a_resorted_list_never_sends_a_click_to_the_row_now_in_its_place() {
     server.html("/", LIST_PAGE);
     let mut browser = launch(config()).await;
     let c = cancel();
-    browser.navigate(&server.page_url("/"), None, &c).await.unwrap();
+    browser
+        .navigate(&server.page_url("/"), None, &c)
+        .await
+        .unwrap();
     for mode in ["unkeyed", "patch", "keyed"] {
         set_items(&mut browser, &["Bob", "Carol", "Dan"], mode).await;
         let read = read_list(&mut browser).await;
@@ -158,18 +166,31 @@ async fn a_resorted_list_never_sends_a_click_to_the_row_now_in_its_place() {
         let bob = find(&read, first, "del").clone();
         eval(&browser, "items.reverse(); render(); 1").await;
         let answer = browser.click(&bob, None, &c).await.unwrap().unwrap();
-        assert_eq!(hits(&browser).await, vec![(first, "del".to_owned())], "{mode}");
+        assert_eq!(
+            hits(&browser).await,
+            vec![(first, "del".to_owned())],
+            "{mode}"
+        );
         // A keyed framework moved the node itself: nothing to follow.
-        assert_eq!(answer.contains(REBOUND), mode != "keyed", "{mode}: {answer}");
+        assert_eq!(
+            answer.contains(REBOUND),
+            mode != "keyed",
+            "{mode}: {answer}"
+        );
         // Bob's row removed: the "Delete" buttons left are other rows'.
-        eval(&browser, "items = items.filter((it) => it.text !== 'Bob'); render(); 1").await;
+        eval(
+            &browser,
+            "items = items.filter((it) => it.text !== 'Bob'); render(); 1",
+        )
+        .await;
         let text = match browser.click(&bob, None, &c).await {
             Err(DriverError::Refused(e)) => e.text().to_owned(),
             other => panic!("{mode}: expected a refusal, got {other:?}"),
         };
         assert!(
-            text.contains("none of the 2 elements with role button and name \"Delete\" is in its row")
-                || text.contains("now shows another row's content"),
+            text.contains(
+                "none of the 2 elements with role button and name \"Delete\" is in its row"
+            ) || text.contains("now shows another row's content"),
             "{mode}: {text}"
         );
         assert!(hits(&browser).await.is_empty(), "{mode}");
@@ -183,7 +204,10 @@ async fn twins_when_read_are_refused_after_a_rerender() {
     server.html("/", LIST_PAGE);
     let mut browser = launch(config()).await;
     let c = cancel();
-    browser.navigate(&server.page_url("/"), None, &c).await.unwrap();
+    browser
+        .navigate(&server.page_url("/"), None, &c)
+        .await
+        .unwrap();
     set_items(&mut browser, &["Bob", "Bob", "Dan"], "unkeyed").await;
     let read = read_list(&mut browser).await;
     let del = read[2].0.reference().clone();
@@ -195,13 +219,46 @@ async fn twins_when_read_are_refused_after_a_rerender() {
         Err(DriverError::Refused(e)) => e.text().to_owned(),
         other => panic!("expected a refusal, got {other:?}"),
     };
-    assert!(text.contains("an identical button \"Delete\" stood beside it"), "{text}");
+    assert!(
+        text.contains("an identical button \"Delete\" stood beside it"),
+        "{text}"
+    );
     // A unique name follows a re-render, and the answer says so.
     let dan = read[8].0.reference().clone();
     let answer = browser.click(&dan, None, &c).await.unwrap().unwrap();
     assert!(answer.starts_with("Clicked. Ref "), "{answer}");
     assert!(answer.ends_with(REBOUND), "{answer}");
     assert_eq!(hits(&browser).await, vec![(read[8].1.0, "del".to_owned())]);
+}
+
+/// A frame loaded anew shows the same button: its ref does not cross into the new document.
+#[tokio::test]
+async fn a_ref_never_follows_into_a_new_frame_document() {
+    let server = Server::start().await;
+    server.html("/", "<h1>Shop</h1><iframe src=\"/inner\"></iframe>");
+    server.html(
+        "/inner",
+        "<p>Basket</p><button onclick=\"parent.paid=(parent.paid||0)+1\">Pay</button>",
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser
+        .navigate(&server.page_url("/"), None, &c)
+        .await
+        .unwrap();
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let pay = read.elements()[0].reference().clone();
+    eval(
+        &browser,
+        "new Promise((r) => { const f = document.querySelector('iframe'); f.onload = () => r(1); f.src = '/inner?again'; })",
+    )
+    .await;
+    let text = match browser.click(&pay, None, &c).await {
+        Err(DriverError::Refused(e)) => e.text().to_owned(),
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    assert!(text.contains("frame or shadow root"), "{text}");
+    assert_eq!(eval(&browser, "window.paid || 0").await, 0);
 }
 
 /// A tiny seeded generator (xorshift64*), so a failing run can be replayed by its seed.
@@ -274,11 +331,16 @@ async fn rerender_fuzz_never_clicks_a_wrong_element() {
     server.html("/", LIST_PAGE);
     let mut browser = launch(config()).await;
     let c = cancel();
-    browser.navigate(&server.page_url("/"), None, &c).await.unwrap();
+    browser
+        .navigate(&server.page_url("/"), None, &c)
+        .await
+        .unwrap();
     let mut rng = Rng(seed | 1);
     let mut counts = Counts::default();
     let modes = ["keyed", "unkeyed", "patch"];
-    let words = ["Milk", "Bank", "Rent", "Dog", "Bike", "Book", "Mail", "Plants"];
+    let words = [
+        "Milk", "Bank", "Rent", "Dog", "Bike", "Book", "Mail", "Plants",
+    ];
     let mut read = Vec::new();
     // What each item's text was when last read.
     let mut read_texts: HashMap<i64, String> = HashMap::new();
@@ -303,10 +365,7 @@ async fn rerender_fuzz_never_clicks_a_wrong_element() {
             }
         }
         fresh += 1;
-        let event = format!(
-            "{EVENT_JS}({}, 'Task {fresh}')",
-            rng.next() % 2_147_483_648
-        );
+        let event = format!("{EVENT_JS}({}, 'Task {fresh}')", rng.next() % 2_147_483_648);
         let now: Vec<(i64, String)> = serde_json::from_value(eval(&browser, &event).await).unwrap();
         counts.events += 1;
         let (element, (id, control)) = &read[rng.below(read.len())];
