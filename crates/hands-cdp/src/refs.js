@@ -102,7 +102,7 @@ function refIdentity(h) {
   // has more than its label and some outside controls (a list item, a table row); else, when it
   // has look-alikes, the highest ancestor holding none of them. Undefined: unique and without a
   // row (identified by its name alone); null: no row could be keyed (too long, or it shares its
-  // container with a look-alike).
+  // container with a look-alike, or unique in a shadow tree without a row).
   function rowOf(el, label, alikes, ctx) {
     const many = alikes.length > 1;
     let highest = el;
@@ -113,7 +113,9 @@ function refIdentity(h) {
       if (t === null) return many ? null : undefined;
       if (t !== label && freeText(a)) return t;
     }
-    if (!many) return undefined;
+    // In a shadow tree with no row of its own, what tells one component from another may be
+    // its host's slotted content: never followed.
+    if (!many) return el.getRootNode().nodeType === 11 ? null : undefined;
     return highest === el ? null : textOf(highest, ctx.texts);
   }
 

@@ -261,6 +261,49 @@ async fn a_ref_never_follows_into_a_new_frame_document() {
     assert_eq!(eval(&browser, "window.paid || 0").await, 0);
 }
 
+/// Components whose item is their host's slotted text: when a framework gives a host another
+/// item and the component renders its button anew, the ref refuses rather than follow the
+/// button of the host it was read in.
+#[tokio::test]
+async fn a_component_given_another_item_is_not_followed() {
+    let server = Server::start().await;
+    server.html(
+        "/",
+        r#"<h1>Tasks</h1><task-row>Bob</task-row><task-row>Carol</task-row>
+<script>
+customElements.define('task-row', class extends HTMLElement {
+  connectedCallback() { this.attachShadow({ mode: 'open' }); this.draw(); }
+  draw() { this.shadowRoot.innerHTML = '<slot></slot> <button>Delete</button>'; }
+});
+window.hits = [];
+document.addEventListener('click', (e) => {
+  const b = e.composedPath()[0];
+  if (b.tagName === 'BUTTON') window.hits.push(b.getRootNode().host.textContent);
+});
+</script>"#,
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser
+        .navigate(&server.page_url("/"), None, &c)
+        .await
+        .unwrap();
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let bob = read.elements()[0].reference().clone();
+    browser.click(&bob, None, &c).await.unwrap();
+    eval(
+        &browser,
+        "const [a, b] = document.querySelectorAll('task-row'); \
+         a.textContent = 'Carol'; b.textContent = 'Bob'; a.draw(); b.draw(); 1",
+    )
+    .await;
+    assert!(browser.click(&bob, None, &c).await.is_err());
+    assert_eq!(
+        eval(&browser, "window.hits").await,
+        serde_json::json!(["Bob"])
+    );
+}
+
 /// A tiny seeded generator (xorshift64*), so a failing run can be replayed by its seed.
 struct Rng(u64);
 
