@@ -304,6 +304,50 @@ document.addEventListener('click', (e) => {
     );
 }
 
+/// A detail view whose only "Delete" has no row: its heading says which item it is, so the view
+/// showing another item refuses the ref, whether its button was made anew or kept.
+#[tokio::test]
+async fn a_detail_view_showing_another_item_refuses_its_button() {
+    let server = Server::start().await;
+    server.html(
+        "/",
+        r#"<h1>Contacts</h1><h2 id=name>Bob</h2><div id=tools><button>Delete</button></div>
+<script>
+window.hits = [];
+document.addEventListener('click', () => window.hits.push(document.getElementById('name').textContent));
+function redraw() { document.getElementById('tools').innerHTML = '<button>Delete</button>'; }
+</script>"#,
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser
+        .navigate(&server.page_url("/"), None, &c)
+        .await
+        .unwrap();
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let delete = read.elements()[0].reference().clone();
+    // Drawn anew for the same contact: followed.
+    eval(&browser, "redraw(); 1").await;
+    let answer = browser.click(&delete, None, &c).await.unwrap().unwrap();
+    assert!(answer.ends_with(REBOUND), "{answer}");
+    // Another contact, the button drawn anew or kept: refused.
+    for script in [
+        "document.getElementById('name').textContent = 'Carol'; redraw(); 1",
+        "document.getElementById('name').textContent = 'Dan'; 1",
+    ] {
+        eval(&browser, script).await;
+        let text = match browser.click(&delete, None, &c).await {
+            Err(DriverError::Refused(e)) => e.text().to_owned(),
+            other => panic!("expected a refusal, got {other:?}"),
+        };
+        assert!(text.contains("under another heading"), "{text}");
+    }
+    assert_eq!(
+        eval(&browser, "window.hits").await,
+        serde_json::json!(["Bob"])
+    );
+}
+
 /// A tiny seeded generator (xorshift64*), so a failing run can be replayed by its seed.
 struct Rng(u64);
 
