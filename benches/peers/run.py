@@ -10,10 +10,12 @@ action time, steps ok and stale actions, with ratios to hands. See README.md bes
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import time
 
+import cold
 import pages
 import tools
 
@@ -135,14 +137,26 @@ def run_tool(name, args, state, base, workdir):
             steps = STEPS[page][: args.steps]
             state.reset(page)
             tool.open(f"{base}/{page}")
+            tool.last_read = ""
             for idx, step in enumerate(steps):
                 verb, role, target, arg, key, want = step
                 try:
-                    ref = tool.locate(role, target)
+                    remembered = tool.remembered(role, target) if args.locate == "remember" else None
+                    ref = remembered or tool.locate(role, target)
                 except tools.NotFound as e:
                     results.append((page, idx, False, False, None, None, f"not found: {e}"[:300]))
                     continue
                 started, ended, text = tool.act(step, ref)
+                if remembered and text.startswith("ERROR"):
+                    # The ref from an earlier read was refused (the page re-rendered): read the
+                    # page again and retry, as a model would.
+                    tool.retries += 1
+                    try:
+                        ref = tool.locate(role, target)
+                    except tools.NotFound as e:
+                        results.append((page, idx, False, False, None, None, f"not found: {e}"[:300]))
+                        continue
+                    started, ended, text = tool.act(step, ref)
                 ok, stale, landed = check(state, page, key, want, ended)
                 note = "" if ok else f"page says {state.get(page, key)!r}, answer {text[:200]!r}"
                 if ok and text.startswith("ERROR"):
@@ -156,7 +170,7 @@ def run_tool(name, args, state, base, workdir):
     finally:
         tool.close()
         tools.dump(os.path.join(workdir, f"{name}.jsonl"), tool)
-    return tool.calls, results
+    return tool, results
 
 
 def summarize(name, calls, results, count):
@@ -208,13 +222,18 @@ def main():
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--pages", default=",".join(STEPS))
     parser.add_argument("--steps", type=int, default=10, help="steps per page (1 to 10)")
-    parser.add_argument("--locate", choices=["read", "find"], default="read",
+    parser.add_argument("--locate", choices=["read", "find", "remember"], default="read",
                         help="read: each step reads the page's controls (every tool); find: hands "
-                             "and Playwright MCP use their find tool instead")
+                             "and Playwright MCP use their find tool instead; remember: a step "
+                             "reuses a ref from the tool's last read when it names the control, "
+                             "and reads again (and retries) only when the action is refused")
     parser.add_argument("--json", help="also write the summary here")
     parser.add_argument("--keep", action="store_true", help="keep the answers (scratch dir)")
     parser.add_argument("--require-ok", action="store_true",
                         help="exit 1 unless every step of every tool is ok and none is stale")
+    parser.add_argument("--cold", type=int, nargs="?", const=5, default=0, metavar="N",
+                        help="instead of the steps, time N cold starts per tool (default 5): "
+                             "launch to a ready tab (cold.py)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     args.pages = [p for p in args.pages.split(",") if p]
@@ -226,15 +245,31 @@ def main():
     state = pages.State()
     server, base = pages.serve(state)
     workdir = tools.scratch()
+    if args.cold:
+        try:
+            rows = cold.run([t for t in args.tools.split(",") if t], args, state, base, workdir)
+        finally:
+            server.shutdown()
+            shutil.rmtree(workdir, ignore_errors=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return
     rows = []
     try:
         for name in [t for t in args.tools.split(",") if t]:
             print(f"running {name}…", file=sys.stderr)
-            calls, results = run_tool(name, args, state, base, workdir)
-            rows.append(summarize(name, calls, results, count))
+            tool, results = run_tool(name, args, state, base, workdir)
+            rows.append(summarize(name, tool.calls, results, count))
+            rows[-1]["retries"] = tool.retries
     finally:
         server.shutdown()
     print(table(rows, tokenizer))
+    if args.locate == "remember":
+        for r in rows:
+            print(f"{r['tool']}: {r['calls'] / max(1, r['steps']):.2f} calls and "
+                  f"{r['tokens'] / max(1, r['steps']):.0f} tokens per step; {r['retries']} actions "
+                  "on a remembered ref were refused and retried after a read")
     for r in rows:
         for page, step, note in r["failures"]:
             print(f"{r['tool']}: {page} step {step} failed: {note}")
@@ -244,8 +279,6 @@ def main():
     if args.keep:
         print(f"answers kept in {workdir}", file=sys.stderr)
     else:
-        import shutil
-
         shutil.rmtree(workdir, ignore_errors=True)
     if args.require_ok and any(r["ok"] != r["steps"] or r["stale"] for r in rows):
         sys.exit(1)

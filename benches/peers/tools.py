@@ -60,6 +60,17 @@ class Tool:
     def __init__(self, workdir):
         self.workdir = workdir
         self.calls = []
+        # `--locate remember`: the text of the last read, whose refs are used without reading
+        # again, and how many actions on such a ref failed and were retried after a read.
+        self.last_read = ""
+        self.retries = 0
+
+    def find_in(self, text, role, name):
+        return find_ref(text, role, name, self._ref)
+
+    def remembered(self, role, name):
+        """A ref for the control from the last read, as a model would reuse it, or None."""
+        return self.find_in(self.last_read, role, name) if self.last_read else None
 
     def record(self, kind, text, seconds):
         self.calls.append((kind, text, seconds))
@@ -125,10 +136,15 @@ class Hands(McpTool):
             fallback = fallback or m.group(1)
         return fallback
 
+    def find_in(self, text, role, name):
+        return self._find(text, role, name)
+
     def locate(self, role, name):
         args = {"filter": "interactive"}
-        while self.locate_mode == "read":
+        self.last_read = ""
+        while self.locate_mode in ("read", "remember"):
             text, _ = self.call("read", "browser_read_page", args)
+            self.last_read += text + "\n"
             ref = self._find(text, role, name)
             if ref:
                 return ref
@@ -180,6 +196,7 @@ class PlaywrightMcp(McpTool):
             text, _ = self.call("read", "browser_find", {"text": name})
         else:
             text, _ = self.call("read", "browser_snapshot", {})
+            self.last_read = text
         ref = find_ref(text, role, name, self._ref)
         if not ref:
             raise NotFound(text[-400:])
@@ -221,6 +238,7 @@ class ChromeDevtoolsMcp(McpTool):
 
     def locate(self, role, name):
         text, _ = self.call("read", "take_snapshot", {"pageId": self.page_id})
+        self.last_read = text
         ref = find_ref(text, role, name, self._ref)
         if not ref:
             raise NotFound(text[-400:])
@@ -274,6 +292,7 @@ class AgentBrowser(Tool):
 
     def locate(self, role, name):
         text = self.timed("read", "snapshot", "-i")
+        self.last_read = text
         ref = find_ref(text, role, name, self._ref)
         if not ref:
             raise NotFound(text[-400:])

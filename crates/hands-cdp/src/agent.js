@@ -425,6 +425,8 @@ function install(docId) {
     return tag in LANDMARKS && tag !== 'SECTION' && tag !== 'ARTICLE';
   }
 
+  const identity = refIdentity({ SKIP, FIELD_TAGS, kindOf, labelOf, norm, childrenOf, attached });
+
   function newRef(prefix, state) {
     const r = prefix + state.next;
     state.next += 1;
@@ -433,20 +435,27 @@ function install(docId) {
 
   // `sig`: the walk's signals that made it operable, kept so the re-check before an action
   // sees the element as the read did.
+  // `fp`: what the element looked like (refs.js), so a re-render's successor can be found.
   function elementRef(el, role, label, sig, state) {
     const old = refOf.get(el);
     if (old) {
       const e = refs.get(old);
-      if (e && e.role === role && e.label === label) {
-        e.url = state.href;
-        e.sig = sig;
-        return old;
+      // (A ref that followed a re-render to another node is that node's now.)
+      if (e && e.node.deref() === el) {
+        if (e.role === role && e.label === label) {
+          e.url = state.href;
+          e.sig = sig;
+          identity.note(e, el);
+          return old;
+        }
+        refs.delete(old);
       }
-      refs.delete(old);
     }
     const r = newRef('e', state);
-    refs.set(r, { node: new WeakRef(el), role, label, sig, scope: false, url: state.href });
+    const e = { node: new WeakRef(el), role, label, sig, fp: null, scope: false, url: state.href };
+    refs.set(r, e);
     refOf.set(el, r);
+    identity.note(e, el);
     return r;
   }
 
@@ -779,21 +788,38 @@ function install(docId) {
   }
 
   function lookup(ref, doc) {
+    identity.flush();
     if (doc !== DOC) return { error: 'navigated' };
     const e = refs.get(ref);
     if (!e) return { error: 'unknown' };
     if (e.url !== location.href) return { error: 'navigated' };
-    const el = e.node.deref();
-    if (!el || !attached(el)) return { error: 'removed' };
+    let el = e.node.deref();
     if (e.scope) {
+      if (!el || !attached(el)) return { error: 'removed' };
       if (!visibleEl(el)) return { error: 'hidden' };
       if (scopeLabel(el) !== e.label) return { error: 'changed' };
       return { el, entry: e };
     }
+    // A node replaced (detached) or given another row (a list patched in place) is followed to
+    // the one element no reader could tell from it, or refused with what changed (refs.js).
+    let rebound = false;
+    const gone = !el || !attached(el);
+    if (gone || !identity.stillAt(el, e.fp)) {
+      const next = identity.successor(e, el);
+      if (next.error && !gone) {
+        const why = next.replaced.why === 'heading' ? 'heading' : 'row';
+        return { error: 'changed', replaced: { ...next.replaced, why } };
+      }
+      if (next.error) return next;
+      el = next.el;
+      e.node = new WeakRef(el);
+      refOf.set(el, ref);
+      rebound = true;
+    }
     const role = kindOf(el, e.sig || 0);
     if (role !== e.role || labelOf(el, role).label !== e.label) return { error: 'changed' };
     if (!visibleEl(el) || hiddenFromPeople(el)) return { error: 'hidden' };
-    return { el, entry: e };
+    return { el, entry: e, rebound };
   }
 
   // Under `aria-hidden="true"` or `inert`, through shadow hosts and frames.
@@ -963,7 +989,7 @@ function install(docId) {
     // Aiming a pointer or focusing for typing comes right before an action's input.
     if (a.point || a.focus) armWatch();
     const el = found.el;
-    const out = { role: found.entry.role, scope: found.entry.scope, tag: el.tagName };
+    const out = { role: found.entry.role, scope: found.entry.scope, tag: el.tagName, rebound: !!found.rebound };
     if (found.entry.scope) return out;
     if (a.point) {
       const t = target(el);
@@ -1029,7 +1055,7 @@ function install(docId) {
     for (const o of opts) o.selected = matched.includes(o);
     el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return { n: matched.length };
+    return { n: matched.length, rebound: !!found.rebound };
   }
 
   // Inputs whose value is not typed character by character in Chromium: a date, time or colour
@@ -1042,7 +1068,7 @@ function install(docId) {
     const found = lookup(a.ref, a.doc);
     if (found.error) return found;
     const el = found.el;
-    if (el.tagName !== 'INPUT' || !VALUE_INPUTS.includes(el.type)) return { error: 'not_value_input' };
+    if (el.tagName !== 'INPUT' || !VALUE_INPUTS.includes(el.type)) return { error: 'not_value_input', rebound: !!found.rebound };
     if (el.disabled || el.readOnly) return { error: 'disabled' };
     if (!inView(el)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     el.focus({ preventScroll: true });
@@ -1057,7 +1083,7 @@ function install(docId) {
     }
     el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return { type: el.type };
+    return { type: el.type, rebound: !!found.rebound };
   }
 
   // --- waiting --------------------------------------------------------------------------------
