@@ -806,7 +806,10 @@ function install(docId) {
     const gone = !el || !attached(el);
     if (gone || !identity.stillAt(el, e.fp)) {
       const next = identity.successor(e, el);
-      if (next.error && !gone) return { error: 'changed', replaced: { ...next.replaced, why: 'row' } };
+      if (next.error && !gone) {
+        const why = next.replaced.why === 'heading' ? 'heading' : 'row';
+        return { error: 'changed', replaced: { ...next.replaced, why } };
+      }
       if (next.error) return next;
       el = next.el;
       e.node = new WeakRef(el);

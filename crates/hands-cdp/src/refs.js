@@ -36,10 +36,38 @@ function refIdentity(h) {
 
   // The element's place: the tags and ids of it and its ancestors up to its tree's root (a
   // document or shadow root). A row moved to another list keeps its text but not its place.
-  function pathOf(el) {
-    let p = '';
-    for (let a = el; a; a = a.parentElement) p += '/' + a.localName + (a.id ? '#' + a.id : '');
+  function pathOf(el, cache) {
+    if (!el) return '';
+    let p = cache.get(el);
+    if (p === undefined) {
+      p = '/' + el.localName + (el.id ? '#' + el.id : '') + pathOf(el.parentElement, cache);
+      cache.set(el, p);
+    }
     return p;
+  }
+
+  // The text of the nearest heading at or before the element in its tree ('' when none): what
+  // a person reads as the section an element without a row of its own belongs to.
+  function headingOf(el, ctx) {
+    const root = el.getRootNode();
+    let list = ctx.headings.get(root);
+    if (!list) {
+      list = root.querySelectorAll ? Array.from(root.querySelectorAll('h1,h2,h3,h4,h5,h6,[role=heading]')) : [];
+      ctx.headings.set(root, list);
+    }
+    let lo = 0;
+    let hi = list.length - 1;
+    let found = null;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid] === el || list[mid].compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) {
+        found = list[mid];
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return found ? textOf(found, ctx.texts) : '';
   }
 
   function liveRoot(root) {
@@ -52,7 +80,7 @@ function refIdentity(h) {
 
   // Per read (or per look-up): the texts computed, the label index, the look-alike groups.
   function context() {
-    return { texts: new Map(), labels: new Map(), groups: new Map() };
+    return { texts: new Map(), labels: new Map(), groups: new Map(), paths: new Map(), headings: new Map() };
   }
 
   // The elements of `root` a reader could take for one another: same tag, role and label (and,
@@ -98,7 +126,7 @@ function refIdentity(h) {
   // has more than its label and some outside controls (a list item, a table row); else, when it
   // has look-alikes, the highest ancestor holding none of them. Undefined: unique and without a
   // row (identified by its name alone); null: no row could be keyed (too long, or it shares its
-  // container with a look-alike).
+  // container with a look-alike, or unique in a shadow tree without a row).
   function rowOf(el, label, alikes, ctx) {
     const many = alikes.length > 1;
     let highest = el;
@@ -109,7 +137,9 @@ function refIdentity(h) {
       if (t === null) return many ? null : undefined;
       if (t !== label && freeText(a)) return t;
     }
-    if (!many) return undefined;
+    // In a shadow tree with no row of its own, what tells one component from another may be
+    // its host's slotted content: never followed.
+    if (!many) return el.getRootNode().nodeType === 11 ? null : undefined;
     return highest === el ? null : textOf(highest, ctx.texts);
   }
 
@@ -157,8 +187,9 @@ function refIdentity(h) {
       const root = el.getRootNode();
       const [cls, key] = keyOf(e, el);
       const alikes = groups.get(root).get(key);
-      const fp = { root: new WeakRef(root), tag: el.localName, cls, path: pathOf(el),
+      const fp = { root: new WeakRef(root), tag: el.localName, cls, path: pathOf(el, ctx.paths),
         row: rowOf(el, e.label, alikes, ctx), dup: false };
+      if (fp.row === undefined) fp.heading = headingOf(el, ctx);
       e.fp = fp;
       if (fp.row === undefined || fp.row === null) continue;
       const twin = fp.path + '\0' + key + '\0' + fp.row;
@@ -170,8 +201,8 @@ function refIdentity(h) {
   // Whether `c` (a look-alike now) sits where the fingerprint's element sat: same place, and an
   // ancestor-or-self holding no other look-alike with the row's text.
   function sitsAt(c, fp, alikes, ctx) {
-    if (pathOf(c) !== fp.path) return false;
-    if (fp.row === undefined) return true;
+    if (pathOf(c, ctx.paths) !== fp.path) return false;
+    if (fp.row === undefined) return headingOf(c, ctx) === fp.heading;
     for (let a = c; !top(a); a = a.parentElement) {
       if (a !== c && holdsOther(a, c, alikes)) return false;
       const t = textOf(a, ctx.texts);
@@ -184,10 +215,11 @@ function refIdentity(h) {
   // Whether a live element still sits in its row (a framework that patches a list in place
   // gives the same node another item's row).
   function stillAt(el, fp) {
-    if (!fp || fp.row === undefined || fp.row === null) return true;
-    const texts = new Map();
+    if (!fp || fp.row === null) return true;
+    const ctx = context();
+    if (fp.row === undefined) return headingOf(el, ctx) === fp.heading;
     for (let a = el; !top(a); a = a.parentElement) {
-      const t = textOf(a, texts);
+      const t = textOf(a, ctx.texts);
       if (t === null || t.length > fp.row.length) return false;
       if (t === fp.row) return true;
     }
@@ -212,7 +244,8 @@ function refIdentity(h) {
     if (fp.row === undefined && live.length > 1) return refuse('many', live.length);
     const found = live.filter((c) => sitsAt(c, fp, alikes, ctx));
     if (found.length === 1) return { el: found[0] };
-    return found.length ? refuse('many', found.length) : refuse('moved', live.length);
+    if (found.length) return refuse('many', found.length);
+    return refuse(fp.row === undefined ? 'heading' : 'moved', live.length);
   }
 
   return { note, flush, successor, stillAt };

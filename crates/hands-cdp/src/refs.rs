@@ -147,7 +147,7 @@ impl Stale {
 /// (`refs.js`, `successor`): sent beside the `removed` or `changed` code.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Replaced {
-    /// `gone`, `moved`, `many`, `twins`, `frame`, `unkeyed` or `row`.
+    /// `gone`, `moved`, `many`, `twins`, `frame`, `unkeyed`, `row` or `heading`.
     why: String,
     /// How many elements `moved` or `many` counted.
     #[serde(default)]
@@ -181,6 +181,7 @@ impl Replaced {
             ),
             "frame" => "was replaced with the frame or shadow root holding it".to_owned(),
             "row" => format!("now shows another row's content ({role} \"{label}\")"),
+            "heading" => format!("now sits under another heading ({role} \"{label}\")"),
             _ => return None,
         };
         Some(format!(
@@ -285,6 +286,7 @@ mod tests {
         check("twins", 0, "an identical button \"Delete\"");
         check("frame", 0, "frame or shadow root");
         check("row", 0, "another row's content");
+        check("heading", 0, "under another heading");
         // A reason it does not know, or none, is today's text.
         let plain = refusal(
             "removed",

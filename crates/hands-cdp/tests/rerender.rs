@@ -231,6 +231,123 @@ async fn twins_when_read_are_refused_after_a_rerender() {
     assert_eq!(hits(&browser).await, vec![(read[8].1.0, "del".to_owned())]);
 }
 
+/// A frame loaded anew shows the same button: its ref does not cross into the new document.
+#[tokio::test]
+async fn a_ref_never_follows_into_a_new_frame_document() {
+    let server = Server::start().await;
+    server.html("/", "<h1>Shop</h1><iframe src=\"/inner\"></iframe>");
+    server.html(
+        "/inner",
+        "<p>Basket</p><button onclick=\"parent.paid=(parent.paid||0)+1\">Pay</button>",
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser
+        .navigate(&server.page_url("/"), None, &c)
+        .await
+        .unwrap();
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let pay = read.elements()[0].reference().clone();
+    eval(
+        &browser,
+        "new Promise((r) => { const f = document.querySelector('iframe'); f.onload = () => r(1); f.src = '/inner?again'; })",
+    )
+    .await;
+    let text = match browser.click(&pay, None, &c).await {
+        Err(DriverError::Refused(e)) => e.text().to_owned(),
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    assert!(text.contains("frame or shadow root"), "{text}");
+    assert_eq!(eval(&browser, "window.paid || 0").await, 0);
+}
+
+/// Components whose item is their host's slotted text: when a framework gives a host another
+/// item and the component renders its button anew, the ref refuses rather than follow the
+/// button of the host it was read in.
+#[tokio::test]
+async fn a_component_given_another_item_is_not_followed() {
+    let server = Server::start().await;
+    server.html(
+        "/",
+        r#"<h1>Tasks</h1><task-row>Bob</task-row><task-row>Carol</task-row>
+<script>
+customElements.define('task-row', class extends HTMLElement {
+  connectedCallback() { this.attachShadow({ mode: 'open' }); this.draw(); }
+  draw() { this.shadowRoot.innerHTML = '<slot></slot> <button>Delete</button>'; }
+});
+window.hits = [];
+document.addEventListener('click', (e) => {
+  const b = e.composedPath()[0];
+  if (b.tagName === 'BUTTON') window.hits.push(b.getRootNode().host.textContent);
+});
+</script>"#,
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser
+        .navigate(&server.page_url("/"), None, &c)
+        .await
+        .unwrap();
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let bob = read.elements()[0].reference().clone();
+    browser.click(&bob, None, &c).await.unwrap();
+    eval(
+        &browser,
+        "const [a, b] = document.querySelectorAll('task-row'); \
+         a.textContent = 'Carol'; b.textContent = 'Bob'; a.draw(); b.draw(); 1",
+    )
+    .await;
+    assert!(browser.click(&bob, None, &c).await.is_err());
+    assert_eq!(
+        eval(&browser, "window.hits").await,
+        serde_json::json!(["Bob"])
+    );
+}
+
+/// A detail view whose only "Delete" has no row: its heading says which item it is, so the view
+/// showing another item refuses the ref, whether its button was made anew or kept.
+#[tokio::test]
+async fn a_detail_view_showing_another_item_refuses_its_button() {
+    let server = Server::start().await;
+    server.html(
+        "/",
+        r#"<h1>Contacts</h1><h2 id=name>Bob</h2><div id=tools><button>Delete</button></div>
+<script>
+window.hits = [];
+document.addEventListener('click', () => window.hits.push(document.getElementById('name').textContent));
+function redraw() { document.getElementById('tools').innerHTML = '<button>Delete</button>'; }
+</script>"#,
+    );
+    let mut browser = launch(config()).await;
+    let c = cancel();
+    browser
+        .navigate(&server.page_url("/"), None, &c)
+        .await
+        .unwrap();
+    let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
+    let delete = read.elements()[0].reference().clone();
+    // Drawn anew for the same contact: followed.
+    eval(&browser, "redraw(); 1").await;
+    let answer = browser.click(&delete, None, &c).await.unwrap().unwrap();
+    assert!(answer.ends_with(REBOUND), "{answer}");
+    // Another contact, the button drawn anew or kept: refused.
+    for script in [
+        "document.getElementById('name').textContent = 'Carol'; redraw(); 1",
+        "document.getElementById('name').textContent = 'Dan'; 1",
+    ] {
+        eval(&browser, script).await;
+        let text = match browser.click(&delete, None, &c).await {
+            Err(DriverError::Refused(e)) => e.text().to_owned(),
+            other => panic!("expected a refusal, got {other:?}"),
+        };
+        assert!(text.contains("under another heading"), "{text}");
+    }
+    assert_eq!(
+        eval(&browser, "window.hits").await,
+        serde_json::json!(["Bob"])
+    );
+}
+
 /// A tiny seeded generator (xorshift64*), so a failing run can be replayed by its seed.
 struct Rng(u64);
 

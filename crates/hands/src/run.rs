@@ -122,6 +122,12 @@ pub async fn run_with_ledger(
     Ok(outcome)
 }
 
+/// The run's desktop or browser could not be started (nothing of the run acted yet): a worker
+/// gives such an episode back to be tried again.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct EnvironmentFailed(pub anyhow::Error);
+
 /// Where a run's records go and what stops it: the run directory (its log and images), the
 /// ledger of its checkpoints, whether it resumes the run the ledger holds, and its cancellation.
 struct Records {
@@ -187,7 +193,9 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     let confirm: Arc<dyn Confirm> = Arc::new(approver.clone());
     let mut episode = plan.launch.isolation.episode();
     // The X clients of a spawned desktop live (and are killed) after the runner.
-    let (mut environment, _clients) = start_environment(plan, &mut episode, &confirm).await?;
+    let (mut environment, _clients) = start_environment(plan, &mut episode, &confirm)
+        .await
+        .map_err(|e| anyhow::Error::new(EnvironmentFailed(e)))?;
     let state = environment.state.take();
     let browser_wheel = environment.wheel.take();
     if let Some(network) = environment.network.take() {
@@ -358,10 +366,19 @@ async fn start_browser(
         policy: Arc::new(RequestAllowList(browser_plan.allow.clone())),
         ..DriverConfig::default()
     };
-    driver_config.launch.launcher = episode.browser_launcher()?;
-    let mut browser = CdpBrowser::launch(driver_config)
-        .await
-        .context("launching Chromium (run scripts/install-system-deps.sh first)")?;
+    let mut browser = match &browser_plan.attach {
+        // A browser elsewhere: the allow-list holds by request interception and the page
+        // fence (hands-cdp's attach), not by a jail or a proxy of this machine.
+        Some(ws) => CdpBrowser::attach(ws, driver_config)
+            .await
+            .with_context(|| format!("attaching to the browser at {ws}"))?,
+        None => {
+            driver_config.launch.launcher = episode.browser_launcher()?;
+            CdpBrowser::launch(driver_config)
+                .await
+                .context("launching Chromium (run scripts/install-system-deps.sh first)")?
+        }
+    };
     if let Some(state) = &mut state {
         state.load(&browser).await?;
     }
