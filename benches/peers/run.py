@@ -139,14 +139,26 @@ def run_tool(name, args, state, base, workdir):
             state.reset(page)
             starts.append((page, len(tool.calls)))
             tool.open(f"{base}/{page}")
+            tool.last_read = ""
             for idx, step in enumerate(steps):
                 verb, role, target, arg, key, want = step
                 try:
-                    ref = tool.locate(role, target)
+                    remembered = tool.remembered(role, target) if args.locate == "remember" else None
+                    ref = remembered or tool.locate(role, target)
                 except tools.NotFound as e:
                     results.append((page, idx, False, False, None, None, f"not found: {e}"[:300]))
                     continue
                 started, ended, text = tool.act(step, ref)
+                if remembered and text.startswith("ERROR"):
+                    # The ref from an earlier read was refused (the page re-rendered): read the
+                    # page again and retry, as a model would.
+                    tool.retries += 1
+                    try:
+                        ref = tool.locate(role, target)
+                    except tools.NotFound as e:
+                        results.append((page, idx, False, False, None, None, f"not found: {e}"[:300]))
+                        continue
+                    started, ended, text = tool.act(step, ref)
                 ok, stale, landed = check(state, page, key, want, ended)
                 note = "" if ok else f"page says {state.get(page, key)!r}, answer {text[:200]!r}"
                 if ok and text.startswith("ERROR"):
@@ -160,7 +172,7 @@ def run_tool(name, args, state, base, workdir):
     finally:
         tool.close()
         tools.dump(os.path.join(workdir, f"{name}.jsonl"), tool)
-    return tool.calls, results, starts
+    return tool, results, starts
 
 
 def re_reads(calls, starts, count):
@@ -226,9 +238,11 @@ def main():
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--pages", default=",".join(STEPS))
     parser.add_argument("--steps", type=int, default=10, help="steps per page (1 to 10)")
-    parser.add_argument("--locate", choices=["read", "find"], default="read",
+    parser.add_argument("--locate", choices=["read", "find", "remember"], default="read",
                         help="read: each step reads the page's controls (every tool); find: hands "
-                             "and Playwright MCP use their find tool instead")
+                             "and Playwright MCP use their find tool instead; remember: a step "
+                             "reuses a ref from the tool's last read when it names the control, "
+                             "and reads again (and retries) only when the action is refused")
     parser.add_argument("--json", help="also write the summary here")
     parser.add_argument("--keep", action="store_true", help="keep the answers (scratch dir)")
     parser.add_argument("--require-ok", action="store_true",
@@ -261,12 +275,18 @@ def main():
     try:
         for name in [t for t in args.tools.split(",") if t]:
             print(f"running {name}…", file=sys.stderr)
-            calls, results, starts = run_tool(name, args, state, base, workdir)
-            rows.append(summarize(name, calls, results, count))
-            rows[-1]["re_reads"] = re_reads(calls, starts, count)
+            tool, results, starts = run_tool(name, args, state, base, workdir)
+            rows.append(summarize(name, tool.calls, results, count))
+            rows[-1]["retries"] = tool.retries
+            rows[-1]["re_reads"] = re_reads(tool.calls, starts, count)
     finally:
         server.shutdown()
     print(table(rows, tokenizer))
+    if args.locate == "remember":
+        for r in rows:
+            print(f"{r['tool']}: {r['calls'] / max(1, r['steps']):.2f} calls and "
+                  f"{r['tokens'] / max(1, r['steps']):.0f} tokens per step; {r['retries']} actions "
+                  "on a remembered ref were refused and retried after a read")
     for r in rows:
         for page, first, largest, median in r.get("re_reads", []):
             print(f"{r['tool']}: {page}: first read {first:,} tokens; re-reads that sent what "

@@ -60,6 +60,17 @@ class Tool:
     def __init__(self, workdir):
         self.workdir = workdir
         self.calls = []
+        # `--locate remember`: the text of the last read, whose refs are used without reading
+        # again, and how many actions on such a ref failed and were retried after a read.
+        self.last_read = ""
+        self.retries = 0
+
+    def find_in(self, text, role, name):
+        return find_ref(text, role, name, self._ref)
+
+    def remembered(self, role, name):
+        """A ref for the control from the last read, as a model would reuse it, or None."""
+        return self.find_in(self.last_read, role, name) if self.last_read else None
 
     def record(self, kind, text, seconds):
         self.calls.append((kind, text, seconds))
@@ -173,8 +184,16 @@ class Hands(McpTool):
             fallback = fallback or m.group(1)
         return fallback
 
+    def find_in(self, text, role, name):
+        return self._find(text, role, name)
+
+    def remembered(self, role, name):
+        """`--locate remember`: the ref the reads so far gave the control (kept up to date from
+        every answer), without reading again."""
+        return self._lookup(role, name)
+
     def locate(self, role, name):
-        if self.locate_mode == "read":
+        if self.locate_mode in ("read", "remember"):
             text, _ = self.call("read", "browser_read_page", {"filter": "interactive"})
             self._absorb(text, whole=True)
             ref = self._lookup(role, name)
@@ -229,6 +248,7 @@ class PlaywrightMcp(McpTool):
             text, _ = self.call("read", "browser_find", {"text": name})
         else:
             text, _ = self.call("read", "browser_snapshot", {})
+            self.last_read = text
         ref = find_ref(text, role, name, self._ref)
         if not ref:
             raise NotFound(text[-400:])
@@ -270,6 +290,7 @@ class ChromeDevtoolsMcp(McpTool):
 
     def locate(self, role, name):
         text, _ = self.call("read", "take_snapshot", {"pageId": self.page_id})
+        self.last_read = text
         ref = find_ref(text, role, name, self._ref)
         if not ref:
             raise NotFound(text[-400:])
@@ -323,6 +344,7 @@ class AgentBrowser(Tool):
 
     def locate(self, role, name):
         text = self.timed("read", "snapshot", "-i")
+        self.last_read = text
         ref = find_ref(text, role, name, self._ref)
         if not ref:
             raise NotFound(text[-400:])

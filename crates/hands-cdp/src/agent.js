@@ -545,6 +545,8 @@ function install(docId) {
     return tag in LANDMARKS && tag !== 'SECTION' && tag !== 'ARTICLE';
   }
 
+  const identity = refIdentity({ SKIP, FIELD_TAGS, kindOf, labelOf, norm, childrenOf, attached });
+
   function newRef(prefix, state) {
     const r = prefix + state.next;
     state.next += 1;
@@ -552,7 +554,8 @@ function install(docId) {
   }
 
   // `sig`: the walk's signals that made it operable, kept so the re-check before an action
-  // sees the element as the read did. An element keeps its ref from read to read while its
+  // sees the element as the read did. `fp`: what the element looked like (refs.js), so a
+  // re-render's successor can be found. An element keeps its ref from read to read while its
   // kind stays: a new name is recorded (a read reports it as changed; an action on the ref
   // before that read is refused, the name it was issued with having changed). An element seen
   // for the first time has no ref yet (null): `issueRefs` gives it one after the walk.
@@ -560,13 +563,17 @@ function install(docId) {
     const old = refOf.get(el);
     if (old) {
       const e = refs.get(old);
-      if (e && e.role === role) {
-        e.label = label;
-        e.url = state.href;
-        e.sig = sig;
-        return old;
+      // (A ref that followed a re-render to another node is that node's now.)
+      if (e && e.node.deref() === el) {
+        if (e.role === role) {
+          e.label = label;
+          e.url = state.href;
+          e.sig = sig;
+          identity.note(e, el);
+          return old;
+        }
+        refs.delete(old);
       }
-      refs.delete(old);
     }
     return null;
   }
@@ -575,7 +582,8 @@ function install(docId) {
   // reported (a list rendered anew) inherits the replaced element's ref when the identity is
   // certain: the replaced element is gone from the document, both have the same kind, name and
   // frame, and it is the only one of that kind and name that is gone and the only new one.
-  // Otherwise a new ref: a look-alike never inherits.
+  // Otherwise a new ref: a look-alike never inherits here (an action may still follow its ref
+  // to it, by the rows of refs.js).
   function issueRefs(pending, state) {
     const keyOf = (role, label) => role + '\u0000' + label;
     const fresh = new Map();
@@ -603,9 +611,11 @@ function install(docId) {
       const heirs = gone.get(k);
       const r = (heirs && heirs.length === 1 && fresh.get(k).length === 1 &&
         refs.get(heirs[0]).doc.deref() === p.el.ownerDocument) ? heirs[0] : newRef('e', state);
-      refs.set(r, { node: new WeakRef(p.el), doc: new WeakRef(p.el.ownerDocument), role: p.role,
-        label: p.label, sig: p.sig, scope: false, url: state.href });
+      const e = { node: new WeakRef(p.el), doc: new WeakRef(p.el.ownerDocument), role: p.role,
+        label: p.label, sig: p.sig, fp: null, scope: false, url: state.href };
+      refs.set(r, e);
       refOf.set(p.el, r);
+      identity.note(e, p.el);
       p.item.ref = r;
     }
   }
@@ -964,21 +974,38 @@ function install(docId) {
   }
 
   function lookup(ref, doc) {
+    identity.flush();
     if (doc !== DOC) return { error: 'navigated' };
     const e = refs.get(ref);
     if (!e) return { error: 'unknown' };
     if (e.url !== location.href) return { error: 'navigated' };
-    const el = e.node.deref();
-    if (!el || !attached(el)) return { error: 'removed' };
+    let el = e.node.deref();
     if (e.scope) {
+      if (!el || !attached(el)) return { error: 'removed' };
       if (!visibleEl(el)) return { error: 'hidden' };
       if (scopeLabel(el) !== e.label) return { error: 'changed' };
       return { el, entry: e };
     }
+    // A node replaced (detached) or given another row (a list patched in place) is followed to
+    // the one element no reader could tell from it, or refused with what changed (refs.js).
+    let rebound = false;
+    const gone = !el || !attached(el);
+    if (gone || !identity.stillAt(el, e.fp)) {
+      const next = identity.successor(e, el);
+      if (next.error && !gone) {
+        const why = next.replaced.why === 'heading' ? 'heading' : 'row';
+        return { error: 'changed', replaced: { ...next.replaced, why } };
+      }
+      if (next.error) return next;
+      el = next.el;
+      e.node = new WeakRef(el);
+      refOf.set(el, ref);
+      rebound = true;
+    }
     const role = kindOf(el, e.sig || 0);
     if (role !== e.role || labelOf(el, role).label !== e.label) return { error: 'changed' };
     if (!visibleEl(el) || hiddenFromPeople(el)) return { error: 'hidden' };
-    return { el, entry: e };
+    return { el, entry: e, rebound };
   }
 
   // Under `aria-hidden="true"` or `inert`, through shadow hosts and frames.
@@ -1148,7 +1175,7 @@ function install(docId) {
     // Aiming a pointer or focusing for typing comes right before an action's input.
     if (a.point || a.focus) armWatch();
     const el = found.el;
-    const out = { role: found.entry.role, scope: found.entry.scope, tag: el.tagName };
+    const out = { role: found.entry.role, scope: found.entry.scope, tag: el.tagName, rebound: !!found.rebound };
     if (found.entry.scope) return out;
     if (a.point) {
       const t = target(el);
@@ -1214,7 +1241,7 @@ function install(docId) {
     for (const o of opts) o.selected = matched.includes(o);
     el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return { n: matched.length };
+    return { n: matched.length, rebound: !!found.rebound };
   }
 
   // Inputs whose value is not typed character by character in Chromium: a date, time or colour
@@ -1227,7 +1254,7 @@ function install(docId) {
     const found = lookup(a.ref, a.doc);
     if (found.error) return found;
     const el = found.el;
-    if (el.tagName !== 'INPUT' || !VALUE_INPUTS.includes(el.type)) return { error: 'not_value_input' };
+    if (el.tagName !== 'INPUT' || !VALUE_INPUTS.includes(el.type)) return { error: 'not_value_input', rebound: !!found.rebound };
     if (el.disabled || el.readOnly) return { error: 'disabled' };
     if (!inView(el)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     el.focus({ preventScroll: true });
@@ -1242,7 +1269,7 @@ function install(docId) {
     }
     el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return { type: el.type };
+    return { type: el.type, rebound: !!found.rebound };
   }
 
   // --- waiting --------------------------------------------------------------------------------

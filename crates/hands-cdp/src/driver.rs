@@ -20,8 +20,16 @@ use crate::protocol::{Evaluated, IsolatedWorld, SetAutoAttach};
 use crate::proxy::PolicyProxy;
 use crate::refs::{RefBinding, RefTable, Stale};
 
-/// The page agent's source, installed in an isolated world of each document.
-pub const AGENT_JS: &str = include_str!("agent.js");
+/// The page agent's source, installed in an isolated world of each document: `install` from
+/// `agent.js`, which sees `refIdentity` from `refs.js` (a function expression evaluating to
+/// `install`).
+pub const AGENT_JS: &str = concat!(
+    "(function () {\n",
+    include_str!("refs.js"),
+    "\nreturn (\n",
+    include_str!("agent.js"),
+    "\n);\n})()"
+);
 
 /// The name of the isolated world the agent lives in (page scripts cannot reach it).
 pub const AGENT_WORLD: &str = "__hands__";
@@ -67,6 +75,9 @@ pub struct CdpBrowser {
     pub(crate) transfers: crate::transfers::Transfers,
     /// How long the last DOM walk took inside the page.
     pub(crate) last_walk: Duration,
+    /// Refs that followed a re-render to their element's successor during the member running
+    /// now (told in its answer; cleared when the next member starts).
+    pub(crate) rebound: Vec<String>,
     /// The tab whose left button `mouse_button` pressed and has not released: pointer moves
     /// there drag (one mouse, as a person's).
     pub(crate) button_held: Option<TabId>,
@@ -238,6 +249,7 @@ impl CdpBrowser {
             next_id: AtomicU64::new(1),
             transfers,
             last_walk: Duration::ZERO,
+            rebound: Vec::new(),
             button_held: None,
             agent_worlds: std::sync::Mutex::new(HashMap::new()),
             event_task,

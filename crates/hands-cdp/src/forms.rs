@@ -13,13 +13,17 @@ use hands_core::browser::{DriverError, TabId};
 
 use crate::driver::{AgentError, CdpBrowser};
 use crate::pointer::ResolveOpts;
-use crate::refs::Stale;
+use crate::refs::{Replaced, Stale, refusal};
 use crate::settle::ActionTimer;
 
 #[derive(Deserialize)]
 struct Selected {
     #[serde(default)]
     error: Option<String>,
+    #[serde(default)]
+    rebound: bool,
+    #[serde(default)]
+    replaced: Option<Replaced>,
 }
 
 /// `set_checked`'s answer when the page replaced the control after the click (a list rendered
@@ -58,11 +62,17 @@ impl CdpBrowser {
                 "disabled" => "This drop-down is disabled.".to_owned(),
                 "no_option" => "No enabled option has that value or label; read the page for the options.".to_owned(),
                 "single" => "This drop-down takes exactly one value.".to_owned(),
-                other => Stale::from_agent(other)
-                    .unwrap_or(Stale::Removed)
-                    .text(target.as_str()),
+                other => refusal(
+                    other,
+                    result.replaced.as_ref(),
+                    target.as_str(),
+                    Stale::Removed,
+                ),
             };
             return Err(DriverError::refused(text));
+        }
+        if result.rebound {
+            self.note_rebound(target.as_str());
         }
         timer.phase("input");
         self.settle_action(&page, &mut timer, None, cancel).await?;
@@ -118,6 +128,9 @@ impl CdpBrowser {
             checked: true,
             ..ResolveOpts::default()
         };
+        // Reading the state back from the control's successor (the click re-rendered it) is no
+        // news for the answer.
+        let told = self.rebound.len();
         let after = match self.resolve_ref(&page, target, opts, cancel).await {
             Ok(after) => after,
             // The press landed on the control (the guard saw it), then the page rendered the
@@ -128,6 +141,7 @@ impl CdpBrowser {
             }
             Err(e) => return Err(e),
         };
+        self.rebound.truncate(told);
         timer.phase("verify");
         timer.finish();
         if after.checked != Some(checked) {

@@ -14,7 +14,7 @@ use hands_core::input::{Key, Modifier, ModifierSet};
 use crate::driver::{AgentError, CdpBrowser, Page};
 use crate::keys::{DomKey, dom_key, modifier_bits};
 use crate::pointer::ResolveOpts;
-use crate::refs::Stale;
+use crate::refs::{Replaced, Stale, refusal};
 use crate::settle::ActionTimer;
 
 /// One piece of typed text: a run inserted at once, or a key pressed.
@@ -327,6 +327,10 @@ struct ValueSet {
     error: Option<String>,
     #[serde(default, rename = "type")]
     kind: Option<String>,
+    #[serde(default)]
+    rebound: bool,
+    #[serde(default)]
+    replaced: Option<Replaced>,
 }
 
 /// The format a value input takes, for the model to retry with.
@@ -347,7 +351,7 @@ impl CdpBrowser {
     /// so the value is set as the page would see a person set it. `None` when the target is not
     /// such an input (it is typed into normally).
     async fn set_value_input(
-        &self,
+        &mut self,
         page: &Page,
         target: &Ref,
         text: &str,
@@ -365,6 +369,9 @@ impl CdpBrowser {
             }
             Err(e) => return Err(self.agent_error(e)),
         };
+        if answer.rebound {
+            self.note_rebound(target.as_str());
+        }
         match answer.error.as_deref() {
             None => Ok(Some(format!(
                 "Set the {} field's value.",
@@ -379,11 +386,12 @@ impl CdpBrowser {
                     value_format(kind)
                 )))
             }
-            Some(other) => Err(DriverError::refused(
-                Stale::from_agent(other)
-                    .unwrap_or(Stale::Removed)
-                    .text(target.as_str()),
-            )),
+            Some(other) => Err(DriverError::refused(refusal(
+                other,
+                answer.replaced.as_ref(),
+                target.as_str(),
+                Stale::Removed,
+            ))),
         }
     }
 }

@@ -21,6 +21,7 @@ use hands_core::image::EncodedImage;
 use hands_core::input::{Key, ModifierSet, ScrollDirection};
 
 use crate::driver::CdpBrowser;
+use crate::refs::rebound_note;
 
 /// Runs a member unless the call was already cancelled.
 fn not_cancelled(cancel: &CancellationToken) -> Result<(), DriverError> {
@@ -28,6 +29,29 @@ fn not_cancelled(cancel: &CancellationToken) -> Result<(), DriverError> {
         Err(DriverError::Cancelled)
     } else {
         Ok(())
+    }
+}
+
+impl CdpBrowser {
+    /// A ref member's answer, telling every ref that followed a re-render to its element's
+    /// successor during it (a refusal after the re-bind tells it too).
+    fn told(
+        &mut self,
+        result: Result<Option<String>, DriverError>,
+    ) -> Result<Option<String>, DriverError> {
+        if self.rebound.is_empty() {
+            return result;
+        }
+        let notes: Vec<String> = self.rebound.drain(..).map(|r| rebound_note(&r)).collect();
+        let notes = notes.join(" ");
+        match result {
+            Ok(Some(text)) => Ok(Some(format!("{text} {notes}"))),
+            Ok(None) => Ok(Some(notes)),
+            Err(DriverError::Refused(e)) => {
+                Err(DriverError::refused(format!("{} {notes}", e.text())))
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -102,7 +126,9 @@ impl Browser for CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         not_cancelled(cancel)?;
-        self.click_impl(target, tab, cancel).await
+        self.rebound.clear();
+        let result = self.click_impl(target, tab, cancel).await;
+        self.told(result)
     }
 
     /// Spec: openai-browser-desktop-drivers, "type".
@@ -114,7 +140,9 @@ impl Browser for CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         not_cancelled(cancel)?;
-        self.type_impl(text, target, tab, cancel).await
+        self.rebound.clear();
+        let result = self.type_impl(text, target, tab, cancel).await;
+        self.told(result)
     }
 
     /// Spec: openai-browser-desktop-drivers, "key".
@@ -162,7 +190,9 @@ impl Browser for CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         not_cancelled(cancel)?;
-        self.scroll_to_impl(target, tab, cancel).await
+        self.rebound.clear();
+        let result = self.scroll_to_impl(target, tab, cancel).await;
+        self.told(result)
     }
 
     /// Spec: openai-browser-desktop-drivers, "wait_for".
@@ -186,7 +216,9 @@ impl Browser for CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         not_cancelled(cancel)?;
-        self.select_option_impl(target, values, tab, cancel).await
+        self.rebound.clear();
+        let result = self.select_option_impl(target, values, tab, cancel).await;
+        self.told(result)
     }
 
     /// Spec: openai-browser-desktop-drivers, "hover".
@@ -197,7 +229,9 @@ impl Browser for CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         not_cancelled(cancel)?;
-        self.hover_impl(target, tab, cancel).await
+        self.rebound.clear();
+        let result = self.hover_impl(target, tab, cancel).await;
+        self.told(result)
     }
 
     /// Spec: openai-browser-desktop-drivers, "screenshot".
@@ -335,7 +369,9 @@ impl Browser for CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         not_cancelled(cancel)?;
-        self.set_checked_impl(target, checked, tab, cancel).await
+        self.rebound.clear();
+        let result = self.set_checked_impl(target, checked, tab, cancel).await;
+        self.told(result)
     }
 
     /// Spec: openai-browser-desktop-drivers, "read_diagnostics".

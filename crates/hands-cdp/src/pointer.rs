@@ -14,7 +14,7 @@ use hands_core::input::{ModifierSet, ScrollDirection};
 
 use crate::driver::{AgentError, CdpBrowser, Page};
 use crate::keys::modifier_bits;
-use crate::refs::Stale;
+use crate::refs::{Replaced, Stale, refusal};
 use crate::settle::{ActionTimer, Look};
 
 /// How long the first move of a drag waits for the browser to report a native drag.
@@ -58,6 +58,12 @@ pub(crate) struct Resolved {
     pub y: Option<f64>,
     #[serde(default)]
     pub checked: Option<bool>,
+    /// The ref followed a re-render to its element's successor.
+    #[serde(default)]
+    pub rebound: bool,
+    /// Why no successor was followed, beside an error.
+    #[serde(default)]
+    pub replaced: Option<Replaced>,
 }
 
 /// CDP's name of a button.
@@ -111,10 +117,30 @@ impl CdpBrowser {
             Err(e) => return Err(self.agent_error(e)),
         };
         if let Some(code) = &resolved.error {
-            let stale = Stale::from_agent(code).unwrap_or(Stale::Removed);
-            return Err(DriverError::refused(stale.text(reference.as_str())));
+            return Err(DriverError::refused(refusal(
+                code,
+                resolved.replaced.as_ref(),
+                reference.as_str(),
+                Stale::Removed,
+            )));
+        }
+        if resolved.rebound {
+            self.note_rebound(reference.as_str());
         }
         Ok(resolved)
+    }
+
+    /// Remembers, for the answer of the member running now, that `reference` followed a
+    /// re-render to its element's successor, and logs it.
+    pub(crate) fn note_rebound(&mut self, reference: &str) {
+        tracing::info!(
+            target: "hands_cdp::refs",
+            reference,
+            "a ref followed its re-rendered element"
+        );
+        if !self.rebound.iter().any(|r| r == reference) {
+            self.rebound.push(reference.to_owned());
+        }
     }
 
     /// Re-checks a ref (see [`CdpBrowser::resolve_ref`]) and returns the viewport point to act

@@ -1,4 +1,4 @@
-//! Refs that cannot go stale silently: each is bound to its tab, document and generation on this side, and to its node (a `WeakRef` with the role and label it had) inside the page.
+//! Refs that cannot go stale silently: each is bound to its tab, document and generation on this side, and to its node (a `WeakRef` with the role, label and fingerprint it had) inside the page, which follows a re-render only to the one element no reader could tell from it (`refs.js`).
 //!
 //! Spec: openai-browser-desktop-drivers, "Leer dentro de una sección": "Invalida las referencias de
 //! ámbito y de elemento en conjunto cuando cambien su pestaña, documento, generación o
@@ -6,6 +6,8 @@
 //! vuelve a comprobar la referencia en la página actual."
 
 use std::collections::{HashMap, VecDeque};
+
+use serde::Deserialize;
 
 use hands_core::browser::{TabId, truncate_utf8};
 
@@ -141,6 +143,74 @@ impl Stale {
     }
 }
 
+/// Why the page agent followed no successor of a ref's replaced (or re-purposed) element
+/// (`refs.js`, `successor`): sent beside the `removed` or `changed` code.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct Replaced {
+    /// `gone`, `moved`, `many`, `twins`, `frame`, `unkeyed`, `row` or `heading`.
+    why: String,
+    /// How many elements `moved` or `many` counted.
+    #[serde(default)]
+    n: u64,
+    /// The element's role and label when read.
+    #[serde(default)]
+    role: String,
+    #[serde(default)]
+    label: String,
+}
+
+impl Replaced {
+    /// The text the model sees, saying what changed; `None` when the reason adds nothing to
+    /// [`Stale::Removed`]'s.
+    pub(crate) fn text(&self, reference: &str) -> Option<String> {
+        let r = truncate_utf8(reference, 64);
+        let role = truncate_utf8(&self.role, 24);
+        let label = truncate_utf8(&self.label, 60);
+        let what = match self.why.as_str() {
+            "gone" => format!("was replaced and no {role} named \"{label}\" remains"),
+            "moved" => format!(
+                "was replaced and none of the {} elements with role {role} and name \"{label}\" is in its row",
+                self.n
+            ),
+            "many" => format!(
+                "was replaced and {} elements now match it ({role} \"{label}\")",
+                self.n
+            ),
+            "twins" => format!(
+                "was replaced, and an identical {role} \"{label}\" stood beside it when read"
+            ),
+            "frame" => "was replaced with the frame or shadow root holding it".to_owned(),
+            "row" => format!("now shows another row's content ({role} \"{label}\")"),
+            "heading" => format!("now sits under another heading ({role} \"{label}\")"),
+            _ => return None,
+        };
+        Some(format!(
+            "Ref {r} is stale: its element {what}. Read the page again."
+        ))
+    }
+}
+
+/// The refusal for a page agent's error `code` about `reference` (`fallback` when the code is
+/// not a ref check's), saying what replaced the element when the agent said.
+pub(crate) fn refusal(
+    code: &str,
+    replaced: Option<&Replaced>,
+    reference: &str,
+    fallback: Stale,
+) -> String {
+    replaced
+        .and_then(|r| r.text(reference))
+        .unwrap_or_else(|| Stale::from_agent(code).unwrap_or(fallback).text(reference))
+}
+
+/// Told in an action's answer when its ref followed a re-render to its element's successor.
+pub(crate) fn rebound_note(reference: &str) -> String {
+    format!(
+        "Ref {} now names its re-rendered element.",
+        truncate_utf8(reference, 64)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +257,55 @@ mod tests {
         let long = "x".repeat(300);
         assert!(Stale::Unknown.text(&long).len() < 140);
         assert!(Stale::Navigated.text("e1").contains("navigated"));
+    }
+
+    fn replaced(why: &str, n: u64) -> Replaced {
+        Replaced {
+            why: why.into(),
+            n,
+            role: "button".into(),
+            label: "Delete".into(),
+        }
+    }
+
+    #[test]
+    fn a_refusal_says_what_replaced_the_element() {
+        let check = |why: &str, n: u64, want: &str| {
+            let text = refusal("removed", Some(&replaced(why, n)), "e7", Stale::Removed);
+            assert!(text.starts_with("Ref e7 is stale: its element "), "{text}");
+            assert!(text.contains(want), "{why}: {text}");
+            assert!(text.ends_with("Read the page again."), "{text}");
+        };
+        check("gone", 0, "no button named \"Delete\" remains");
+        check(
+            "moved",
+            3,
+            "none of the 3 elements with role button and name \"Delete\"",
+        );
+        check("many", 2, "2 elements now match it (button \"Delete\")");
+        check("twins", 0, "an identical button \"Delete\"");
+        check("frame", 0, "frame or shadow root");
+        check("row", 0, "another row's content");
+        check("heading", 0, "under another heading");
+        // A reason it does not know, or none, is today's text.
+        let plain = refusal(
+            "removed",
+            Some(&replaced("unkeyed", 0)),
+            "e7",
+            Stale::Removed,
+        );
+        assert_eq!(plain, Stale::Removed.text("e7"));
+        assert_eq!(
+            refusal("hidden", None, "e7", Stale::Removed),
+            Stale::Hidden.text("e7")
+        );
+        assert_eq!(
+            refusal("weird", None, "e7", Stale::Unknown),
+            Stale::Unknown.text("e7")
+        );
+        assert_eq!(
+            rebound_note("e7"),
+            "Ref e7 now names its re-rendered element."
+        );
     }
 }

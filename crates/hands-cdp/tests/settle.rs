@@ -75,6 +75,7 @@ const AFTER_PAGE: &str = r#"<!doctype html><title>After</title>
 <label>Name <input id="name" oninput="later('typed ' + this.value)"></label>
 <label>Size <select id="size" onchange="later('size ' + this.value)"><option>S</option><option>M</option></select></label>
 <div id="list"></div>
+<div id="copies"><label><input type="checkbox"> Done: copy</label></div>
 <a href="/next">Next page</a>
 <script>
 let done = false;
@@ -93,6 +94,11 @@ function twice() {
 document.getElementById('list').addEventListener('change', e => {
   const on = e.target.checked;
   fetch('/slow').then(() => { done = on; render(); });
+});
+document.getElementById('copies').addEventListener('change', e => {
+  // Saved, the control is rendered twice: no one can say which is the one clicked.
+  const box = '<label><input type="checkbox" checked> Done: copy</label>';
+  fetch('/slow').then(() => { document.getElementById('copies').innerHTML = box + box; });
 });
 render();
 </script>"#;
@@ -145,9 +151,16 @@ async fn an_action_answers_once_its_effect_is_in_the_page() {
     assert_eq!(eval(&browser, status).await, json!("size M"));
 
     // A checkbox the page renders anew after a slow save: checked in the page when the answer
-    // comes, and the answer says the control was replaced rather than refusing a stale ref.
+    // comes, and read back from the control that replaced it (the same row, the same name)
+    // rather than refusing a stale ref.
     let said = browser
         .set_checked(&r["Done: report"], true, None, &c)
+        .await
+        .unwrap();
+    assert_eq!(said.as_deref(), Some("Checked."));
+    // Rendered twice instead: the answer says it clicked and cannot verify.
+    let said = browser
+        .set_checked(&r["Done: copy"], true, None, &c)
         .await
         .unwrap();
     assert_eq!(said.as_deref(), Some(hands_cdp::SET_CHECKED_REPLACED));

@@ -45,6 +45,23 @@ pub struct LocalCluster {
     bin: PathBuf,
     run_as: Option<String>,
     listen: Listen,
+    fsync: Fsync,
+}
+
+/// `fsync` as the server is started with.
+#[derive(Debug, Clone, Copy)]
+enum Fsync {
+    On,
+    Off,
+}
+
+impl Fsync {
+    fn as_str(self) -> &'static str {
+        match self {
+            Fsync::On => "on",
+            Fsync::Off => "off",
+        }
+    }
 }
 
 fn missing() -> FleetError {
@@ -98,6 +115,10 @@ impl LocalCluster {
             bin,
             run_as,
             listen,
+            fsync: match durability {
+                Durability::Synced => Fsync::On,
+                Durability::Unsynced => Fsync::Off,
+            },
         };
         let data = cluster.data_dir();
         cluster.run(
@@ -114,11 +135,171 @@ impl LocalCluster {
                 "--locale=C",
             ],
         )?;
-        let fsync = match durability {
-            Durability::Synced => "on",
-            Durability::Unsynced => "off",
+        cluster.start_server(cluster.fsync.as_str())?;
+        Ok(cluster)
+    }
+
+    /// A synchronous standby of this cluster, listening where `listen` says: `pg_basebackup`
+    /// of this one (over its unix socket), started streaming from it; this cluster then waits
+    /// for the standby before any commit returns (`synchronous_standby_names = '*'`). Returns
+    /// once the standby is in sync.
+    pub fn start_standby(&self, listen: Listen) -> Result<LocalCluster, FleetError> {
+        let dir = tempfile::Builder::new()
+            .prefix("hands-pg-standby-")
+            .tempdir()
+            .map_err(|e| FleetError::Cluster(format!("a temporary directory: {e}")))?;
+        if self.run_as.is_some() {
+            let status = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(dir.path())
+                .status()
+                .map_err(|e| FleetError::Cluster(format!("chown: {e}")))?;
+            if !status.success() {
+                return Err(FleetError::Cluster(
+                    "chown of the standby's directory".into(),
+                ));
+            }
+        }
+        let standby = LocalCluster {
+            dir,
+            bin: self.bin.clone(),
+            run_as: self.run_as.clone(),
+            listen,
+            fsync: self.fsync,
         };
-        let tcp = match &cluster.listen {
+        let data = standby.data_dir().display().to_string();
+        standby.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                &self.socket_dir().display().to_string(),
+                "-p",
+                &self.port().to_string(),
+                "-U",
+                "postgres",
+                "-D",
+                &data,
+                "-R",
+                "-X",
+                "stream",
+                "--checkpoint=fast",
+                "--no-sync",
+            ],
+        )?;
+        standby.start_server(self.fsync.as_str())?;
+        self.sql(&[
+            "ALTER SYSTEM SET synchronous_standby_names = '*'",
+            "SELECT pg_reload_conf()",
+        ])?;
+        for _ in 0..400 {
+            let state =
+                self.query("SELECT string_agg(sync_state, ',') FROM pg_stat_replication")?;
+            if state.split(',').any(|s| s.trim() == "sync") {
+                return Ok(standby);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        Err(FleetError::Cluster(
+            "the standby did not come in sync within 10 s".into(),
+        ))
+    }
+
+    /// Kills the server as a crash would: SIGKILL to the postmaster and every process it
+    /// started, nothing flushed, no standby told.
+    pub fn kill_hard(&self) -> Result<(), FleetError> {
+        let pid_file = self.data_dir().join("postmaster.pid");
+        let text = std::fs::read_to_string(&pid_file)
+            .map_err(|e| FleetError::Cluster(format!("{}: {e}", pid_file.display())))?;
+        let pid: i32 = text
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .ok_or_else(|| FleetError::Cluster(format!("{} holds no pid", pid_file.display())))?;
+        let mut pids = vec![pid];
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for entry in entries.flatten() {
+                let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                    continue;
+                };
+                let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+                // `pid (comm) state ppid …`: the command may hold spaces, the part after the
+                // last `)` does not.
+                let ppid = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .and_then(|p| p.parse::<i32>().ok());
+                if ppid == Some(pid) {
+                    pids.push(child);
+                }
+            }
+        }
+        for pid in pids {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        Ok(())
+    }
+
+    /// Promotes this standby to a primary (`pg_ctl promote`); returns once it accepts writes.
+    /// It then waits for no standby (its copy of the old primary's settings said to) until
+    /// [`LocalCluster::start_standby`] gives it one.
+    pub fn promote(&self) -> Result<(), FleetError> {
+        let data = self.data_dir().display().to_string();
+        self.run("pg_ctl", &["-D", &data, "-w", "-t", "30", "promote"])?;
+        self.sql(&[
+            "ALTER SYSTEM RESET synchronous_standby_names",
+            "SELECT pg_reload_conf()",
+        ])
+    }
+
+    /// Runs each statement with psql on this server (each its own transaction).
+    fn sql(&self, statements: &[&str]) -> Result<(), FleetError> {
+        let (dir, port) = (
+            self.socket_dir().display().to_string(),
+            self.port().to_string(),
+        );
+        let mut args = vec![
+            "-h",
+            &dir,
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-v",
+            "ON_ERROR_STOP=1",
+        ];
+        for statement in statements {
+            args.extend(["-c", statement]);
+        }
+        self.run("psql", &args)
+    }
+
+    /// The one value `sql` returns, as text.
+    fn query(&self, sql: &str) -> Result<String, FleetError> {
+        let output = self
+            .command("psql")
+            .args(["-h", &self.socket_dir().display().to_string()])
+            .args([
+                "-p",
+                &self.port().to_string(),
+                "-U",
+                "postgres",
+                "-At",
+                "-c",
+                sql,
+            ])
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| FleetError::Cluster(format!("psql: {e}")))?;
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    }
+
+    /// `pg_ctl start` on the data directory, listening where the cluster says.
+    fn start_server(&self, fsync: &str) -> Result<(), FleetError> {
+        let data = self.data_dir();
+        let tcp = match &self.listen {
             Listen::SocketOnly => "-c listen_addresses=''".to_owned(),
             Listen::Tcp { address, port } => {
                 let hba = data.join("pg_hba.conf");
@@ -132,15 +313,15 @@ impl LocalCluster {
         };
         let options = format!(
             "{tcp} -k {} -c fsync={fsync} -c max_connections=200",
-            cluster.socket_dir().display()
+            self.socket_dir().display()
         );
-        cluster.run(
+        self.run(
             "pg_ctl",
             &[
                 "-D",
                 &data.display().to_string(),
                 "-l",
-                &cluster.dir.path().join("log").display().to_string(),
+                &self.dir.path().join("log").display().to_string(),
                 "-o",
                 &options,
                 "-w",
@@ -149,7 +330,7 @@ impl LocalCluster {
                 "start",
             ],
         )?;
-        Ok(cluster)
+        Ok(())
     }
 
     fn data_dir(&self) -> PathBuf {

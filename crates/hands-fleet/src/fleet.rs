@@ -68,6 +68,39 @@ pub enum Environment {
     Desktop,
     /// Chromium at a start URL, under an origin allow-list.
     Browser(BrowserEnv),
+    /// A browser already running elsewhere, driven over its DevTools endpoint (CDP), through
+    /// the fleet's relay when one is named (`hands relay`: only the episode's current epoch
+    /// gets through), else directly (unfenced).
+    RemoteBrowser(RemoteBrowserEnv),
+}
+
+/// A remote browser environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteBrowserEnv {
+    /// The browser's DevTools endpoint (`ws://host:port/devtools/browser/…`), as the relay (or,
+    /// without one, the worker) reaches it.
+    pub cdp_url: String,
+    /// The relay's address (`ws://host:port`): the worker connects to
+    /// [`crate::relay::episode_url`], and the relay to `cdp_url` for as long as the worker's
+    /// claim is current. None: the worker connects to `cdp_url` itself, and a stalled worker's
+    /// late action is not refused.
+    #[serde(default)]
+    pub relay: Option<String>,
+    /// Where the browser is sent first (`http://` or `https://`).
+    pub start_url: String,
+    /// Origins it may open; default: the start URL's origin.
+    #[serde(default)]
+    pub allow_origin: Vec<String>,
+}
+
+/// Whether `url` is a `ws://` or `wss://` URL.
+fn websocket_url(field: &str, url: &str) -> Result<(), String> {
+    if url.starts_with("ws://") || url.starts_with("wss://") {
+        Ok(())
+    } else {
+        Err(format!("{field} {url:?} is not a ws:// or wss:// URL"))
+    }
 }
 
 /// A browser environment.
@@ -95,12 +128,22 @@ impl Task {
         if self.max_steps == Some(0) {
             return Err("max_steps must be at least 1".into());
         }
-        if let Environment::Browser(b) = &self.environment
-            && !(b.start_url.starts_with("http://") || b.start_url.starts_with("https://"))
+        let start_url = match &self.environment {
+            Environment::Desktop => None,
+            Environment::Browser(b) => Some(&b.start_url),
+            Environment::RemoteBrowser(b) => {
+                websocket_url("cdp_url", &b.cdp_url)?;
+                if let Some(relay) = &b.relay {
+                    websocket_url("relay", relay)?;
+                }
+                Some(&b.start_url)
+            }
+        };
+        if let Some(url) = start_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
         {
             return Err(format!(
-                "start_url {:?} is not an http:// or https:// URL",
-                b.start_url
+                "start_url {url:?} is not an http:// or https:// URL"
             ));
         }
         Ok(())
@@ -121,6 +164,17 @@ impl Task {
         }
         Ok(tasks)
     }
+}
+
+/// Who holds a running episode ([`Fleet::holding`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Holding {
+    /// The current epoch.
+    pub epoch: u64,
+    /// What is left of its lease (zero when it lapsed).
+    pub lease_left: Duration,
+    /// Its task.
+    pub task: Task,
 }
 
 /// An episode claimed by a worker.
@@ -571,6 +625,34 @@ impl Fleet {
             .await
             .map_err(FleetError::db)?;
         Ok(row.map(|r| r.get::<_, i64>(0).max(0) as u64))
+    }
+
+    /// Who holds `episode` now: its epoch, how long its lease has left (by the database's
+    /// clock; zero or less when it lapsed) and its task — `None` unless it is running.
+    pub async fn holding(&self, episode: EpisodeId) -> Result<Option<Holding>, FleetError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "SELECT epoch,
+                        EXTRACT(EPOCH FROM (lease_until - clock_timestamp()))::float8, task
+                 FROM hands_episodes WHERE id = $1 AND state = 'running'",
+                &[&episode.0],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let Json(task): Json<Task> = row
+            .try_get(2)
+            .map_err(|e| FleetError::Invalid(format!("episode {episode}'s task: {e}")))?;
+        let left: Option<f64> = row.get(1);
+        Ok(Some(Holding {
+            epoch: row.get::<_, i64>(0).max(0) as u64,
+            lease_left: Duration::from_secs_f64(left.unwrap_or(0.0).clamp(0.0, 1e6)),
+            task,
+        }))
     }
 
     /// Counts by state, successes, tokens, and failures by reason, over every episode (or

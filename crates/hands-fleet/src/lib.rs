@@ -13,6 +13,10 @@
 //!   once another worker has claimed an episode, no checkpoint of the old holder lands.
 //! - [`DbThread`]: the connection the ledger uses, on a thread of its own (the trait is
 //!   synchronous and called inside tokio; see [`db`]).
+//! - [`relay`]: the remote half of the environment's fence — a WebSocket relay in front of
+//!   remote browsers' DevTools endpoints that lets an episode's CDP frames through only from
+//!   the epoch holding it under a live lease, and cuts an older epoch off when a newer one
+//!   connects.
 //! - [`cluster::LocalCluster`]: a private PostgreSQL (`initdb` + `pg_ctl` on a temporary
 //!   directory, a unix socket) for tests and benchmarks.
 //!
@@ -24,12 +28,13 @@ pub mod cluster;
 pub mod db;
 mod fleet;
 mod ledger;
+pub mod relay;
 pub mod schema;
 
 pub use db::DbThread;
 pub use fleet::{
     BrowserEnv, Claim, Environment, EpisodeId, EpisodeOutcome, EpisodeState, Fleet, FleetStatus,
-    Provider, Task,
+    Holding, Provider, RemoteBrowserEnv, Task,
 };
 pub use ledger::PostgresLedger;
 

@@ -60,6 +60,9 @@ pub enum Command {
     /// Claim episodes from PostgreSQL and run them, `--slots` at a time, under a lease that
     /// another worker takes over when this one dies.
     Worker(crate::fleet::WorkerArgs),
+    /// The fleet's CDP relay in front of remote browsers: a worker's DevTools frames reach its
+    /// episode's browser only while its claim (epoch and lease) is current.
+    Relay(crate::relay::RelayArgs),
     /// hands' side of the differential suite against the official SDKs (`difftest/`): runs
     /// each case of a JSON-lines file and prints one JSON line per case.
     #[command(hide = true)]
@@ -189,6 +192,11 @@ pub struct RunArgs {
     /// Open Chromium at this URL and give the model the browser toolset.
     #[arg(long, value_name = "URL")]
     pub browser: Option<String>,
+    /// Drive a running browser at this DevTools endpoint (`ws://…`, a fleet relay's episode
+    /// URL included) instead of launching Chromium; it is sent to `--browser` and left running.
+    /// The allow-list still holds on every request it makes while attached.
+    #[arg(long, value_name = "WS_URL", requires = "browser")]
+    pub attach: Option<String>,
     /// Which model API (default anthropic).
     #[arg(long, value_enum)]
     pub provider: Option<ProviderArg>,
@@ -445,10 +453,15 @@ pub enum RunsAction {
         #[arg(short = 'o', long, value_name = "FILE")]
         out: PathBuf,
         /// Store each PNG screenshot as JPEG (quality 80) when that is smaller: lossy, and for
-        /// pages of dense text only a little smaller once the trace is compressed (by default
-        /// the screenshots are kept as the model saw them).
-        #[arg(long)]
+        /// pages of dense text only a little smaller once the trace is compressed. By default a
+        /// screenshot over 36 KB is stored as a JPEG within 36 KB (downscaled when it must be),
+        /// so 50 steps stay under 2 MB.
+        #[arg(long, conflicts_with = "as_seen")]
         jpeg: bool,
+        /// Keep every screenshot as the model saw it (PNG, full size): a trace of a screen
+        /// that changes at every step may then take 10 MB per 50 steps.
+        #[arg(long)]
+        as_seen: bool,
     },
 }
 

@@ -19,7 +19,7 @@ use hands_fleet::{
     Claim, DbThread, Environment, EpisodeId, EpisodeOutcome, EpisodeState, Fleet, PostgresLedger,
     Provider, Task,
 };
-use hands_runner::{RunError, RunOutcome, RunStatus};
+use hands_runner::{RunError, RunOutcome, RunStatus, UncertainCall};
 use tokio::task::JoinSet;
 
 use crate::cli::{ApproveArg, RunArgs, SandboxArgs};
@@ -37,7 +37,9 @@ pub struct BatchArgs {
 pub enum BatchAction {
     /// Queue one episode per line of TASKS.jsonl: `{"prompt": …, "provider": "anthropic",
     /// "model": …, "environment": {"kind": "desktop"} | {"kind": "browser", "start_url": …,
-    /// "allow_origin": […]}, "max_steps": N, "check": "shell command"}`.
+    /// "allow_origin": […]} | {"kind": "remote_browser", "cdp_url": "ws://…", "relay":
+    /// "ws://…", "start_url": …, "allow_origin": […]}, "max_steps": N, "check": "shell
+    /// command"}`.
     Submit {
         /// The tasks, one JSON object per line.
         #[arg(value_name = "TASKS.jsonl")]
@@ -338,6 +340,17 @@ async fn episode(
         eprintln!("hands worker: episode {id} is no longer this worker's; its new holder goes on");
         return id;
     }
+    if environment_failed(&ran) && claim.attempts < GIVE_BACK_ATTEMPTS_ENVIRONMENT {
+        // Its desktop or browser did not start (Xvfb on a loaded machine, a remote browser
+        // away): nothing acted under this claim, so it is tried again, by any worker.
+        eprintln!(
+            "hands worker: episode {id}: its environment did not start; giving it back to be tried again"
+        );
+        if let Err(e) = fleet.release(id, claim.epoch, EpisodeState::Queued).await {
+            eprintln!("hands worker: episode {id}: {e}");
+        }
+        return id;
+    }
     if ledger_failed(&ran) && claim.attempts < GIVE_BACK_ATTEMPTS {
         // The database went away mid-run (the save's connection died): the episode is not
         // over, it is given back and resumed (by the next claim, or once its lease lapses).
@@ -412,6 +425,17 @@ fn ledger_failed(ran: &anyhow::Result<(RunOutcome, PathBuf)>) -> bool {
 /// Claims after which an episode whose ledger keeps failing fails instead of being given back.
 const GIVE_BACK_ATTEMPTS: u32 = 20;
 
+/// Claims after which an episode whose environment keeps failing to start fails instead of
+/// being given back.
+const GIVE_BACK_ATTEMPTS_ENVIRONMENT: u32 = 3;
+
+/// Whether the run failed before anything acted: its desktop or browser did not start.
+fn environment_failed(ran: &anyhow::Result<(RunOutcome, PathBuf)>) -> bool {
+    ran.as_ref()
+        .err()
+        .is_some_and(|e| e.downcast_ref::<crate::run::EnvironmentFailed>().is_some())
+}
+
 /// An episode that did not succeed, with why.
 fn failed(state: EpisodeState, reason: String) -> EpisodeOutcome {
     EpisodeOutcome {
@@ -480,14 +504,28 @@ async fn run_episode(
 ) -> anyhow::Result<(RunOutcome, PathBuf)> {
     let url = args.ledger.clone();
     let (episode, epoch) = (claim.episode, claim.epoch);
-    let ledger = tokio::task::spawn_blocking(move || {
-        PostgresLedger::open(DbThread::connect(&url)?, episode, epoch)
+    let resume = claim.resume;
+    let (ledger, uncertain) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        let mut ledger = PostgresLedger::open(DbThread::connect(&url)?, episode, epoch)?;
+        let uncertain = if resume {
+            uncertain_calls(&mut ledger)?
+        } else {
+            Vec::new()
+        };
+        Ok((ledger, uncertain))
     })
     .await??;
+    // A call of the last turn may or may not have taken effect: the episode is parked before
+    // its environment starts. Starting it would act on an environment whose state is in
+    // question (a browser sent to the start URL), and a remote one may still be held by the
+    // holder that stalled mid-call.
+    if !uncertain.is_empty() {
+        return Err(RunError::NeedsReconciliation(uncertain).into());
+    }
     let flag = ledger.fenced_flag();
     let dir = args.dir.join(format!("episode-{episode}"));
     write_claim(&dir, claim, &args.name_or_default())?;
-    let run_args = run_args(args, &claim.task, &dir)?;
+    let run_args = run_args(args, claim, &dir)?;
     let result = crate::run::run_with_ledger(
         run_args,
         ExternalLedger {
@@ -499,6 +537,25 @@ async fn run_episode(
     .await;
     fenced.store(flag.load(Ordering::SeqCst), Ordering::SeqCst);
     Ok((result?, dir))
+}
+
+/// The calls of the ledger's last turn whose outcome nobody knows (what `hands batch
+/// reconcile` lists).
+fn uncertain_calls(ledger: &mut PostgresLedger) -> anyhow::Result<Vec<UncertainCall>> {
+    use hands_runner::ledger::Ledger as _;
+    Ok(ledger
+        .latest()?
+        .and_then(|c| {
+            c.pending().map(|t| {
+                t.uncertain()
+                    .map(|c| UncertainCall {
+                        call_id: c.call_id.clone(),
+                        name: c.name.clone(),
+                    })
+                    .collect()
+            })
+        })
+        .unwrap_or_default())
 }
 
 /// The file in an episode's run directory that says which claim its programs act under (the
@@ -521,7 +578,8 @@ fn write_claim(dir: &Path, claim: &Claim, worker: &str) -> anyhow::Result<()> {
 
 /// `hands run`'s arguments for `task`, parsed as its command line would be (so every default
 /// is the command's own).
-fn run_args(args: &WorkerArgs, task: &Task, dir: &Path) -> anyhow::Result<RunArgs> {
+fn run_args(args: &WorkerArgs, claim: &Claim, dir: &Path) -> anyhow::Result<RunArgs> {
+    let task = &claim.task;
     #[derive(Parser)]
     struct RunCommand {
         #[command(flatten)]
@@ -563,6 +621,19 @@ fn run_args(args: &WorkerArgs, task: &Task, dir: &Path) -> anyhow::Result<RunArg
         Environment::Browser(browser) => {
             argv.extend(["--browser".into(), browser.start_url.clone()]);
             for origin in &browser.allow_origin {
+                argv.extend(["--allow-origin".into(), origin.clone()]);
+            }
+        }
+        Environment::RemoteBrowser(remote) => {
+            // Through the relay, the URL names this claim: once another claim is current, the
+            // relay refuses what this worker still sends.
+            let attach = match &remote.relay {
+                Some(relay) => hands_fleet::relay::episode_url(relay, claim.episode, claim.epoch),
+                None => remote.cdp_url.clone(),
+            };
+            argv.extend(["--browser".into(), remote.start_url.clone()]);
+            argv.extend(["--attach".into(), attach]);
+            for origin in &remote.allow_origin {
                 argv.extend(["--allow-origin".into(), origin.clone()]);
             }
         }

@@ -18,6 +18,7 @@ mod fleet_reconcile;
 mod mcp;
 mod policy;
 mod read;
+mod relay;
 mod remote;
 mod resume;
 mod run;
@@ -27,6 +28,7 @@ mod sandbox;
 mod state;
 mod stdout;
 mod view;
+mod wheel;
 
 use std::process::ExitCode;
 
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
             cli::Command::View(args) => view::run(args).await,
             cli::Command::Batch(args) => fleet::batch(args).await,
             cli::Command::Worker(args) => fleet::worker(args).await,
+            cli::Command::Relay(args) => relay::run(args).await,
             cli::Command::Difftest(args) => difftest::run(args).await,
             cli::Command::State(args) => state::run(args).map(|()| ExitCode::SUCCESS),
         }

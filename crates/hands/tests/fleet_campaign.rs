@@ -6,15 +6,17 @@
 //! episodes: kill -9 of every process of the node (then a new worker), SIGSTOP of the whole
 //! node past the lease, its link down, its database cut (iptables in the node), and zombies
 //! (the node stopped between an effect's announcement and the effect itself, woken once the
-//! episode was taken over, reconciled as "did not happen" and the step done again). Parked
-//! episodes are reconciled by `hands batch reconcile --policy`, asking the effect server.
+//! episode was taken over, reconciled as "did not happen" and the step done again); and the
+//! database's primary killed (kill -9 of all its processes) with its synchronous standby
+//! promoted, every connection following by its multi-host connection string
+//! (`target_session_attrs=read-write`). Parked episodes are reconciled by `hands batch reconcile --policy`, asking the effect server.
 //!
 //! With the environment fence (the effect server accepts an effect only from the episode's
 //! current epoch under a live lease, checked with the row locked): 0 duplicated, 0 lost. With
 //! the fence off, the zombies' late effects must show as duplicates — so the test can fail.
 //!
-//! Reduced in CI (20 faults, and 10 zombies without the fence); the whole campaign (120
-//! faults, and 30 zombies) with `HANDS_FLEET_CAMPAIGN=full`; the seed with
+//! Reduced in CI (20 faults, 1 of them a failover, and 10 zombies without the fence); the
+//! whole campaign (120 faults, 4 of them failovers, and 30 zombies) with `HANDS_FLEET_CAMPAIGN=full`; the seed with
 //! `HANDS_FLEET_CAMPAIGN_SEED`. Needs root (network namespaces). Prints the campaign line.
 
 #![allow(
@@ -85,7 +87,7 @@ impl Net {
             outside: (0..NODES).map(|i| format!("hf{tag}h{i}")).collect(),
         };
         run("ip", &["link", "add", &bridge, "type", "bridge"]);
-        for host in 1..=3 {
+        for host in 1..=4 {
             let address = format!("{subnet}.{host}/24");
             run("ip", &["addr", "add", &address, "dev", &bridge]);
         }
@@ -113,7 +115,8 @@ impl Net {
         net
     }
 
-    /// `.1` the model, `.2` the database, `.3` the effect server.
+    /// `.1` the model, `.2` the database, `.3` the effect server, `.4` the database's standby
+    /// (the two swap roles at each failover).
     fn host(&self, n: u8) -> String {
         format!("{}.{n}", self.subnet)
     }
@@ -148,7 +151,7 @@ impl Net {
 
     /// Cuts (or restores) the node's traffic to the database only.
     fn database(&self, node: usize, cut: bool) {
-        let db = self.host(2);
+        let db = format!("{},{}", self.host(2), self.host(4));
         let rule = if cut { "-A" } else { "-D" };
         run(
             "ip",
@@ -223,9 +226,86 @@ fn query(target: &str) -> HashMap<String, String> {
 }
 
 /// The effect server: `/begin`, `/effect` (fenced or not), `/happened` (for reconciliation).
+/// A connection to the campaign's database that is made again when it closed (a failover).
+struct Db {
+    url: String,
+    client: tokio::sync::Mutex<Option<tokio_postgres::Client>>,
+}
+
+impl Db {
+    fn new(url: &str) -> Db {
+        Db {
+            url: url.to_owned(),
+            client: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The connection, made again until it can be (the primary may be moving).
+    async fn client(&self) -> tokio::sync::MutexGuard<'_, Option<tokio_postgres::Client>> {
+        let mut client = self.client.lock().await;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while client
+            .as_ref()
+            .is_none_or(tokio_postgres::Client::is_closed)
+        {
+            match tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await {
+                Ok((c, connection)) => {
+                    tokio::spawn(connection);
+                    *client = Some(c);
+                }
+                Err(e) => {
+                    assert!(Instant::now() < deadline, "no database for 60 s: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+        client
+    }
+}
+
+/// Whether `effect` of `episode` from `epoch` may be made, asked with the row locked while the
+/// effect is recorded; `None` when the database failed (the effect is not made).
+async fn fenced_effect(
+    db: &Db,
+    fence: Fence,
+    seen: &Mutex<Seen>,
+    (episode, step, epoch): (i64, u32, u64),
+) -> Option<bool> {
+    let mut guard = db.client().await;
+    let client = guard.as_mut()?;
+    let tx = client.transaction().await.ok()?;
+    let current = match fence {
+        Fence::Off => true,
+        Fence::Epoch => tx
+            .query_opt(
+                "SELECT 1 FROM hands_episodes WHERE id = $1 AND epoch = $2
+                   AND state = 'running' AND lease_until > clock_timestamp()
+                 FOR SHARE",
+                &[&episode, &(epoch as i64)],
+            )
+            .await
+            .ok()?
+            .is_some(),
+    };
+    {
+        let mut seen = seen.lock().unwrap();
+        if current {
+            seen.accepted
+                .entry((episode, step))
+                .or_default()
+                .push(epoch);
+        } else {
+            seen.refused += 1;
+        }
+    }
+    // The effect is made (or refused) by now; a commit lost to a failover changes neither.
+    let _ = tx.commit().await;
+    Some(current)
+}
+
 async fn effect_server(
     listener: tokio::net::TcpListener,
-    db: Arc<tokio::sync::Mutex<tokio_postgres::Client>>,
+    db: Arc<Db>,
     fence: Fence,
     seen: Arc<Mutex<Seen>>,
 ) {
@@ -258,34 +338,15 @@ async fn effect_server(
                 });
                 true
             } else if target.starts_with("/effect") {
-                let mut client = db.lock().await;
-                let tx = client.transaction().await.unwrap();
-                let current = match fence {
-                    Fence::Off => true,
-                    Fence::Epoch => tx
-                        .query_opt(
-                            "SELECT 1 FROM hands_episodes WHERE id = $1 AND epoch = $2
-                               AND state = 'running' AND lease_until > clock_timestamp()
-                             FOR SHARE",
-                            &[&episode, &(epoch as i64)],
-                        )
-                        .await
-                        .unwrap()
-                        .is_some(),
-                };
-                {
-                    let mut seen = seen.lock().unwrap();
-                    if current {
-                        seen.accepted
-                            .entry((episode, step))
-                            .or_default()
-                            .push(epoch);
-                    } else {
-                        seen.refused += 1;
+                match fenced_effect(&db, fence, &seen, (episode, step, epoch)).await {
+                    Some(current) => current,
+                    None => {
+                        let _ = stream
+                            .write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                            .await;
+                        return;
                     }
                 }
-                tx.commit().await.unwrap();
-                current
             } else {
                 seen.lock().unwrap().accepted.contains_key(&(episode, step))
             };
@@ -320,16 +381,11 @@ async fn forward(listener: tokio::net::TcpListener, to: std::net::SocketAddr) {
 }
 
 /// The model: step `s` of episode `e` is one bash call announcing, then making, the effect;
-/// a step is done once its answer says so (or a person found it took effect).
+/// a step is done once its answer says so (or a person found it took effect). The episode's id
+/// comes from `claim.json`, not the prompt: ids jump after a failover (a sequence's values are
+/// logged ahead, 32 at a time).
 fn model(effects: String) -> SimServer {
     SimServer::start(SimConfig::with_policy(move |request: &Value| {
-        let first = request["messages"][0]["content"].to_string();
-        let episode: i64 = first
-            .split("Episode ")
-            .nth(1)
-            .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
         let done = request["messages"]
             .as_array()
             .into_iter()
@@ -351,8 +407,9 @@ fn model(effects: String) -> SimServer {
         // 1 s, so a stop sent on a loaded machine still lands before the effect.
         let command = format!(
             "ep=$(grep -o '\"epoch\":[0-9]*' claim.json | cut -d: -f2); \
-             curl -sf \"{url}/begin?e={episode}&s={step}&epoch=$ep\" >/dev/null; sleep 1; \
-             curl -sf \"{url}/effect?e={episode}&s={step}&epoch=$ep\" && echo EFFECT-OK"
+             e=$(grep -o '\"episode\":[0-9]*' claim.json | cut -d: -f2); \
+             curl -sf \"{url}/begin?e=$e&s={step}&epoch=$ep\" >/dev/null; sleep 1; \
+             curl -sf \"{url}/effect?e=$e&s={step}&epoch=$ep\" && echo EFFECT-OK"
         );
         Turn::Blocks(vec![tool_use("bash", json!({ "command": command }))])
     }))
@@ -366,6 +423,9 @@ enum Kind {
     LinkDown,
     DatabaseCut,
     Zombie,
+    /// The database's primary killed (kill -9 of all its processes) and its synchronous
+    /// standby promoted; a new standby is then made of the old primary's address.
+    Failover,
 }
 
 impl Kind {
@@ -376,6 +436,7 @@ impl Kind {
             Kind::LinkDown => "link down",
             Kind::DatabaseCut => "database-only partition",
             Kind::Zombie => "zombie (stopped mid-effect)",
+            Kind::Failover => "PostgreSQL primary killed, synchronous standby promoted",
         }
     }
 }
@@ -394,21 +455,63 @@ struct Plan {
     fence: Fence,
     faults: usize,
     kinds: Vec<Kind>,
+    /// Failovers among the faults, spread evenly.
+    failovers: usize,
     seed: u64,
 }
 
 struct Campaign {
     net: Net,
-    _pg: LocalCluster,
+    /// The database: its primary, its synchronous standby, and the primaries killed.
+    pg: Databases,
     sim: SimServer,
     dir: tempfile::TempDir,
-    unix_url: String,
-    tcp_url: String,
+    /// Both addresses, the writable one chosen (`target_session_attrs=read-write`): every
+    /// connection of the campaign follows a failover.
+    url: String,
     workers: Vec<Option<Child>>,
     generation: Vec<u32>,
     seen: Arc<Mutex<Seen>>,
-    db: tokio_postgres::Client,
+    db: Db,
     submitted: i64,
+}
+
+struct Databases {
+    primary: Arc<LocalCluster>,
+    standby: Arc<LocalCluster>,
+    dead: Vec<Arc<LocalCluster>>,
+    /// Where the primary listens (`.2` or `.4`).
+    primary_address: String,
+}
+
+impl Campaign {
+    /// Kills the primary, promotes the standby, and makes a new standby of the old primary's
+    /// address (blocking: the campaign's loop waits for it, the workers do not).
+    async fn failover(&mut self) {
+        let (primary, standby) = (Arc::clone(&self.pg.primary), Arc::clone(&self.pg.standby));
+        let freed = self.pg.primary_address.clone();
+        let address = freed.clone();
+        let new_standby = tokio::task::spawn_blocking(move || {
+            primary.kill_hard().unwrap();
+            standby.promote().unwrap();
+            standby
+                .start_standby(Listen::Tcp {
+                    address,
+                    port: 5432,
+                })
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let old = std::mem::replace(&mut self.pg.primary, Arc::clone(&self.pg.standby));
+        self.pg.dead.push(old);
+        self.pg.standby = Arc::new(new_standby);
+        self.pg.primary_address = if freed == self.net.host(2) {
+            self.net.host(4)
+        } else {
+            self.net.host(2)
+        };
+    }
 }
 
 fn hands() -> Command {
@@ -428,27 +531,28 @@ impl Campaign {
             },
         )
         .unwrap_or_else(|e| panic!("a private PostgreSQL is needed ({e})"));
-        let unix_url = pg.database("campaign").unwrap();
-        let tcp_url = pg.tcp_url("campaign").unwrap();
-        let (db, connection) = tokio_postgres::connect(&unix_url, tokio_postgres::NoTls)
-            .await
+        pg.database("campaign").unwrap();
+        let standby = pg
+            .start_standby(Listen::Tcp {
+                address: net.host(4),
+                port: 5432,
+            })
             .unwrap();
-        tokio::spawn(connection);
+        let url = format!(
+            "host={},{} port=5432,5432 user=postgres dbname=campaign connect_timeout=5 \
+             target_session_attrs=read-write",
+            net.host(2),
+            net.host(4)
+        );
+        let db = Db::new(&url);
+        let primary_address = net.host(2);
         // The schema, made by the first command.
-        let (gate, connection) = tokio_postgres::connect(&unix_url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
+        let gate = Arc::new(Db::new(&url));
         let seen = Arc::new(Mutex::new(Seen::default()));
         let effects = tokio::net::TcpListener::bind((net.host(3).as_str(), EFFECT_PORT))
             .await
             .unwrap();
-        tokio::spawn(effect_server(
-            effects,
-            Arc::new(tokio::sync::Mutex::new(gate)),
-            fence,
-            Arc::clone(&seen),
-        ));
+        tokio::spawn(effect_server(effects, gate, fence, Arc::clone(&seen)));
         let sim = model(format!("{}:{EFFECT_PORT}", net.host(3)));
         let to: std::net::SocketAddr = sim
             .base_url()
@@ -462,11 +566,15 @@ impl Campaign {
         tokio::spawn(forward(listener, to));
         let mut campaign = Campaign {
             net,
-            _pg: pg,
+            pg: Databases {
+                primary_address,
+                primary: Arc::new(pg),
+                standby: Arc::new(standby),
+                dead: Vec::new(),
+            },
             sim,
             dir: tempfile::tempdir().unwrap(),
-            unix_url,
-            tcp_url,
+            url,
             workers: (0..NODES).map(|_| None).collect(),
             generation: vec![0; NODES],
             seen,
@@ -495,12 +603,7 @@ impl Campaign {
         std::fs::write(&file, lines.join("\n")).unwrap();
         let output = hands()
             .args([
-                "batch",
-                "submit",
-                "--batch",
-                "campaign",
-                "--ledger",
-                &self.unix_url,
+                "batch", "submit", "--batch", "campaign", "--ledger", &self.url,
             ])
             .arg(&file)
             .output()
@@ -526,7 +629,7 @@ impl Campaign {
             .args([
                 "worker",
                 "--ledger",
-                &self.tcp_url,
+                &self.url,
                 "--slots",
                 &SLOTS.to_string(),
             ])
@@ -552,17 +655,31 @@ impl Campaign {
 
     /// (episode, epoch, state, worker) of every episode.
     async fn rows(&self) -> Vec<(i64, u64, String, Option<String>)> {
-        self.db
-            .query(
-                "SELECT id, epoch, state || COALESCE(': ' || (outcome->>'reason'), ''), worker
-                 FROM hands_episodes",
-                &[],
-            )
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), r.get(3)))
-            .collect()
+        loop {
+            let guard = self.db.client().await;
+            let rows = guard
+                .as_ref()
+                .unwrap()
+                .query(
+                    "SELECT id, epoch, state || COALESCE(': ' || (outcome->>'reason'), ''), worker
+                     FROM hands_episodes",
+                    &[],
+                )
+                .await;
+            match rows {
+                Ok(rows) => {
+                    return rows
+                        .iter()
+                        .map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), r.get(3)))
+                        .collect();
+                }
+                // A failover under way: asked again on the new primary.
+                Err(_) => {
+                    drop(guard);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
     }
 
     fn node_of(worker: &Option<String>) -> Option<usize> {
@@ -590,7 +707,7 @@ impl Campaign {
                 "batch",
                 "reconcile",
                 "--ledger",
-                &self.unix_url,
+                &self.url,
                 "--policy",
                 &policy,
             ])
@@ -673,6 +790,7 @@ fn inject(c: &mut Campaign, node: usize, kind: Kind, effect: Option<(i64, u32, u
         Kind::Stop | Kind::Zombie => c.net.signal(node, "-STOP"),
         Kind::LinkDown => c.net.link(node, false),
         Kind::DatabaseCut => c.net.database(node, true),
+        Kind::Failover => unreachable!("a failover is the cluster's, not a node's"),
     }
     Fault {
         kind,
@@ -692,6 +810,7 @@ fn heal(c: &mut Campaign, node: usize, fault: &Fault) {
         Kind::Stop | Kind::Zombie => c.net.signal(node, "-CONT"),
         Kind::LinkDown => c.net.link(node, true),
         Kind::DatabaseCut => c.net.database(node, false),
+        Kind::Failover => {}
     }
 }
 
@@ -776,7 +895,15 @@ async fn campaign(plan: Plan) -> Report {
                 c.submit(NODES * SLOTS as usize);
             }
             let busy = faulted.iter().filter(|f| f.is_some()).count();
-            if Instant::now() >= next && busy < NODES - 1 {
+            // Failovers at even intervals among the faults; the cluster's, not a node's.
+            let failovers = injected.get(&Kind::Failover).copied().unwrap_or(0);
+            let failover_due = failovers < plan.failovers
+                && total >= plan.faults / (plan.failovers + 1) * (failovers + 1);
+            if Instant::now() >= next && failover_due && want.is_none() {
+                c.failover().await;
+                *injected.entry(Kind::Failover).or_default() += 1;
+                next = Instant::now() + Duration::from_millis(400);
+            } else if Instant::now() >= next && busy < NODES - 1 {
                 let kind =
                     *want.get_or_insert_with(|| plan.kinds[rng.random_range(0..plan.kinds.len())]);
                 let target = if kind == Kind::Zombie {
@@ -873,6 +1000,7 @@ async fn with_the_environment_fence_no_effect_is_duplicated_or_lost() {
     let plan = Plan {
         fence: Fence::Epoch,
         faults: if full() { 120 } else { 20 },
+        failovers: if full() { 4 } else { 1 },
         kinds: vec![
             Kind::Kill,
             Kind::Stop,
@@ -893,6 +1021,12 @@ async fn with_the_environment_fence_no_effect_is_duplicated_or_lost() {
     assert_eq!(report.lost, 0, "{}", report.line(&plan));
     assert_eq!(report.faults.values().sum::<usize>(), plan.faults);
     assert!(report.faults.len() >= 4, "{}", report.line(&plan));
+    assert_eq!(
+        report.faults.get(&Kind::Failover).copied().unwrap_or(0),
+        plan.failovers,
+        "{}",
+        report.line(&plan)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -901,6 +1035,7 @@ async fn without_the_environment_fence_zombies_duplicate_effects() {
         fence: Fence::Off,
         faults: if full() { 30 } else { 10 },
         kinds: vec![Kind::Zombie],
+        failovers: 0,
         seed: seed(),
     };
     let report = campaign(plan_clone(&plan)).await;
@@ -913,6 +1048,7 @@ fn plan_clone(plan: &Plan) -> Plan {
         fence: plan.fence,
         faults: plan.faults,
         kinds: plan.kinds.clone(),
+        failovers: plan.failovers,
         seed: plan.seed,
     }
 }

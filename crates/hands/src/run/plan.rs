@@ -111,6 +111,11 @@ pub enum PlanError {
     /// `--browser` is not a URL a browser can open.
     #[error("{0}")]
     BrowserUrl(ArgError),
+    /// `--attach` is not a DevTools WebSocket URL.
+    #[error(
+        "--attach takes a DevTools WebSocket URL (ws://host:port/devtools/browser/…, or a fleet relay's ws://host:port/episode/ID/EPOCH), got {0:?}"
+    )]
+    AttachUrl(String),
     /// `--browser-members` / `--browser-extra-members` for Claude's browser toolset.
     #[error("{flag}: {error}")]
     ClaudeBrowserMembers {
@@ -185,6 +190,9 @@ pub struct BrowserPlan {
     pub tools: BrowserTools,
     /// The saved sign-in to load and save (`--state`).
     pub state: Option<String>,
+    /// A running browser's DevTools endpoint to drive instead of launching one (`--attach`;
+    /// not kept for `--resume`: a relay's URL names the claim's epoch).
+    pub attach: Option<String>,
 }
 
 /// How the model drives the browser.
@@ -405,6 +413,11 @@ fn browser_plan(
         return Ok(None);
     };
     let start = PageUrl::parse("--browser", start).map_err(PlanError::BrowserUrl)?;
+    if let Some(ws) = &args.attach
+        && !(ws.starts_with("ws://") || ws.starts_with("wss://"))
+    {
+        return Err(PlanError::AttachUrl(ws.clone()));
+    }
     let origins: Vec<String> = if launch.allow_origin.is_empty() {
         vec![start.url().origin().ascii_serialization()]
     } else {
@@ -458,6 +471,7 @@ fn browser_plan(
         allow,
         tools,
         state: args.state.clone(),
+        attach: args.attach.clone(),
     }))
 }
 
