@@ -580,10 +580,17 @@ function install(docId) {
 
   // Gives each element first seen by a walk its ref. An element that replaced one a read
   // reported (a list rendered anew) inherits the replaced element's ref when the identity is
-  // certain: the replaced element is gone from the document, both have the same kind, name and
-  // frame, and it is the only one of that kind and name that is gone and the only new one.
-  // Otherwise a new ref: a look-alike never inherits here (an action may still follow its ref
-  // to it, by the rows of refs.js).
+  // certain: the replaced element is gone from the document, it is the only one of that kind and
+  // name that is gone and the only new one, and refs.js would follow the old ref to exactly this
+  // element (same root, place and row or heading: the rule an action's re-bind obeys, so a read
+  // never gives a ref to an element an action would refuse to follow it to). Otherwise a new ref.
+  // Whether `el` is, by refs.js's rule, the one successor of the gone element of entry `e`.
+  function inherits(e, el) {
+    if (e.doc.deref() !== el.ownerDocument) return false;
+    const next = identity.successor(e, e.node.deref());
+    return !next.error && next.el === el;
+  }
+
   function issueRefs(pending, state) {
     const keyOf = (role, label) => role + '\u0000' + label;
     const fresh = new Map();
@@ -610,7 +617,7 @@ function install(docId) {
       const k = keyOf(p.role, p.label);
       const heirs = gone.get(k);
       const r = (heirs && heirs.length === 1 && fresh.get(k).length === 1 &&
-        refs.get(heirs[0]).doc.deref() === p.el.ownerDocument) ? heirs[0] : newRef('e', state);
+        inherits(refs.get(heirs[0]), p.el)) ? heirs[0] : newRef('e', state);
       const e = { node: new WeakRef(p.el), doc: new WeakRef(p.el.ownerDocument), role: p.role,
         label: p.label, sig: p.sig, fp: null, scope: false, url: state.href };
       refs.set(r, e);
