@@ -54,6 +54,41 @@ pub struct NetworkEntry {
     status: Option<u16>,
     failed: Option<String>,
     blocked: Option<String>,
+    /// The order it was recorded in, across tabs ([`NetworkRecord::seq`]).
+    seq: u64,
+    /// Bytes received, once it finished.
+    bytes: Option<u64>,
+}
+
+/// Orders network entries across every tab of the process.
+static NEXT_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_seq() -> u64 {
+    NEXT_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// One request as a trace records it: filtered as `read_diagnostics` shows it (no query,
+/// credentials, headers or bodies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkRecord {
+    /// The order it was recorded in (grows across tabs).
+    pub seq: u64,
+    /// The tab (`t1`, …).
+    pub tab: String,
+    /// `GET`, `POST`, …
+    pub method: String,
+    /// Scheme, host, port and path, token-like segments replaced.
+    pub url: String,
+    /// `Document`, `Script`, `XHR`, `Fetch`, …
+    pub kind: String,
+    /// The HTTP status, once answered.
+    pub status: Option<u16>,
+    /// Why it failed (`net::ERR_…`).
+    pub failed: Option<String>,
+    /// Why the policy refused it.
+    pub blocked: Option<String>,
+    /// Bytes received, once it finished.
+    pub bytes: Option<u64>,
 }
 
 impl NetworkEntry {
@@ -67,6 +102,8 @@ impl NetworkEntry {
             status: None,
             failed: None,
             blocked: None,
+            seq: next_seq(),
+            bytes: None,
         }
     }
 
@@ -80,6 +117,8 @@ impl NetworkEntry {
             status: None,
             failed: None,
             blocked: Some(redact_text(&blocked.reason, 200)),
+            seq: next_seq(),
+            bytes: None,
         }
     }
 
@@ -144,6 +183,37 @@ impl Rings {
         {
             e.status = Some(status);
         }
+    }
+
+    /// Sets the bytes received of the latest entry of `request_id`.
+    pub fn set_bytes(&mut self, request_id: &str, bytes: u64) {
+        if let Some(e) = self
+            .network
+            .iter_mut()
+            .rev()
+            .find(|e| e.request_id == request_id)
+        {
+            e.bytes = Some(bytes);
+        }
+    }
+
+    /// The requests recorded after `seq` (as far as the ring still holds them), oldest first.
+    pub fn network_since(&self, seq: u64, tab: &str) -> Vec<NetworkRecord> {
+        self.network
+            .iter()
+            .filter(|e| e.seq > seq)
+            .map(|e| NetworkRecord {
+                seq: e.seq,
+                tab: tab.to_owned(),
+                method: e.method.clone(),
+                url: e.url.clone(),
+                kind: e.kind.clone(),
+                status: e.status,
+                failed: e.failed.clone(),
+                blocked: e.blocked.clone(),
+                bytes: e.bytes,
+            })
+            .collect()
     }
 
     /// Marks the latest entry of `request_id` failed.

@@ -713,6 +713,8 @@ fn on_loading_done(shared: &Shared, session: &SessionId, done: &LoadingDone) {
         tab.last_network = Instant::now();
         if let Some(error) = &done.error_text {
             tab.rings.set_failed(&done.request_id, error);
+        } else if let Some(bytes) = done.encoded_data_length {
+            tab.rings.set_bytes(&done.request_id, bytes.max(0.0) as u64);
         }
     }
     drop(state);

@@ -105,6 +105,7 @@ mod keyboard;
 pub mod keys;
 pub mod launch;
 mod members;
+pub mod network_tap;
 mod pointer;
 pub mod policy;
 pub mod protocol;
@@ -118,6 +119,7 @@ pub mod storage_state;
 mod tabs;
 mod transfers;
 mod transport;
+pub mod wheel;
 
 pub use config::{DriverConfig, ReadLimits, SettleConfig, ValuePolicy};
 pub use connection::{CdpError, Connection, Event, SessionId};

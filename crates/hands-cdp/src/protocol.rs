@@ -385,6 +385,9 @@ pub struct LoadingDone {
     /// For a failure: whether it was cancelled.
     #[serde(default)]
     pub canceled: Option<bool>,
+    /// For a success: the bytes received over the network (headers included).
+    #[serde(default)]
+    pub encoded_data_length: Option<f64>,
 }
 
 /// `Runtime.consoleAPICalled`.

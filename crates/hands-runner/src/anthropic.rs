@@ -998,6 +998,10 @@ fn check_mcp(servers: &[Value], toolsets: &[ClaudeToolset]) -> Result<(), RunErr
 
 #[async_trait]
 impl Session for AnthropicSession {
+    fn add_person_note(&mut self, text: &str) -> Result<(), RunError> {
+        self.append_to_user_turn(vec![ContentBlock::text(text)])
+    }
+
     fn prepare(&mut self, toolbox: &crate::tools::Toolbox) -> Result<(), RunError> {
         self.settings.context.validate().map_err(RunError::Config)?;
         if self.settings.max_concurrent_calls == 0 {

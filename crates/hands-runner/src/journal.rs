@@ -45,6 +45,14 @@ pub enum Entry<'a> {
         /// How long it took.
         duration: Duration,
     },
+    /// A person had the wheel and gave it back ([`crate::wheel`]): the note the next request
+    /// carries.
+    HandOff {
+        /// The requests made before it.
+        step: u32,
+        /// The note, as the model reads it.
+        note: &'a str,
+    },
     /// An image returned to the model.
     Image {
         /// Step number.

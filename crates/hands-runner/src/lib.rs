@@ -54,6 +54,7 @@ mod server_items;
 mod session;
 pub mod strict;
 pub mod tools;
+pub mod wheel;
 
 pub use anthropic::AnthropicSettings;
 pub use control::{EarlyDecision, EarlyExecution, RunEvent, Turn, TurnError, TurnStream};

@@ -848,6 +848,11 @@ fn desktop_stop(call_id: &str, e: DesktopError) -> StopReason {
 
 #[async_trait]
 impl Session for OpenAiSession {
+    fn add_person_note(&mut self, text: &str) -> Result<(), RunError> {
+        self.push_input(Item::user_text(text));
+        Ok(())
+    }
+
     fn prepare(&mut self, toolbox: &Toolbox) -> Result<(), RunError> {
         let mut tools = Vec::new();
         if self.computer.is_some() {

@@ -143,6 +143,9 @@ pub enum StopReason {
     /// sent.
     #[error("MCP server `{0}` was not approved, so the run did not start")]
     McpServerRefused(String),
+    /// A person's hand-off note could not be added to the conversation ([`crate::wheel`]).
+    #[error("the note of what the person did could not be added to the conversation: {0}")]
+    HandOffFailed(String),
     /// A checkpoint could not be saved: the run could not be resumed safely.
     #[error("the checkpoint ledger failed: {0}")]
     LedgerFailed(String),

@@ -28,6 +28,7 @@ use crate::openai::{OpenAiSession, OpenAiSettings};
 use crate::outcome::{ApiStop, RunError, RunOutcome, RunStatus, StopReason};
 use crate::session::{Session, StepContext, StepResult};
 use crate::tools::Toolbox;
+use crate::wheel::Wheel;
 
 /// The default step limit: 20 requests.
 pub const DEFAULT_MAX_STEPS: u32 = 20;
@@ -58,6 +59,7 @@ struct State {
     prepared: bool,
     on_event: Option<OnEvent>,
     before_early_call: Option<BeforeEarlyCall>,
+    wheel: Option<Box<dyn Wheel>>,
 }
 
 /// What [`Runner::close`] found: the one close status of hands, shared with the browser
@@ -99,6 +101,7 @@ impl Runner {
                 prepared: false,
                 on_event: None,
                 before_early_call: None,
+                wheel: None,
             }),
             queued: StdMutex::new(crate::control::Queue::default()),
             edits: StdMutex::new(Vec::new()),
@@ -200,6 +203,13 @@ impl Runner {
     /// Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una ejecución" (`on_event`).
     pub fn set_on_event(&mut self, on_event: OnEvent) {
         self.state.get_mut().on_event = Some(on_event);
+    }
+
+    /// Sets the wheel a person may take between turns ([`crate::wheel`]): asked at the end of
+    /// each turn; while a person holds it the run waits; the note it returns goes, as the user's
+    /// text, into the next request, saved in the ledger and told to the journal.
+    pub fn set_wheel(&mut self, wheel: Box<dyn Wheel>) {
+        self.state.get_mut().wheel = Some(wheel);
     }
 
     /// Sets the `before_early_call` hook: asked about each completed streamed call the
@@ -524,11 +534,18 @@ impl Runner {
             if steps >= state.config.max_steps {
                 break RunStatus::StepLimit;
             }
-            // A paused turn (or a compaction alone) is continued before any edit applies.
-            if !state.session.mid_turn()
-                && let Err(reason) = self.apply_edits(state, steps)
-            {
-                break RunStatus::Stopped(reason);
+            // A paused turn (or a compaction alone) is continued before any edit applies, and
+            // before a person may take the wheel.
+            if !state.session.mid_turn() {
+                if let Err(reason) = hand_off(state, steps, cancel).await {
+                    break RunStatus::Stopped(reason);
+                }
+                if cancel.is_cancelled() {
+                    break RunStatus::Stopped(StopReason::Cancelled);
+                }
+                if let Err(reason) = self.apply_edits(state, steps) {
+                    break RunStatus::Stopped(reason);
+                }
             }
             steps += 1;
             let last_allowed = steps == state.config.max_steps;
@@ -635,6 +652,35 @@ fn prepare(state: &mut State) -> Result<(), RunError> {
         return Err(RunError::Config(why));
     }
     Ok(())
+}
+
+/// Between turns: waits while a person holds the wheel; their note goes into the conversation,
+/// the journal and a checkpoint.
+async fn hand_off(
+    state: &mut State,
+    steps_used: u32,
+    cancel: &CancellationToken,
+) -> Result<(), StopReason> {
+    let Some(wheel) = state.wheel.as_ref() else {
+        return Ok(());
+    };
+    let Some(note) = wheel.between_turns(cancel).await else {
+        return Ok(());
+    };
+    state
+        .session
+        .add_person_note(&note)
+        .map_err(|e| StopReason::HandOffFailed(e.to_string()))?;
+    if let Some(journal) = state.journal.as_mut() {
+        journal.record(crate::journal::Entry::HandOff {
+            step: steps_used,
+            note: &note,
+        });
+    }
+    if let Some(on_event) = state.on_event.as_mut() {
+        on_event(RunEvent::UserText { text: note.clone() });
+    }
+    save_completed(state, steps_used)
 }
 
 /// Saves a completed checkpoint of the conversation, when the run keeps a ledger.

@@ -70,6 +70,10 @@ pub(crate) trait Session: Resumable + Send {
     /// Applies a mid-run edit (between turns); the reason when it cannot apply.
     fn apply_edit(&mut self, edit: &crate::edits::RunEdit) -> Result<(), String>;
 
+    /// Adds a person's note (what they did while they had the wheel, [`crate::wheel`]) to the
+    /// user turn the conversation ends with, between turns.
+    fn add_person_note(&mut self, text: &str) -> Result<(), RunError>;
+
     /// Whether the conversation is inside a turn the next request continues (Claude: a paused
     /// turn, a compaction alone): no edit applies there.
     fn mid_turn(&self) -> bool {

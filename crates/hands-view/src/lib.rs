@@ -21,6 +21,8 @@ pub mod live;
 pub mod server;
 pub mod steps;
 pub mod trace;
+pub mod wheel;
+mod wheel_api;
 
 pub use live::Live;
 pub use server::{View, ViewError, serve};

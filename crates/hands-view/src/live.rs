@@ -14,6 +14,8 @@ use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::wheel::Wheel;
+
 /// An approval waiting for the person.
 #[derive(Debug, Clone, Serialize)]
 pub struct Pending {
@@ -54,6 +56,8 @@ pub struct Live {
     version: Arc<watch::Sender<u64>>,
     /// The newest version a page has shown (`None` until a page showed one).
     served: Arc<watch::Sender<Option<u64>>>,
+    /// Who holds the wheel ([`crate::wheel`]).
+    wheel: Wheel,
 }
 
 impl Default for Live {
@@ -62,6 +66,7 @@ impl Default for Live {
             state: Arc::default(),
             version: Arc::new(watch::channel(0).0),
             served: Arc::new(watch::channel(None).0),
+            wheel: Wheel::default(),
         }
     }
 }
@@ -96,6 +101,11 @@ impl Answer {
 }
 
 impl Live {
+    /// The run's wheel: the person may take it between turns.
+    pub fn wheel(&self) -> &Wheel {
+        &self.wheel
+    }
+
     /// Something changed (a log line was written): wakes the pages waiting.
     pub fn bump(&self) {
         self.version.send_modify(|v| *v += 1);

@@ -1,6 +1,7 @@
 //! The page and its API, on loopback only: `GET /` (the page), `GET /api/run` (the steps and
 //! approvals), `GET /api/wait?version=N` (returns when something changed), `POST
-//! /api/approvals/{id}` (the person's answer), `GET /images/{file}`.
+//! /api/approvals/{id}` (the person's answer), `GET /images/{file}`; taking the wheel:
+//! [`crate::wheel_api`].
 //!
 //! Every API call needs the view's token (a random secret printed with the URL), in the
 //! `token` query parameter or the `X-Hands-Token` header; answers need the header, which a web
@@ -59,11 +60,11 @@ enum Source {
     Trace(Box<Trace>),
 }
 
-struct Shared {
+pub(crate) struct Shared {
     dir: PathBuf,
     source: Source,
     token: String,
-    live: Option<Live>,
+    pub(crate) live: Option<Live>,
 }
 
 /// A view being served.
@@ -128,6 +129,7 @@ pub async fn serve(dir: &Path, addr: SocketAddr, live: Option<Live>) -> Result<V
         .route("/api/wait", get(wait))
         .route("/api/approvals/{id}", post(answer))
         .route("/images/{file}", get(image))
+        .merge(crate::wheel_api::routes())
         .with_state(shared);
     let stop = CancellationToken::new();
     let stopped = stop.clone();
@@ -142,13 +144,13 @@ pub async fn serve(dir: &Path, addr: SocketAddr, live: Option<Live>) -> Result<V
     Ok(View { addr, token, stop })
 }
 
-#[derive(Debug, Deserialize)]
-struct Auth {
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Auth {
     token: Option<String>,
     version: Option<u64>,
 }
 
-fn authorised(shared: &Shared, headers: &HeaderMap, query: &Auth) -> bool {
+pub(crate) fn authorised(shared: &Shared, headers: &HeaderMap, query: &Auth) -> bool {
     let from_header = headers
         .get(TOKEN_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -169,7 +171,7 @@ fn loopback_host(headers: &HeaderMap) -> bool {
     matches!(name, "127.0.0.1" | "localhost" | "[::1]")
 }
 
-fn refused() -> Response {
+pub(crate) fn refused() -> Response {
     (StatusCode::FORBIDDEN, "this view needs its token").into_response()
 }
 

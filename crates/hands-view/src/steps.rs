@@ -26,12 +26,18 @@ pub struct ActionView {
     pub result: Option<String>,
     /// The screenshot the model had before it.
     pub image_before: Option<String>,
+    /// That screenshot's size as the model saw it, `[width, height]` (the points are in its
+    /// pixels; a trace may store it smaller).
+    pub image_before_size: Option<[u32; 2]>,
     /// The screenshot it got back.
     pub image_after: Option<String>,
     /// Where it aimed: `[x, y]` in screenshot pixels.
     pub point: Option<[f64; 2]>,
     /// A drag's path, in screenshot pixels.
     pub path: Option<Vec<[f64; 2]>>,
+    /// The browser's requests recorded by the time it was answered (since the action before):
+    /// method, URL without query, kind, status, failure, refusal, bytes.
+    pub network: Vec<Value>,
 }
 
 /// One request and what came of it.
@@ -45,6 +51,8 @@ pub struct StepView {
     pub text: Vec<String>,
     /// Its calls, in order.
     pub actions: Vec<ActionView>,
+    /// After this step a person held the wheel: what the model was told they did.
+    pub handoff: Option<String>,
 }
 
 /// The run as a whole.
@@ -161,9 +169,11 @@ fn action(call_id: &str, name: &str, arguments: Value) -> ActionView {
         is_error: None,
         result: None,
         image_before: None,
+        image_before_size: None,
         image_after: None,
         point,
         path,
+        network: Vec::new(),
     }
 }
 
@@ -199,6 +209,7 @@ pub fn read_log(text: &str) -> RunView {
         steps: Vec::new(),
     };
     let mut last_image: Option<String> = None;
+    let mut last_size: Option<[u32; 2]> = None;
     for line in text.lines() {
         let Ok(entry) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -219,10 +230,12 @@ pub fn read_log(text: &str) -> RunView {
                     model_ms: entry["ms"].as_u64(),
                     text: Vec::new(),
                     actions: Vec::new(),
+                    handoff: None,
                 };
                 read_response(&entry["body"], &mut step);
                 for a in &mut step.actions {
                     a.image_before = last_image.clone();
+                    a.image_before_size = last_size;
                 }
                 run.steps.push(step);
             }
@@ -243,6 +256,24 @@ pub fn read_log(text: &str) -> RunView {
                     a.image_after = Some(file.clone());
                 }
                 last_image = Some(file);
+                last_size = entry["size"].as_str().and_then(|s| {
+                    let (w, h) = s.split_once('x')?;
+                    Some([w.trim().parse().ok()?, h.trim().parse().ok()?])
+                });
+            }
+            Some("network") => {
+                let call_id = entry["call_id"].as_str().unwrap_or("");
+                if let (Some(a), Some(requests)) = (
+                    find_action(&mut run.steps, call_id),
+                    entry["requests"].as_array(),
+                ) {
+                    a.network.extend(requests.iter().cloned());
+                }
+            }
+            Some("handoff") => {
+                if let Some(step) = run.steps.iter_mut().rev().find(|s| s.step <= step_no) {
+                    step.handoff = entry["note"].as_str().map(str::to_owned);
+                }
             }
             _ => {}
         }

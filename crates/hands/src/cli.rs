@@ -453,10 +453,15 @@ pub enum RunsAction {
         #[arg(short = 'o', long, value_name = "FILE")]
         out: PathBuf,
         /// Store each PNG screenshot as JPEG (quality 80) when that is smaller: lossy, and for
-        /// pages of dense text only a little smaller once the trace is compressed (by default
-        /// the screenshots are kept as the model saw them).
-        #[arg(long)]
+        /// pages of dense text only a little smaller once the trace is compressed. By default a
+        /// screenshot over 36 KB is stored as a JPEG within 36 KB (downscaled when it must be),
+        /// so 50 steps stay under 2 MB.
+        #[arg(long, conflicts_with = "as_seen")]
         jpeg: bool,
+        /// Keep every screenshot as the model saw it (PNG, full size): a trace of a screen
+        /// that changes at every step may then take 10 MB per 50 steps.
+        #[arg(long)]
+        as_seen: bool,
     },
 }
 

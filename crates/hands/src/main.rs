@@ -28,6 +28,7 @@ mod sandbox;
 mod state;
 mod stdout;
 mod view;
+mod wheel;
 
 use std::process::ExitCode;
 

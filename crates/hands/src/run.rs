@@ -216,7 +216,18 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
         }
     }
     let state = environment.state.take();
+    let browser_wheel = environment.wheel.take();
+    if let Some(network) = environment.network.take() {
+        rundir.log_network(network);
+    }
     let mut runner = build_runner(plan, environment, &episode)?;
+    // With --view, a person may take the browser's wheel between turns.
+    if let (Some(view), Some(browser)) = (&live, browser_wheel) {
+        runner.set_wheel(Box::new(crate::wheel::RunWheel::new(
+            view.live.clone(),
+            browser,
+        )));
+    }
     for scheduled in &plan.edits {
         runner.edit_before_step(scheduled.step, scheduled.edit.clone())?;
     }
@@ -264,6 +275,22 @@ struct Environment {
     browser_note: String,
     /// The saved sign-in to save when the run ends (`--state`).
     state: Option<crate::state::RunState>,
+    /// The browser's hands for a person who takes the wheel (`--view`).
+    wheel: Option<hands_cdp::wheel::BrowserWheel>,
+    /// The browser's network log, for the run directory.
+    network: Option<hands_cdp::network_tap::NetworkTap>,
+}
+
+/// What starting the browser gives the run besides its toolset.
+struct StartedBrowser {
+    /// What the system prompt says of it.
+    note: String,
+    /// The sign-in to save at the end (`--state`).
+    state: Option<crate::state::RunState>,
+    /// Its hands for a person who takes the wheel.
+    wheel: hands_cdp::wheel::BrowserWheel,
+    /// Its network log.
+    network: hands_cdp::network_tap::NetworkTap,
 }
 
 /// Starts the plan's desktop and browser; also returns the X clients started on a spawned
@@ -281,16 +308,29 @@ async fn start_environment(
         None => (None, None, Vec::new()),
     };
     let mut toolbox = Toolbox::default();
-    let (browser_note, state) = match &plan.browser {
-        Some(browser) => start_browser(browser, plan, episode, confirm, &mut toolbox).await?,
-        None => (String::new(), None),
+    let started = match &plan.browser {
+        Some(browser) => Some(start_browser(browser, plan, episode, confirm, &mut toolbox).await?),
+        None => None,
     };
-    let environment = Environment {
-        desktop,
-        display,
-        toolbox,
-        browser_note,
-        state,
+    let environment = match started {
+        Some(started) => Environment {
+            desktop,
+            display,
+            toolbox,
+            browser_note: started.note,
+            state: started.state,
+            wheel: Some(started.wheel),
+            network: Some(started.network),
+        },
+        None => Environment {
+            desktop,
+            display,
+            toolbox,
+            browser_note: String::new(),
+            state: None,
+            wheel: None,
+            network: None,
+        },
     };
     Ok((environment, clients))
 }
@@ -326,14 +366,15 @@ async fn start_desktop(
 
 /// The browser: Chromium at the start URL, under the same allow-list at the toolset and the
 /// request level, in `toolbox`, with the saved sign-in loaded (`--state`); returns what the
-/// system prompt says of it and the sign-in to save at the end.
+/// system prompt says of it, the sign-in to save at the end, the browser's hands for a person
+/// who takes the wheel and its network log.
 async fn start_browser(
     browser_plan: &BrowserPlan,
     plan: &RunPlan,
     episode: &Episode,
     confirm: &Arc<dyn Confirm>,
     toolbox: &mut Toolbox,
-) -> anyhow::Result<(String, Option<crate::state::RunState>)> {
+) -> anyhow::Result<StartedBrowser> {
     // A wrong or missing key stops the run before anything starts.
     let mut state = browser_plan
         .state
@@ -368,6 +409,8 @@ async fn start_browser(
             let start = plan.launch.browser.as_deref().unwrap_or_default();
             anyhow::anyhow!("opening {start}: {e}")
         })?;
+    let wheel = browser.wheel();
+    let network = browser.network_tap();
     // Claude drives the browser through its own toolset; OpenAI through the driver spec's
     // function tools. Both sit on the same driver, under the same policies.
     match &browser_plan.tools {
@@ -405,7 +448,12 @@ async fn start_browser(
         browser_plan.start.as_str(),
         browser_plan.origins.join(", ")
     );
-    Ok((note, state))
+    Ok(StartedBrowser {
+        note,
+        state,
+        wheel,
+        network,
+    })
 }
 
 /// The system prompt: what the model has, and how to work.

@@ -19,6 +19,8 @@ pub struct RunDir {
     log: BufWriter<File>,
     started: Instant,
     n_images: usize,
+    /// The browser's network log and the last request written, when the run has a browser.
+    network: Option<(hands_cdp::network_tap::NetworkTap, u64)>,
 }
 
 impl RunDir {
@@ -42,6 +44,7 @@ impl RunDir {
             log: BufWriter::new(log),
             started: Instant::now(),
             n_images: 0,
+            network: None,
         })
     }
 
@@ -63,6 +66,7 @@ impl RunDir {
             log: BufWriter::new(log),
             started: Instant::now(),
             n_images,
+            network: None,
         })
     }
 
@@ -105,6 +109,36 @@ fn elide_images(value: &mut Value) {
     }
 }
 
+impl RunDir {
+    /// Logs the browser's requests after each action (`network` lines).
+    pub fn log_network(&mut self, tap: hands_cdp::network_tap::NetworkTap) {
+        self.network = Some((tap, 0));
+    }
+
+    /// A `network` line of the requests recorded since the last one, if any: method, filtered
+    /// URL (no query), kind, status, failure, refusal, bytes received.
+    fn network_since(&mut self, step: u32, call_id: &str) {
+        let Some((tap, last)) = &mut self.network else {
+            return;
+        };
+        let records = tap.since(*last);
+        let Some(newest) = records.last() else {
+            return;
+        };
+        *last = newest.seq;
+        let requests: Vec<Value> = records
+            .iter()
+            .map(|r| {
+                json!({"tab": r.tab, "method": r.method, "url": r.url, "kind": r.kind,
+                       "status": r.status, "failed": r.failed, "blocked": r.blocked,
+                       "bytes": r.bytes})
+            })
+            .collect();
+        self.line(json!({"kind": "network", "step": step, "call_id": call_id,
+                         "requests": requests}));
+    }
+}
+
 impl Journal for RunDir {
     fn record(&mut self, entry: Entry<'_>) {
         match entry {
@@ -139,6 +173,7 @@ impl Journal for RunDir {
                     json!({"kind": "action", "step": step, "call_id": call_id, "name": name,
                     "is_error": is_error, "ms": duration.as_secs_f64() * 1e3, "summary": summary}),
                 );
+                self.network_since(step, call_id);
             }
             Entry::Image {
                 step,
@@ -168,6 +203,9 @@ impl Journal for RunDir {
                     json!({"kind": "image", "step": step, "call_id": call_id, "file": name,
                     "size": image.size.to_string()}),
                 );
+            }
+            Entry::HandOff { step, note } => {
+                self.line(json!({"kind": "handoff", "step": step, "note": note}));
             }
             _ => {}
         }

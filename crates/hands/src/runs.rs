@@ -35,11 +35,16 @@ pub fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
             };
             record(&run_dir, &call_id, verdict, note)
         }
-        Some(RunsAction::Export { run_dir, out, jpeg }) => {
-            let images = if jpeg {
-                Screenshots::Jpeg
-            } else {
-                Screenshots::AsSeen
+        Some(RunsAction::Export {
+            run_dir,
+            out,
+            jpeg,
+            as_seen,
+        }) => {
+            let images = match (jpeg, as_seen) {
+                (true, _) => Screenshots::Jpeg,
+                (false, true) => Screenshots::AsSeen,
+                (false, false) => Screenshots::Fit,
             };
             export(&run_dir, &out, images)
         }
@@ -61,14 +66,52 @@ enum Screenshots {
     AsSeen,
     /// PNGs as JPEG when smaller.
     Jpeg,
+    /// Each within [`TRACE_IMAGE_BUDGET`] (the default).
+    Fit,
 }
 
 /// The JPEG quality of a trace's screenshots: text stays readable.
 const TRACE_JPEG_QUALITY: u8 = 80;
 
-/// A PNG screenshot as a JPEG (`None` when it cannot be decoded).
-fn png_to_jpeg(bytes: &[u8]) -> Option<Vec<u8>> {
-    use hands_core::image::{ImageFormat, PixelFormat, Pixels, encode};
+/// The most bytes one screenshot takes in a trace by default: 49 screenshots and the log of a
+/// 50-step run stay under 2 MB whatever the screens show.
+const TRACE_IMAGE_BUDGET: usize = 36 * 1024;
+
+/// A screenshot for a trace within [`TRACE_IMAGE_BUDGET`]: `None` (kept as the model saw it)
+/// when it fits already; else a JPEG, at the model's size when that fits, else downscaled
+/// step by step (the log keeps the size the model saw, so the view still marks the points).
+fn fit_screenshot(bytes: &[u8]) -> Option<Vec<u8>> {
+    use hands_core::image::{ImageFormat, encode};
+    if bytes.len() <= TRACE_IMAGE_BUDGET {
+        return None;
+    }
+    let pixels = decode_png(bytes)?;
+    let size = pixels.size();
+    let steps = [(100, 70), (75, 65), (50, 60), (35, 55), (25, 50)];
+    let mut smallest = None;
+    for (percent, quality) in steps {
+        let to = hands_core::geometry::Size::new(
+            (size.width * percent / 100).max(1),
+            (size.height * percent / 100).max(1),
+        )?;
+        let scaled = if percent == 100 {
+            pixels.clone()
+        } else {
+            pixels.resize(to).ok()?
+        };
+        let jpeg = encode(&scaled, ImageFormat::Jpeg { quality }).ok()?.bytes();
+        let fits = jpeg.len() <= TRACE_IMAGE_BUDGET;
+        smallest = Some(jpeg);
+        if fits {
+            break;
+        }
+    }
+    smallest
+}
+
+/// A PNG's pixels (`None` when it cannot be decoded).
+fn decode_png(bytes: &[u8]) -> Option<hands_core::image::Pixels> {
+    use hands_core::image::{PixelFormat, Pixels};
     let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
     let mut reader = decoder.read_info().ok()?;
@@ -81,7 +124,13 @@ fn png_to_jpeg(bytes: &[u8]) -> Option<Vec<u8>> {
         _ => return None,
     };
     let size = hands_core::geometry::Size::new(frame.width, frame.height)?;
-    let pixels = Pixels::new(size, format, buf).ok()?;
+    Pixels::new(size, format, buf).ok()
+}
+
+/// A PNG screenshot as a JPEG (`None` when it cannot be decoded).
+fn png_to_jpeg(bytes: &[u8]) -> Option<Vec<u8>> {
+    use hands_core::image::{ImageFormat, encode};
+    let pixels = decode_png(bytes)?;
     let jpeg = encode(
         &pixels,
         ImageFormat::Jpeg {
@@ -110,7 +159,11 @@ fn export(run_dir: &Path, out: &Path, images: Screenshots) -> anyhow::Result<Exi
             .filter(|(name, _)| secret_name(name))
             .map(|(_, value)| value)
             .collect(),
-        jpeg: (images == Screenshots::Jpeg).then_some(png_to_jpeg as hands_view::trace::Reencode),
+        jpeg: match images {
+            Screenshots::AsSeen => None,
+            Screenshots::Jpeg => Some(png_to_jpeg as hands_view::trace::Reencode),
+            Screenshots::Fit => Some(fit_screenshot as hands_view::trace::Reencode),
+        },
     };
     let manifest = hands_view::trace::export(run_dir, out, &facts)?;
     let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);

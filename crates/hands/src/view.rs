@@ -58,6 +58,8 @@ impl LiveView {
     /// The run ended: gives a watching page up to [`LAST_LOOK`] to show how, before the
     /// process (and the page's server) ends.
     pub async fn finish(&self) {
+        self.live.wheel().disable(hands_view::wheel::RUN_ENDED);
+        self.live.bump();
         if !self.live.delivered(LAST_LOOK).await {
             eprintln!(
                 "hands run: the page did not show the run's end in time; `hands view` shows it"

@@ -157,7 +157,10 @@ impl Resumable for AnthropicSession {
 
 impl AnthropicSession {
     /// Adds `blocks` to the user turn the conversation ends with.
-    fn append_to_user_turn(&mut self, blocks: Vec<ContentBlock>) -> Result<(), RunError> {
+    pub(super) fn append_to_user_turn(
+        &mut self,
+        blocks: Vec<ContentBlock>,
+    ) -> Result<(), RunError> {
         if blocks.is_empty() {
             return Ok(());
         }

@@ -23,7 +23,7 @@ use redact::Redactor;
 /// The `format` every manifest names.
 pub const FORMAT: &str = "hands-trace";
 /// The layout version this build writes and the newest it reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The manifest's name, the archive's first entry.
 pub const MANIFEST: &str = "manifest.json";
 /// The log's name (in the run directory and in the trace).
@@ -296,14 +296,34 @@ fn write_archive(out: &Path, entries: &[(String, &[u8])]) -> Result<(), TraceErr
     let file = std::fs::File::create(&partial).map_err(io(&partial))?;
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::best());
     let mut tar = tar::Builder::new(gz);
+    // A screenshot identical to one stored before is a hard link to it (no bytes): gzip's 32 KB
+    // window cannot see a repeat of a larger file.
+    let mut stored: std::collections::HashMap<&[u8], &str> = std::collections::HashMap::new();
     for (name, bytes) in entries {
         let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
         header.set_mode(0o644);
         header.set_mtime(0);
-        header.set_entry_type(tar::EntryType::Regular);
-        tar.append_data(&mut header, name, *bytes)
-            .map_err(io(&partial))?;
+        let first = name
+            .starts_with("images/")
+            .then(|| stored.get(bytes).copied())
+            .flatten();
+        match first {
+            Some(first) => {
+                header.set_size(0);
+                header.set_entry_type(tar::EntryType::Link);
+                tar.append_link(&mut header, name, first)
+                    .map_err(io(&partial))?;
+            }
+            None => {
+                header.set_size(bytes.len() as u64);
+                header.set_entry_type(tar::EntryType::Regular);
+                tar.append_data(&mut header, name, *bytes)
+                    .map_err(io(&partial))?;
+                if name.starts_with("images/") {
+                    stored.insert(bytes, name);
+                }
+            }
+        }
     }
     let gz = tar.into_inner().map_err(io(&partial))?;
     let mut file = gz.finish().map_err(io(&partial))?;
@@ -351,9 +371,21 @@ impl Trace {
                 )));
             }
             let mut bytes = Vec::new();
-            entry
-                .read_to_end(&mut bytes)
-                .map_err(|e| corrupt(format!("{name}: {e}")))?;
+            if entry.header().entry_type() == tar::EntryType::Link {
+                // A repeated screenshot: the bytes of the entry it links to (stored before it).
+                let target = entry
+                    .link_name()
+                    .map_err(|e| corrupt(e.to_string()))?
+                    .map(|t| t.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                bytes = files.get(&target).cloned().ok_or_else(|| {
+                    corrupt(format!("{name} links to {target:?}, not stored before it"))
+                })?;
+            } else {
+                entry
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| corrupt(format!("{name}: {e}")))?;
+            }
             files.insert(name, bytes);
         }
         // The gzip trailer (CRC and length) is checked only once the stream is read to its end.

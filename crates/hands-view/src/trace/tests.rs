@@ -147,3 +147,30 @@ fn screenshots_smaller_as_jpeg_are_stored_as_jpeg_and_the_log_follows() {
         Some("images/002-step2-t2.png")
     );
 }
+
+#[test]
+fn a_repeated_screenshot_is_stored_once_and_read_back_whole() {
+    let dir = run_dir(3);
+    let images = dir.path().join("images");
+    // Three identical screenshots larger than gzip's window.
+    let big: Vec<u8> = (0..200_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    for step in 1..=3 {
+        std::fs::write(
+            images.join(format!("{step:03}-step{step}-t{step}.png")),
+            &big,
+        )
+        .unwrap();
+    }
+    let out = dir.path().join("run.hands");
+    export(dir.path(), &out, &RunFacts::default()).unwrap();
+    let size = std::fs::metadata(&out).unwrap().len();
+    assert!(
+        size < 300_000,
+        "{size} bytes: the repeats were stored again"
+    );
+    let trace = Trace::open(&out).unwrap();
+    assert_eq!(trace.images.len(), 3);
+    assert!(trace.images.values().all(|b| b == &big));
+}
