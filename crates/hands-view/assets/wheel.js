@@ -106,6 +106,15 @@
     const s = await first.json();
     if (s.unavailable === "a finished run") return;
     show(s);
-    for (;;) { await new Promise(r => setTimeout(r, 500)); try { await poll(); } catch (e) { return; } }
+    for (;;) {
+      await new Promise(r => setTimeout(r, 500));
+      try { await poll(); } catch (e) {
+        // The view's server is gone: the run ended with its process.
+        holder = "model";
+        take.hidden = give.hidden = live.hidden = true;
+        status.textContent = "Take the wheel: the run has ended.";
+        return;
+      }
+    }
   })();
 })();

@@ -139,3 +139,85 @@ async fn input(
         Err(e) => (StatusCode::BAD_GATEWAY, e).into_response(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Live;
+    use std::io::{Read as _, Write as _};
+
+    /// One raw HTTP request to the view; the status line and body.
+    async fn send(addr: std::net::SocketAddr, request: String) -> (String, String) {
+        tokio::task::spawn_blocking(move || {
+            let mut stream = std::net::TcpStream::connect(addr).unwrap();
+            stream.write_all(request.as_bytes()).unwrap();
+            let mut reply = String::new();
+            stream.read_to_string(&mut reply).unwrap();
+            let status = reply.lines().next().unwrap_or_default().to_owned();
+            let body = reply
+                .split("\r\n\r\n")
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned();
+            (status, body)
+        })
+        .await
+        .unwrap()
+    }
+
+    fn post(addr: std::net::SocketAddr, path: &str, token: Option<&str>, body: &str) -> String {
+        let header = token.map_or(String::new(), |t| format!("X-Hands-Token: {t}\r\n"));
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\n{header}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    #[tokio::test]
+    async fn the_wheel_answers_only_with_the_token_and_only_when_it_can() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("log.jsonl"), "").unwrap();
+        let live = Live::default();
+        let view = crate::serve(
+            dir.path(),
+            "127.0.0.1:0".parse().unwrap(),
+            Some(live.clone()),
+        )
+        .await
+        .unwrap();
+        let (addr, token) = (view.addr, view.token.clone());
+        let get = |path: &str| {
+            format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+        };
+        let (status, body) = send(addr, get(&format!("/api/wheel?token={token}"))).await;
+        assert!(status.contains("200"), "{status}");
+        assert!(body.contains(crate::wheel::NO_SCREEN), "{body}");
+        // The token in the URL is not enough to take the wheel (a form on another site could).
+        let url_only = post(addr, &format!("/api/wheel/take?token={token}"), None, "{}");
+        assert!(send(addr, url_only).await.0.contains("403"));
+        let (status, body) = send(addr, post(addr, "/api/wheel/take", Some(&token), "{}")).await;
+        assert!(status.contains("409"), "{status}: nothing to hand yet");
+        assert!(body.contains(crate::wheel::NO_SCREEN), "{body}");
+        live.wheel().enable();
+        let (status, body) = send(addr, post(addr, "/api/wheel/take", Some(&token), "{}")).await;
+        assert!(
+            status.contains("200") && body.contains("asked"),
+            "{status} {body}"
+        );
+        // Asked, not yet handed over: no picture, no input reaches anything.
+        let frame = send(addr, get(&format!("/api/wheel/frame?token={token}"))).await;
+        assert!(frame.0.contains("409"), "{frame:?}");
+        let text = r#"{"type": "text", "text": "hello"}"#;
+        let input = send(addr, post(addr, "/api/wheel/input", Some(&token), text)).await;
+        assert!(input.0.contains("409"), "{input:?}");
+        let bad = r#"{"type": "key", "key": "F13"}"#;
+        let input = send(addr, post(addr, "/api/wheel/input", Some(&token), bad)).await;
+        assert!(
+            input.0.contains("422") || input.0.contains("400"),
+            "{input:?}"
+        );
+        let (status, _) = send(addr, post(addr, "/api/wheel/give", Some(&token), "{}")).await;
+        assert!(status.contains("200"));
+        assert_eq!(live.wheel().holder(), crate::wheel::Holder::Model);
+        view.stop();
+    }
+}
