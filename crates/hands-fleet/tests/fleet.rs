@@ -381,3 +381,47 @@ async fn concurrent_claims_never_give_one_episode_to_two_workers() {
         "{err}"
     );
 }
+
+/// Issue 20, item 5: the primary killed (kill -9 of all its processes) and its synchronous
+/// standby promoted; a fleet on both (`target_session_attrs=read-write`) connects again to the
+/// new primary and finds every commit it was told of.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promoted_synchronous_standby_holds_every_acknowledged_commit() {
+    let primary = cluster();
+    primary.database("failover").unwrap();
+    let standby = primary
+        .start_standby(hands_fleet::cluster::Listen::SocketOnly)
+        .unwrap();
+    let url = format!(
+        "host={},{} user=postgres dbname=failover connect_timeout=5 target_session_attrs=read-write",
+        primary.socket_dir().display(),
+        standby.socket_dir().display()
+    );
+    let fleet = Fleet::connect(&url).await.unwrap();
+    let tasks: Vec<Task> = (0..50).map(task).collect();
+    fleet.submit("failover", &tasks).await.unwrap();
+    let claims = fleet.claim("w", 10, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(claims.len(), 10);
+    primary.kill_hard().unwrap();
+    standby.promote().unwrap();
+    let mut status = None;
+    for _ in 0..100 {
+        match fleet.status(Some("failover")).await {
+            Ok(s) => {
+                status = Some(s);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    let status = status.expect("the fleet reached the promoted standby");
+    assert_eq!(status.total(), 50);
+    assert_eq!(status.count(EpisodeState::Running), 10);
+    // It takes writes: the claims' leases are extended there.
+    let held: Vec<_> = claims.iter().map(|c| (c.episode, c.epoch)).collect();
+    let lost = fleet
+        .heartbeat(&held, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert!(lost.is_empty(), "{lost:?}");
+}

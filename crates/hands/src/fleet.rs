@@ -524,7 +524,7 @@ async fn run_episode(
     }
     let flag = ledger.fenced_flag();
     let dir = args.dir.join(format!("episode-{episode}"));
-    write_claim(&dir, claim, &args.name_or_default())?;
+    let claim_text = write_claim(&dir, claim, &args.name_or_default())?;
     let run_args = run_args(args, claim, &dir)?;
     let result = crate::run::run_with_ledger(
         run_args,
@@ -532,6 +532,8 @@ async fn run_episode(
             ledger: Box::new(ledger),
             resume: claim.resume,
             cancel,
+            // Under the jail the run directory is not in it: the jail's home gets a copy.
+            jail_file: Some((CLAIM_FILE.to_owned(), claim_text)),
         },
     )
     .await;
@@ -563,17 +565,19 @@ fn uncertain_calls(ledger: &mut PostgresLedger) -> anyhow::Result<Vec<UncertainC
 /// given the epoch from it with each action.
 pub const CLAIM_FILE: &str = "claim.json";
 
-/// Writes [`CLAIM_FILE`] (`{"episode": N, "epoch": N, "worker": "…"}`), replacing it whole.
-fn write_claim(dir: &Path, claim: &Claim, worker: &str) -> anyhow::Result<()> {
+/// Writes [`CLAIM_FILE`] (`{"episode": N, "epoch": N, "worker": "…"}`), replacing it whole;
+/// returns its text.
+fn write_claim(dir: &Path, claim: &Claim, worker: &str) -> anyhow::Result<String> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let text = serde_json::json!({
         "episode": claim.episode.0, "epoch": claim.epoch, "worker": worker,
     })
     .to_string();
     let partial = dir.join(format!("{CLAIM_FILE}.partial"));
-    std::fs::write(&partial, text).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::write(&partial, &text).with_context(|| format!("writing {}", partial.display()))?;
     std::fs::rename(&partial, dir.join(CLAIM_FILE))
-        .with_context(|| format!("writing {}/{CLAIM_FILE}", dir.display()))
+        .with_context(|| format!("writing {}/{CLAIM_FILE}", dir.display()))?;
+    Ok(text)
 }
 
 /// `hands run`'s arguments for `task`, parsed as its command line would be (so every default

@@ -85,6 +85,9 @@ pub struct ExternalLedger {
     pub resume: bool,
     /// Cancelled by the caller to stop the run after its current action (a lost lease).
     pub cancel: CancellationToken,
+    /// A file the episode's jailed programs should read (`claim.json`: name, text), written
+    /// into the desktop jail's home and `/workspace` once the jail is made.
+    pub jail_file: Option<(String, String)>,
 }
 
 /// Runs `args` (`--out` is required: the episode's run directory, created or reopened) with
@@ -116,6 +119,7 @@ pub async fn run_with_ledger(
         ledger: RunLedger::External(external.ledger),
         resume: external.resume,
         cancel: external.cancel,
+        jail_file: external.jail_file,
     };
     let outcome = execute(&plan, records).await?;
     report(&outcome, &plan, Stdout::Quiet);
@@ -135,6 +139,7 @@ struct Records {
     ledger: RunLedger,
     resume: bool,
     cancel: CancellationToken,
+    jail_file: Option<(String, String)>,
 }
 
 /// A run's ledger: the run directory's own (which records how isolated the episode is), or a
@@ -161,6 +166,7 @@ fn own_records(plan: &RunPlan, resumed: Option<SqliteLedger>) -> anyhow::Result<
         ledger: RunLedger::Own(Box::new(ledger)),
         resume: matches!(plan.run_dir, RunDirPlan::Resume(_)),
         cancel,
+        jail_file: None,
     })
 }
 
@@ -171,6 +177,7 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
         ledger,
         resume,
         cancel,
+        jail_file,
     } = records;
     rundir.line(serde_json::json!({
         "kind": if resume { "resume" } else { "start" },
@@ -196,6 +203,18 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     let (mut environment, _clients) = start_environment(plan, &mut episode, &confirm)
         .await
         .map_err(|e| anyhow::Error::new(EnvironmentFailed(e)))?;
+    if let (Some((name, text)), Some(jail)) = (&jail_file, episode.desktop_jail()) {
+        // The home, and `/workspace` (the shell's working directory) unless it is the caller's
+        // own directory bound in place (shared by every episode given it).
+        let mut dirs = vec![jail.home_dir()];
+        if !plan.launch.isolation.workspace_bind {
+            dirs.push(jail.workspace_dir());
+        }
+        for dir in dirs {
+            let path = dir.join(name);
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
     let state = environment.state.take();
     let browser_wheel = environment.wheel.take();
     if let Some(network) = environment.network.take() {

@@ -9,8 +9,8 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hands_fleet::cluster::{Durability, LocalCluster};
@@ -397,4 +397,43 @@ fn a_parked_episode_is_listed_reconciled_by_a_person_and_resumed() {
     let shown = status(&sim, &url);
     assert!(shown.contains("1 finished"), "{shown}");
     assert!(lines(&effects).is_empty());
+}
+
+/// Issue 20, item 3: under `--sandbox jail` the episode's programs read the claim too — the run
+/// directory is not in the jail, so `claim.json` is also written into the jail's `/workspace`
+/// (the bash tool's working directory) and home.
+#[test]
+fn a_jailed_episode_reads_its_claim_where_its_shell_starts() {
+    let pg = cluster();
+    let url = pg.database("jailclaim").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let seen_in_policy = Arc::clone(&seen);
+    let sim = SimServer::start(SimConfig::with_policy(move |request: &Value| {
+        if answered(request) == 0 {
+            let command = "cat claim.json && cat ~/claim.json";
+            Turn::Blocks(vec![tool_use("bash", json!({ "command": command }))])
+        } else {
+            *seen_in_policy.lock().unwrap() = request["messages"].to_string();
+            Turn::text("Done.")
+        }
+    }))
+    .unwrap();
+    let task = json!({"prompt": "Read the claim", "environment": {"kind": "desktop"},
+        "max_steps": 3});
+    submit(&sim, &url, dir.path(), &[task]);
+    let output = hands(&sim)
+        .args(["worker", "--ledger", &url, "--slots", "1", "--lease", "5"])
+        .args(["--sandbox", "jail", "--until-done", "--dir"])
+        .arg(dir.path().join("runs"))
+        .output()
+        .unwrap();
+    let said = text(&output);
+    assert!(output.status.success(), "{said}");
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen.contains(r#"{\\\"episode\\\":1,\\\"epoch\\\":1,"#)
+            || seen.contains(r#"{\"episode\":1,\"epoch\":1,"#),
+        "the jailed shell did not read its claim: {seen}\n{said}"
+    );
 }
