@@ -122,24 +122,24 @@ function refIdentity(h) {
     return !a || a.tagName === 'BODY' || a.tagName === 'HTML';
   }
 
-  // The text of the element's row: the nearest ancestor holding no look-alike of it whose text
-  // has more than its label and some outside controls (a list item, a table row); else, when it
-  // has look-alikes, the highest ancestor holding none of them. Undefined: unique and without a
-  // row (identified by its name alone); null: no row could be keyed (too long, or it shares its
-  // container with a look-alike, or unique in a shadow tree without a row).
+  // The text of the element's row: for an element with look-alikes, the nearest ancestor
+  // holding no other look-alike whose text has more than its label and some outside controls
+  // (a list item, a table row), else the highest ancestor holding none of them. Undefined: a
+  // unique element, identified by its name and the nearest heading, never by the text around it
+  // (a form's submit button sits in a form whose summary and messages change as it is filled:
+  // that is not another item). Null: no row could be keyed (too long, or it shares its container
+  // with a look-alike, or unique in a shadow tree, whose host's slotted content may be what
+  // tells one component from another: never followed).
   function rowOf(el, label, alikes, ctx) {
-    const many = alikes.length > 1;
+    if (alikes.length < 2) return el.getRootNode().nodeType === 11 ? null : undefined;
     let highest = el;
     for (let a = el.parentElement; !top(a); a = a.parentElement) {
-      if (many && holdsOther(a, el, alikes)) break;
+      if (holdsOther(a, el, alikes)) break;
       highest = a;
       const t = textOf(a, ctx.texts);
-      if (t === null) return many ? null : undefined;
+      if (t === null) return null;
       if (t !== label && freeText(a)) return t;
     }
-    // In a shadow tree with no row of its own, what tells one component from another may be
-    // its host's slotted content: never followed.
-    if (!many) return el.getRootNode().nodeType === 11 ? null : undefined;
     return highest === el ? null : textOf(highest, ctx.texts);
   }
 
