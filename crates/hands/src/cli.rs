@@ -138,6 +138,11 @@ pub struct McpArgs {
     /// Encode desktop screenshots as JPEG at this quality (1–100) instead of PNG.
     #[arg(long, value_name = "QUALITY", value_parser = clap::value_parser!(u8).range(1..=100))]
     pub jpeg: Option<u8>,
+    /// Keep the browser's sign-ins under this name, as `hands run --state` does: loaded before
+    /// the browser's first page, saved sealed when the server ends (stdin closed, SIGTERM or
+    /// Ctrl-C), with the passphrase in `HANDS_STATE_KEY`.
+    #[arg(long, value_name = "NAME", requires = "browser")]
+    pub state: Option<String>,
     /// Where the served desktop's and browser's programs run.
     #[command(flatten)]
     pub isolation: SandboxArgs,

@@ -62,6 +62,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // `hands mcp` stopped by a signal leaves the runtime's blocking read of stdin behind: it is
+    // not waited for (the state is saved by then).
+    let mcp = matches!(cli.command, cli::Command::Mcp(_));
     let result = runtime.block_on(async {
         match cli.command {
             cli::Command::Drill(args) => drill::run(args).await,
@@ -80,6 +83,9 @@ fn main() -> ExitCode {
             cli::Command::State(args) => state::run(args).map(|()| ExitCode::SUCCESS),
         }
     });
+    if mcp {
+        runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    }
     match result {
         Ok(code) => code,
         // `hands read URL | head`: the reader has what it wanted (see `stdout`).

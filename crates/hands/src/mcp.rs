@@ -1,6 +1,7 @@
 //! `hands mcp`: the browser (Chromium, under the same origin allow-list as `hands run`, enforced
 //! at `navigate` and on every request) and/or the desktop (a spawned Xvfb, or a named display)
-//! served to an MCP client on stdio or on streamable HTTP bound to loopback.
+//! served to an MCP client on stdio or on streamable HTTP bound to loopback. With `--state NAME`
+//! the browser's sign-ins are loaded before its first page and saved when the server ends.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use tokio::sync::Mutex;
 use crate::cli::{McpApproveArg, McpArgs, SandboxArgs};
 use crate::environment::{DesktopApps, DesktopEnv};
 use crate::policy::RequestAllowList;
+use crate::state::RunState;
 
 /// `hands mcp …`.
 pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
@@ -32,9 +34,13 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let budget = Budget::new(args.max_tokens).map_err(|e| anyhow::anyhow!("--max-tokens: {e}"))?;
     let slot = ConsentSlot::default();
 
-    let browser = match &args.browser {
-        None => None,
-        Some(start) => Some(browser_surface(&args, start, slot.clone())?),
+    // A wrong or missing state key stops here, before anything is served.
+    let (browser, state) = match &args.browser {
+        None => (None, None),
+        Some(start) => {
+            let (surface, state) = browser_surface(&args, start, slot.clone())?;
+            (Some(surface), state)
+        }
     };
 
     // The desktop: a display of our own (with a window manager) unless one is named. The
@@ -87,34 +93,68 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let server = HandsMcp::new(config, browser, desktop, slot)?;
+    // The server is kept (a clone) past the end of serving: its browser must live until the
+    // state is saved.
+    let serving = server.clone();
     match args.http {
-        None => server.serve_stdio().await?,
+        None => {
+            tokio::select! {
+                served = serving.serve_stdio() => served?,
+                () = shutdown_signal() => eprintln!("hands mcp: stopping"),
+            }
+        }
         Some(addr) => {
             let stop = CancellationToken::new();
-            let ctrl_c = stop.clone();
+            let signalled = stop.clone();
             tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    ctrl_c.cancel();
-                }
+                shutdown_signal().await;
+                signalled.cancel();
             });
-            server
+            serving
                 .serve_http(addr, stop, |bound| {
                     eprintln!("hands mcp: listening on http://{bound}/mcp");
                 })
                 .await?;
         }
     }
+    if let Some(state) = state
+        && let Err(e) = state.lock().await.save().await
+    {
+        eprintln!("hands mcp: the state was not saved: {e:#}");
+    }
+    drop(server);
     Ok(ExitCode::SUCCESS)
 }
 
+/// Ctrl-C or SIGTERM: the server stops serving and saves its state.
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}
+
+/// A saved sign-in shared by the browser's opener (which loads it) and the server's end (which
+/// saves it).
+type SharedState = Arc<Mutex<RunState>>;
+
 /// Chromium (launched, or attached at `--attach`) under the allow-list, opened at the start URL
-/// on the first browser call: the arguments are checked here, the browser is opened lazily (a
-/// start page that is down is a tool error, not an exit).
+/// on the first browser call: the arguments are checked here, and the saved sign-in opened
+/// (`--state`); the browser is opened lazily (a start page that is down is a tool error, not an
+/// exit).
 fn browser_surface(
     args: &McpArgs,
     start: &str,
     slot: ConsentSlot,
-) -> anyhow::Result<BrowserSurface> {
+) -> anyhow::Result<(BrowserSurface, Option<SharedState>)> {
     let start_url = if start.is_empty() {
         None
     } else {
@@ -130,6 +170,12 @@ fn browser_surface(
     };
     let allow =
         OriginAllowList::new(&origins).map_err(|e| anyhow::anyhow!("--allow-origin: {e}"))?;
+    let state = args
+        .state
+        .as_deref()
+        .map(|name| RunState::open("hands mcp", name, &origins))
+        .transpose()?
+        .map(|state| Arc::new(Mutex::new(state)));
     eprintln!(
         "hands mcp: browser{} (allowed origins: {}), opened on the first browser call",
         start_url
@@ -138,14 +184,16 @@ fn browser_surface(
             .unwrap_or_default(),
         origins.join(", ")
     );
-    Ok(BrowserSurface::lazy(Box::new(CdpOpener {
+    let opener = CdpOpener {
         allow,
         start_url,
         attach: args.attach.clone(),
         isolation: args.isolation.clone(),
         slot,
+        state: state.clone(),
         launched: Mutex::new(None),
-    })))
+    };
+    Ok((BrowserSurface::lazy(Box::new(opener)), state))
 }
 
 /// Opens `hands mcp`'s Chromium: launched (in the episode's jail unless `--sandbox none`) or
@@ -156,12 +204,31 @@ struct CdpOpener {
     attach: Option<String>,
     isolation: SandboxArgs,
     slot: ConsentSlot,
+    /// The saved sign-in, loaded into each browser started before its first page.
+    state: Option<SharedState>,
     /// A browser started whose start page has not opened yet.
     launched: Mutex<Option<CdpBrowser>>,
 }
 
 impl CdpOpener {
+    /// A browser, with the saved sign-in loaded before its first page.
     async fn start(&self) -> Result<CdpBrowser, OpenError> {
+        let browser = self.launch().await?;
+        if let Some(state) = &self.state {
+            state
+                .lock()
+                .await
+                .load(&browser)
+                .await
+                .map_err(|e| OpenError::Launch {
+                    why: format!("{e:#}"),
+                    what_to_do: "Call again to start a fresh browser".to_owned(),
+                })?;
+        }
+        Ok(browser)
+    }
+
+    async fn launch(&self) -> Result<CdpBrowser, OpenError> {
         let mut driver_config = DriverConfig {
             policy: Arc::new(RequestAllowList(self.allow.clone())),
             ..DriverConfig::default()

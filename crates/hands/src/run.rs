@@ -379,7 +379,7 @@ async fn start_browser(
     let mut state = browser_plan
         .state
         .as_deref()
-        .map(|name| crate::state::RunState::open(name, &browser_plan.origins))
+        .map(|name| crate::state::RunState::open("hands run", name, &browser_plan.origins))
         .transpose()?;
     let mut driver_config = DriverConfig {
         policy: Arc::new(RequestAllowList(browser_plan.allow.clone())),

@@ -126,6 +126,8 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
 /// A run's saved sign-in: opened before the browser starts (so a wrong key stops the run before
 /// anything happens), loaded into the browser before its first navigation, saved at the end.
 pub struct RunState {
+    /// The command that keeps it (`hands run`, `hands mcp`), for its messages.
+    command: &'static str,
     name: String,
     path: PathBuf,
     key: StateKey,
@@ -145,14 +147,15 @@ impl std::fmt::Debug for RunState {
 impl RunState {
     /// Reads the key and, if the state exists, opens it. `origins` are the run's allow-list
     /// entries: a wildcard entry cannot keep a state and is left out, said on stderr.
-    pub fn open(name: &str, origins: &[String]) -> anyhow::Result<Self> {
+    /// `command` names the caller in the messages on stderr (`hands run`, `hands mcp`).
+    pub fn open(command: &'static str, name: &str, origins: &[String]) -> anyhow::Result<Self> {
         let name_checked = StateName::parse(name)?;
         let store = StateStore::from_env()?;
         let key = StateKey::from_env()?;
         let mut urls = Vec::new();
         for origin in origins {
             if origin.contains('*') {
-                eprintln!("hands run: --state keeps nothing for the wildcard origin {origin}");
+                eprintln!("{command}: --state keeps nothing for the wildcard origin {origin}");
                 continue;
             }
             urls.push(url::Url::parse(origin).with_context(|| format!("origin {origin}"))?);
@@ -168,6 +171,7 @@ impl RunState {
             Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
         };
         Ok(Self {
+            command,
             name: name.to_owned(),
             path,
             key,
@@ -183,8 +187,8 @@ impl RunState {
         self.saver = Some(browser.state_saver());
         let Some(state) = &self.carried else {
             eprintln!(
-                "hands run: state {} is new: it is saved when the run ends",
-                self.name
+                "{}: state {} is new: it is saved when {} ends",
+                self.command, self.name, self.command
             );
             return Ok(());
         };
@@ -193,8 +197,8 @@ impl RunState {
             .await
             .context("loading the saved state into the browser")?;
         eprintln!(
-            "hands run: state {}: {} cookies, localStorage of {} origins loaded ({} outside the allowed origins left out)",
-            self.name, loaded.cookies, loaded.origins, loaded.refused
+            "{}: state {}: {} cookies, localStorage of {} origins loaded ({} outside the allowed origins left out)",
+            self.command, self.name, loaded.cookies, loaded.origins, loaded.refused
         );
         Ok(())
     }
@@ -211,7 +215,8 @@ impl RunState {
         let sealed = state_file::seal(&state, &self.key, KdfParams::default())?;
         write_private(&self.path, &sealed)?;
         eprintln!(
-            "hands run: state {} saved: {} cookies, localStorage of {} origins",
+            "{}: state {} saved: {} cookies, localStorage of {} origins",
+            self.command,
             self.name,
             state.cookies.len(),
             state.origins.len()

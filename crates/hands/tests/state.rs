@@ -51,35 +51,42 @@ fn site() -> (String, Arc<Mutex<Vec<String>>>) {
     let seen = Arc::clone(&paths);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut first = String::new();
-            if reader.read_line(&mut first).is_err() {
-                continue;
-            }
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let path = first.split(' ').nth(1).unwrap_or("/").to_owned();
-            seen.lock().unwrap().push(path.clone());
-            let (kind, extra, body) = match path.as_str() {
-                "/" => ("text/html", String::new(), SIGN_IN_PAGE),
-                "/login" => (
-                    "text/plain",
-                    format!("Set-Cookie: sid={SESSION}; Max-Age=3600; Path=/; HttpOnly\r\n"),
-                    "ok",
-                ),
-                _ => ("text/plain", String::new(), ""),
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            let Ok(stream) = stream else { continue };
+            // A connection of its own thread: an idle preconnect holds up no other.
+            let seen = Arc::clone(&seen);
+            std::thread::spawn(move || answer(stream, &seen));
         }
     });
     (url, paths)
+}
+
+/// Answers one request of the sign-in site.
+fn answer(mut stream: std::net::TcpStream, seen: &Mutex<Vec<String>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut first = String::new();
+    if reader.read_line(&mut first).is_err() {
+        return;
+    }
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+        line.clear();
+    }
+    let path = first.split(' ').nth(1).unwrap_or("/").to_owned();
+    seen.lock().unwrap().push(path.clone());
+    let (kind, extra, body) = match path.as_str() {
+        "/" => ("text/html", String::new(), SIGN_IN_PAGE),
+        "/login" => (
+            "text/plain",
+            format!("Set-Cookie: sid={SESSION}; Max-Age=3600; Path=/; HttpOnly\r\n"),
+            "ok",
+        ),
+        _ => ("text/plain", String::new(), ""),
+    };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
 }
 
 fn hands(states: &std::path::Path, key: &str) -> Command {
@@ -239,4 +246,228 @@ fn a_saved_state_signs_the_second_run_in_without_the_password() {
         "{}",
         stderr(&again)
     );
+}
+
+/// A `hands mcp --state shop` on stdio, its answers read line by line from a thread and its
+/// stderr kept.
+struct McpServer {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+    next_id: u64,
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl McpServer {
+    fn spawn(states: &std::path::Path, key: &str, url: &str) -> McpServer {
+        use std::process::Stdio;
+        let mut child = hands(states, key)
+            .args([
+                "mcp",
+                "--browser",
+                url,
+                "--approve",
+                "all",
+                "--state",
+                "shop",
+            ])
+            .env_remove("DISPLAY")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let kept = Arc::clone(&stderr);
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                let mut kept = kept.lock().unwrap();
+                kept.push_str(&line);
+                kept.push('\n');
+            }
+        });
+        McpServer {
+            child,
+            stdin,
+            lines,
+            stderr,
+            next_id: 0,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(120))
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "no answer to {method}: {e}; {}",
+                        self.stderr.lock().unwrap()
+                    )
+                });
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    fn initialize(&mut self) {
+        self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "state test", "version": "0"},
+            }),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
+    /// Calls a tool: its text, checked not to be an error.
+    fn call(&mut self, name: &str, arguments: Value) -> String {
+        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        let result = &answer["result"];
+        let text = result["content"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{answer}"))
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_ne!(result["isError"], json!(true), "{name}: {text}");
+        text
+    }
+
+    /// Waits for the server to end; its stderr.
+    fn wait(mut self) -> (std::process::ExitStatus, String) {
+        let status = self.child.wait().unwrap();
+        // The stderr thread ends at the pipe's end; give it the lines it has.
+        let mut err = String::new();
+        for _ in 0..100 {
+            err = self.stderr.lock().unwrap().clone();
+            if err.contains("state shop saved") || !status.success() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        (status, err)
+    }
+}
+
+/// The ref of the compact read's line `[ref] role label …`.
+fn ref_of(read: &str, role: &str, label: &str) -> String {
+    read.lines()
+        .find_map(|l| {
+            let (reference, rest) = l.strip_prefix('[')?.split_once("] ")?;
+            let rest = rest.strip_prefix(role)?.strip_prefix(' ')?;
+            let named = [label.to_owned(), format!("\"{label}\"")]
+                .iter()
+                .any(|name| rest == name || rest.starts_with(&format!("{name} ")));
+            named.then(|| reference.to_owned())
+        })
+        .unwrap_or_else(|| panic!("no {role} {label} in {read}"))
+}
+
+#[test]
+fn hands_mcp_keeps_a_sign_in_across_server_starts() {
+    let (url, paths) = site();
+    let dir = tempfile::tempdir().unwrap();
+    let states = dir.path().join("states");
+
+    // Server 1: the client signs in with the form; the state is saved when stdin closes.
+    let mut server = McpServer::spawn(&states, KEY, &url);
+    server.initialize();
+    let read = server.call("browser_read_page", json!({"filter": "interactive"}));
+    let user = ref_of(&read, "textbox", "User");
+    let pw = ref_of(&read, "textbox", "Password");
+    let go = ref_of(&read, "button", "Sign in");
+    server.call("browser_type", json!({"target": user, "text": "ada"}));
+    server.call("browser_type", json!({"target": pw, "text": "hunter22"}));
+    server.call("browser_click", json!({"target": go}));
+    server.call(
+        "browser_wait_for",
+        json!({"text": "Signed in.", "timeout_ms": 20000}),
+    );
+    assert!(paths.lock().unwrap().iter().any(|p| p == "/login"));
+    server.stdin = None;
+    let (status, err) = server.wait();
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains("hands mcp: state shop saved: 2 cookies"),
+        "{err}"
+    );
+    let file = std::fs::read(states.join("shop.state")).unwrap();
+    let raw = String::from_utf8_lossy(&file);
+    assert!(!raw.contains(SESSION) && !raw.contains("ada"));
+
+    // A wrong key: an exit with a clear error before anything is served.
+    let wrong = hands(&states, "not the passphrase")
+        .args(["mcp", "--browser", &url, "--state", "shop"])
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success());
+    assert!(
+        stderr(&wrong).contains("wrong state key"),
+        "{}",
+        stderr(&wrong)
+    );
+    assert!(wrong.stdout.is_empty());
+
+    // Server 2: signed in on its first page, with no password field; stopped by SIGTERM, it
+    // saves again.
+    paths.lock().unwrap().clear();
+    let mut server = McpServer::spawn(&states, KEY, &url);
+    server.initialize();
+    let read = server.call("browser_read_page", json!({"filter": "all"}));
+    assert!(read.contains("Welcome back, ada"), "{read}");
+    assert!(!read.contains("Password"), "{read}");
+    assert!(!read.contains(SESSION), "{read}");
+    assert!(!paths.lock().unwrap().iter().any(|p| p == "/login"));
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let (status, err) = server.wait();
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains("2 cookies, localStorage of 1 origins loaded"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hands mcp: state shop saved: 2 cookies"),
+        "{err}"
+    );
+    assert!(!err.contains(SESSION));
 }
