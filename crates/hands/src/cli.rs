@@ -285,6 +285,11 @@ pub struct RunArgs {
     /// Watch the run in a local web page as it happens, and approve or deny its actions there.
     #[arg(long)]
     pub view: bool,
+    /// Record the run as a video, `video.webm` in the run directory: the desktop (sampled 5
+    /// times a second) or, for a run with a browser only, the browser's screencast. Needs
+    /// `ffmpeg` on PATH.
+    #[arg(long)]
+    pub video: bool,
     /// Remote MCP servers and server tools.
     #[command(flatten)]
     pub remote: Box<RemoteToolArgs>,

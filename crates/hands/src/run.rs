@@ -201,6 +201,7 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     if let Some(network) = environment.network.take() {
         rundir.log_network(network);
     }
+    let recorder = start_video(plan, &mut environment, &mut rundir)?;
     let mut runner = build_runner(plan, environment, &episode)?;
     // With --view, a person may take the browser's wheel between turns.
     if let (Some(view), Some(browser)) = (&live, browser_wheel) {
@@ -218,6 +219,18 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     attach_records(&mut runner, &episode, rundir, ledger, live.as_ref())?;
     let outcome = run_or_resume(&mut runner, plan, resume, &cancel).await;
     bar.finish_and_clear();
+    // The file is finished whatever the outcome (Ctrl-C and errors included).
+    if let Some((recorder, file)) = recorder {
+        match recorder.finish().await {
+            Ok(stats) => eprintln!(
+                "hands run: {file}: {} frames, {:.1} s, {} KB",
+                stats.frames,
+                stats.seconds,
+                stats.bytes / 1024
+            ),
+            Err(e) => eprintln!("hands run: the video was not finished: {e:#}"),
+        }
+    }
     // Saved whatever the outcome (the browser lives as long as the runner).
     if let Some(state) = &state
         && let Err(e) = state.save().await
@@ -229,6 +242,35 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
         view.finish().await;
     }
     Ok(outcome)
+}
+
+/// Starts `--video`'s recorder: the desktop if the run has one, else the browser's screencast,
+/// into `video.webm` (`video-N.webm` for the N-th part of a resumed run). A `video` line
+/// marks the video's first frame on the log's clock.
+fn start_video(
+    plan: &RunPlan,
+    environment: &mut Environment,
+    rundir: &mut RunDir,
+) -> anyhow::Result<Option<(crate::video::Recorder, String)>> {
+    let Some(ffmpeg) = &plan.video else {
+        return Ok(None);
+    };
+    let screencast = environment.screencast.take();
+    let source = match (&environment.display, screencast) {
+        (Some(display), _) => crate::video::VideoSource::Desktop(display.clone()),
+        (None, Some(cast)) => crate::video::VideoSource::Browser(cast),
+        (None, None) => anyhow::bail!("--video needs a desktop or a browser to record"),
+    };
+    let file = (1..)
+        .map(|n| match n {
+            1 => crate::video::VIDEO_FILE.to_owned(),
+            n => format!("video-{n}.webm"),
+        })
+        .find(|name| !rundir.path().join(name).exists())
+        .unwrap_or_else(|| crate::video::VIDEO_FILE.to_owned());
+    let recorder = crate::video::Recorder::start(ffmpeg, &rundir.path().join(&file), source)?;
+    rundir.line(serde_json::json!({"kind": "video", "file": file, "fps": crate::video::FPS}));
+    Ok(Some((recorder, file)))
 }
 
 /// The run directory and its ledger: reopened for a resumed run, created (the launch kept in
@@ -260,6 +302,8 @@ struct Environment {
     wheel: Option<hands_cdp::wheel::BrowserWheel>,
     /// The browser's network log, for the run directory.
     network: Option<hands_cdp::network_tap::NetworkTap>,
+    /// The browser's screencast, for `--video`.
+    screencast: Option<hands_cdp::screencast::Screencast>,
 }
 
 /// What starting the browser gives the run besides its toolset.
@@ -272,6 +316,8 @@ struct StartedBrowser {
     wheel: hands_cdp::wheel::BrowserWheel,
     /// Its network log.
     network: hands_cdp::network_tap::NetworkTap,
+    /// Its screencast.
+    screencast: hands_cdp::screencast::Screencast,
 }
 
 /// Starts the plan's desktop and browser; also returns the X clients started on a spawned
@@ -302,6 +348,7 @@ async fn start_environment(
             state: started.state,
             wheel: Some(started.wheel),
             network: Some(started.network),
+            screencast: Some(started.screencast),
         },
         None => Environment {
             desktop,
@@ -311,6 +358,7 @@ async fn start_environment(
             state: None,
             wheel: None,
             network: None,
+            screencast: None,
         },
     };
     Ok((environment, clients))
@@ -392,6 +440,7 @@ async fn start_browser(
         })?;
     let wheel = browser.wheel();
     let network = browser.network_tap();
+    let screencast = browser.screencast();
     // Claude drives the browser through its own toolset; OpenAI through the driver spec's
     // function tools. Both sit on the same driver, under the same policies.
     match &browser_plan.tools {
@@ -434,6 +483,7 @@ async fn start_browser(
         state,
         wheel,
         network,
+        screencast,
     })
 }
 
