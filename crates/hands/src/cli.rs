@@ -467,6 +467,10 @@ pub enum RunsAction {
         /// that changes at every step may then take 10 MB per 50 steps.
         #[arg(long)]
         as_seen: bool,
+        /// Put the run's video (`video.webm`, from `hands run --video`) in the trace as
+        /// `video/video.webm`; left out by default (it is larger than the rest of a trace).
+        #[arg(long)]
+        video: bool,
     },
 }
 

@@ -139,6 +139,35 @@ fn a_run_with_video_writes_a_webm_ffprobe_decodes() {
         "{frames} frames, at least {least} expected"
     );
     assert!(duration >= (RUN_MS / 1000) as f64, "{duration} s");
+
+    // `hands runs export --video` puts it in the trace; without --video it is left out.
+    for (flag, held) in [(Some("--video"), true), (None, false)] {
+        let trace = dir.path().join("run.hands");
+        let export = Command::new(env!("CARGO_BIN_EXE_hands"))
+            .args(["runs", "export"])
+            .arg(&out)
+            .arg("-o")
+            .arg(&trace)
+            .args(flag)
+            .output()
+            .unwrap();
+        assert!(
+            export.status.success(),
+            "{}",
+            String::from_utf8_lossy(&export.stderr)
+        );
+        let list = Command::new("tar")
+            .arg("-tzf")
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let names = String::from_utf8_lossy(&list.stdout);
+        assert_eq!(
+            names.lines().any(|n| n == "video/video.webm"),
+            held,
+            "{names}"
+        );
+    }
 }
 
 #[test]
