@@ -400,4 +400,38 @@ mod tests {
         assert_eq!(step.actions[1].arguments["target"], "e3");
         assert_eq!(step.actions[1].result.as_deref(), Some("{\"ok\":true}"));
     }
+
+    #[test]
+    fn the_video_line_gives_the_file_and_its_start_and_steps_their_time() {
+        let log = [
+            json!({"kind": "video", "file": "video.webm", "fps": 5, "t_ms": 120}),
+            json!({"kind": "response", "step": 1, "t_ms": 2500, "body": {"content": []}}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n");
+        let run = read_log(&log);
+        assert_eq!(
+            run.video,
+            Some(VideoView {
+                file: "video.webm".into(),
+                t_ms: 120
+            })
+        );
+        assert_eq!(run.steps[0].t_ms, Some(2500));
+        // A name that is not a run's video is not served.
+        let bad = json!({"kind": "video", "file": "../secret.webm", "t_ms": 0}).to_string();
+        assert_eq!(read_log(&bad).video, None);
+        for ok in ["video.webm", "video-2.webm"] {
+            assert!(video_name_ok(ok), "{ok}");
+        }
+        for bad in [
+            "video-.webm",
+            "video-a.webm",
+            "x/video.webm",
+            "video.webm.png",
+            "video",
+        ] {
+            assert!(!video_name_ok(bad), "{bad}");
+        }
+    }
 }

@@ -256,8 +256,8 @@ fn start_video(
         return Ok(None);
     };
     let screencast = environment.screencast.take();
-    let source = match (&environment.display, screencast) {
-        (Some(display), _) => crate::video::VideoSource::Desktop(display.clone()),
+    let source = match (environment.video_desktop.take(), screencast) {
+        (Some(desktop), _) => crate::video::VideoSource::Desktop(Box::new(desktop)),
         (None, Some(cast)) => crate::video::VideoSource::Browser(cast),
         (None, None) => anyhow::bail!("--video needs a desktop or a browser to record"),
     };
@@ -304,6 +304,8 @@ struct Environment {
     network: Option<hands_cdp::network_tap::NetworkTap>,
     /// The browser's screencast, for `--video`.
     screencast: Option<hands_cdp::screencast::Screencast>,
+    /// A connection of its own to the desktop, for `--video`.
+    video_desktop: Option<X11Desktop>,
 }
 
 /// What starting the browser gives the run besides its toolset.
@@ -327,12 +329,12 @@ async fn start_environment(
     episode: &mut Episode,
     confirm: &Arc<dyn Confirm>,
 ) -> anyhow::Result<(Environment, Vec<XClient>)> {
-    let (desktop, display, clients) = match &plan.desktop {
+    let (desktop, display, clients, video_desktop) = match &plan.desktop {
         Some(desktop) => {
-            let (desktop, display, clients) = start_desktop(desktop, plan, episode).await?;
-            (Some(desktop), Some(display), clients)
+            let (desktop, display, clients, video) = start_desktop(desktop, plan, episode).await?;
+            (Some(desktop), Some(display), clients, video)
         }
-        None => (None, None, Vec::new()),
+        None => (None, None, Vec::new(), None),
     };
     let mut toolbox = Toolbox::default();
     let started = match &plan.browser {
@@ -349,6 +351,7 @@ async fn start_environment(
             wheel: Some(started.wheel),
             network: Some(started.network),
             screencast: Some(started.screencast),
+            video_desktop,
         },
         None => Environment {
             desktop,
@@ -359,25 +362,33 @@ async fn start_environment(
             wheel: None,
             network: None,
             screencast: None,
+            video_desktop,
         },
     };
     Ok((environment, clients))
 }
 
 /// The desktop: a display of our own (with a window manager) unless one is named. Returns it,
-/// its display name and the X clients started on it.
+/// its display name, the X clients started on it and, for `--video`, a second connection.
 async fn start_desktop(
     desktop: &DesktopPlan,
     plan: &RunPlan,
     episode: &mut Episode,
-) -> anyhow::Result<(Box<dyn Desktop>, String, Vec<XClient>)> {
+) -> anyhow::Result<(Box<dyn Desktop>, String, Vec<XClient>, Option<X11Desktop>)> {
+    let video = |desktop: &X11Desktop| {
+        plan.video
+            .as_ref()
+            .map(|_| desktop.another_connection())
+            .transpose()
+            .context("connecting to the desktop for --video")
+    };
     match desktop {
         DesktopPlan::Attach(display) => {
-            let desktop: Box<dyn Desktop> = Box::new(
-                X11Desktop::connect(Some(display))
-                    .with_context(|| format!("attaching to display {display}"))?,
-            );
-            Ok((desktop, display.clone(), Vec::new()))
+            let x11 = X11Desktop::connect(Some(display))
+                .with_context(|| format!("attaching to display {display}"))?;
+            let second = video(&x11)?;
+            let desktop: Box<dyn Desktop> = Box::new(x11);
+            Ok((desktop, display.clone(), Vec::new(), second))
         }
         DesktopPlan::Spawn(size) => {
             // Every program of the episode reaches only the allowed origins, through the
@@ -387,8 +398,9 @@ async fn start_desktop(
             let env = DesktopEnv::spawn(config, DesktopApps::WindowManager).await?;
             eprintln!("hands run: desktop {size} on {}", env.desktop.display());
             let display = env.desktop.display().to_owned();
+            let second = video(&env.desktop)?;
             let desktop: Box<dyn Desktop> = Box::new(env.desktop);
-            Ok((desktop, display, env.clients))
+            Ok((desktop, display, env.clients, second))
         }
     }
 }

@@ -52,8 +52,9 @@ pub fn find_ffmpeg() -> anyhow::Result<PathBuf> {
 
 /// What the video shows.
 pub enum VideoSource {
-    /// The desktop of this X display, captured [`FPS`] times a second.
-    Desktop(String),
+    /// The desktop, by a connection of its own ([`hands_x11::X11Desktop::another_connection`]),
+    /// captured [`FPS`] times a second.
+    Desktop(Box<hands_x11::X11Desktop>),
     /// The browser's active tab, by its screencast.
     Browser(Screencast),
 }
@@ -192,10 +193,7 @@ enum Pictures {
 impl Pictures {
     fn new(source: VideoSource, stop: CancellationToken) -> anyhow::Result<Pictures> {
         Ok(match source {
-            VideoSource::Desktop(display) => Pictures::Desktop(Box::new(
-                hands_x11::X11Desktop::connect(Some(&display))
-                    .with_context(|| format!("connecting to {display} for the video"))?,
-            )),
+            VideoSource::Desktop(desktop) => Pictures::Desktop(desktop),
             VideoSource::Browser(cast) => {
                 Pictures::Browser(cast.start(BROWSER_BOX, JPEG_QUALITY, stop))
             }

@@ -100,45 +100,7 @@ fn a_run_with_video_writes_a_webm_ffprobe_decodes() {
         "{log}"
     );
 
-    let probe = Command::new("ffprobe")
-        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
-        .args([
-            "-show_entries",
-            "stream=codec_name,nb_read_frames,width,height",
-        ])
-        .args(["-show_entries", "format=duration", "-of", "json"])
-        .arg(out.join("video.webm"))
-        .output()
-        .unwrap();
-    assert!(
-        probe.status.success(),
-        "{}",
-        String::from_utf8_lossy(&probe.stderr)
-    );
-    let probe: Value = serde_json::from_slice(&probe.stdout).unwrap();
-    let stream = &probe["streams"][0];
-    let frames: u64 = stream["nb_read_frames"].as_str().unwrap().parse().unwrap();
-    let duration: f64 = probe["format"]["duration"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let bytes = std::fs::metadata(out.join("video.webm")).unwrap().len();
-    println!(
-        "video: {} {}x{}, {frames} frames, {duration:.2} s, {bytes} bytes ({:.0} KB per minute)",
-        stream["codec_name"],
-        stream["width"],
-        stream["height"],
-        bytes as f64 / 1024.0 / duration * 60.0
-    );
-    assert_eq!(stream["codec_name"], "vp8");
-    // The run lasted at least the script's wait: that many seconds at 5 frames a second.
-    let least = RUN_MS / 1000 * 5;
-    assert!(
-        frames >= least,
-        "{frames} frames, at least {least} expected"
-    );
-    assert!(duration >= (RUN_MS / 1000) as f64, "{duration} s");
+    probe(&out.join("video.webm"));
 
     // `hands runs export --video` puts it in the trace; without --video it is left out.
     for (flag, held) in [(Some("--video"), true), (None, false)] {
@@ -187,4 +149,85 @@ fn video_without_ffmpeg_is_refused_before_the_run_starts() {
     assert!(stderr.contains("--video needs ffmpeg on PATH"), "{stderr}");
     assert!(sim.requests().is_empty());
     assert!(!dir.path().join("run").join("video.webm").exists());
+}
+
+/// Decodes `file` with ffprobe and checks it: VP8, lasting at least the run's wait, at least
+/// 5 frames a second of it. Prints its size per minute.
+fn probe(file: &Path) {
+    let probe = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args([
+            "-show_entries",
+            "stream=codec_name,nb_read_frames,width,height",
+        ])
+        .args(["-show_entries", "format=duration", "-of", "json"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        probe.status.success(),
+        "{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    let probe: Value = serde_json::from_slice(&probe.stdout).unwrap();
+    let stream = &probe["streams"][0];
+    let frames: u64 = stream["nb_read_frames"].as_str().unwrap().parse().unwrap();
+    let duration: f64 = probe["format"]["duration"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let bytes = std::fs::metadata(file).unwrap().len();
+    println!(
+        "video: {} {}x{}, {frames} frames, {duration:.2} s, {bytes} bytes ({:.0} KB per minute)",
+        stream["codec_name"],
+        stream["width"],
+        stream["height"],
+        bytes as f64 / 1024.0 / duration * 60.0
+    );
+    assert_eq!(stream["codec_name"], "vp8");
+    // The run lasted at least the model's wait: that many seconds at 5 frames a second.
+    let least = RUN_MS / 1000 * 5;
+    assert!(
+        frames >= least,
+        "{frames} frames, at least {least} expected"
+    );
+    assert!(duration >= (RUN_MS / 1000) as f64, "{duration} s");
+}
+
+#[test]
+fn a_desktop_run_with_video_records_the_screen() {
+    if !on_path("ffmpeg") || !on_path("ffprobe") {
+        println!("skipped: ffmpeg or ffprobe is not on PATH (apt-get install ffmpeg)");
+        return;
+    }
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 => Turn::Blocks(vec![toolset_use(
+                "computer",
+                "wait",
+                json!({"duration": RUN_MS as f64 / 1000.0}),
+            )]),
+            _ => Turn::Blocks(vec![text("Waited.")]),
+        }
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let output = Command::new(env!("CARGO_BIN_EXE_hands"))
+        .args(["run", "--desktop", "--approve", "all", "--video"])
+        .args(["--task", "Wait.", "--out"])
+        .arg(&out)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .env_remove("DISPLAY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("video.webm:"), "{stderr}");
+    probe(&out.join("video.webm"));
 }
