@@ -2,7 +2,11 @@
 //! Chromium writes `video.webm`, which `ffprobe` decodes with a duration and frames; without
 //! ffmpeg on PATH, `--video` stops the run before anything starts.
 
-#![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a test fails by panicking; it prints the video's size and why it skips"
+)]
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
