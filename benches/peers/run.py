@@ -132,10 +132,12 @@ def check(state, page, key, want, returned_at):
 def run_tool(name, args, state, base, workdir):
     tool = tools.make(name, workdir, args.hands, base, args.locate)
     results = []  # (page, step index, ok, stale, action s, effect s or None, note)
+    starts = []  # (page, index of its first call)
     try:
         for page in args.pages:
             steps = STEPS[page][: args.steps]
             state.reset(page)
+            starts.append((page, len(tool.calls)))
             tool.open(f"{base}/{page}")
             tool.last_read = ""
             for idx, step in enumerate(steps):
@@ -170,7 +172,21 @@ def run_tool(name, args, state, base, workdir):
     finally:
         tool.close()
         tools.dump(os.path.join(workdir, f"{name}.jsonl"), tool)
-    return tool, results
+    return tool, results, starts
+
+
+def re_reads(calls, starts, count):
+    """Per page: the tokens of the first read (whole) and of the largest re-read that sent what
+    changed (hands' `browser_read_page` after the first read of a document)."""
+    out = []
+    bounds = [i for _, i in starts[1:]] + [len(calls)]
+    for (page, start), end in zip(starts, bounds):
+        reads = [count(text) for kind, text, _ in calls[start:end] if kind == "read"]
+        changes = [count(text) for kind, text, _ in calls[start:end]
+                   if kind == "read" and text.startswith(("Since the last read:", "No changes since"))]
+        if reads and changes:
+            out.append((page, reads[0], max(changes), statistics.median(changes)))
+    return out
 
 
 def summarize(name, calls, results, count):
@@ -259,9 +275,10 @@ def main():
     try:
         for name in [t for t in args.tools.split(",") if t]:
             print(f"running {name}…", file=sys.stderr)
-            tool, results = run_tool(name, args, state, base, workdir)
+            tool, results, starts = run_tool(name, args, state, base, workdir)
             rows.append(summarize(name, tool.calls, results, count))
             rows[-1]["retries"] = tool.retries
+            rows[-1]["re_reads"] = re_reads(tool.calls, starts, count)
     finally:
         server.shutdown()
     print(table(rows, tokenizer))
@@ -270,6 +287,10 @@ def main():
             print(f"{r['tool']}: {r['calls'] / max(1, r['steps']):.2f} calls and "
                   f"{r['tokens'] / max(1, r['steps']):.0f} tokens per step; {r['retries']} actions "
                   "on a remembered ref were refused and retried after a read")
+    for r in rows:
+        for page, first, largest, median in r.get("re_reads", []):
+            print(f"{r['tool']}: {page}: first read {first:,} tokens; re-reads that sent what "
+                  f"changed: largest {largest:,} ({largest / first:.2f}x), median {median:,.0f}")
     for r in rows:
         for page, step, note in r["failures"]:
             print(f"{r['tool']}: {page} step {step} failed: {note}")

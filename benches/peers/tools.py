@@ -106,10 +106,20 @@ class McpTool(Tool):
 
 
 class Hands(McpTool):
+    """hands keeps each element's ref from read to read of a document, and `browser_read_page`
+    answers a re-read with what changed since the last one (`+`/`-`/`~` lines). Like a model,
+    the adapter keeps what its reads showed (ref -> kind and name) and brings it up to date from
+    each answer; every step still re-reads (the page may have changed) before it looks the
+    target up."""
+
     name = "hands"
+    CHANGES = "Since the last read:"
+    NO_CHANGES = "No changes since the last read."
 
     def __init__(self, workdir, hands_bin, base, locate):
         self.locate_mode = locate
+        self.known = {}
+        self.cursor = None
         super().__init__(
             workdir,
             [hands_bin, "mcp", "--browser", f"{base}/", "--allow-origin", base,
@@ -119,10 +129,48 @@ class Hands(McpTool):
 
     def open(self, url):
         self.call("open", "browser_navigate", {"url": url})
+        self.known, self.cursor = {}, None
 
     # `[e12] button Sort by price`, `[e44] checkbox [ ] Subscribe`, `[e43] textbox Comment = ""`,
-    # `[e9] combobox Country {France=FR, …}`
-    LINE = re.compile(r'^\s*\[(e\d+)\] (\S+) (?:\[[ x-]\] )?(.*?)(?: = ".*"| \{.*\})?$')
+    # `[e9] combobox Country {France=FR, …}`, `[e7] button Skip (off-screen)`
+    LINE = re.compile(r'^\s*\[(e\d+)\] (\S+) (?:\[[ x-]\] )?(.*?)(?: = ".*"| \{.*\})?(?: \(off-screen\))?$')
+
+    def _absorb(self, text, whole):
+        """Brings `known` up to date from a read's answer: a changes answer edits it, a whole
+        read (`whole`: not a continuation) replaces it."""
+        lines = text.splitlines()
+        if lines and lines[0] in (self.CHANGES, self.NO_CHANGES):
+            for line in lines[1:]:
+                gone = re.match(r"^- \[(e\d+)\] ", line)
+                if gone:
+                    self.known.pop(gone.group(1), None)
+                    continue
+                m = self.LINE.match(line[2:])
+                if m:
+                    self.known[m.group(1)] = (m.group(2), m.group(3).strip())
+            return
+        if whole:
+            self.known = {}
+            self.cursor = None
+        for line in lines:
+            m = self.LINE.match(line)
+            if m:
+                self.known[m.group(1)] = (m.group(2), m.group(3).strip())
+        cursor = re.search(r'cursor "([^"]+)"', text)
+        if cursor:
+            self.cursor = cursor.group(1)
+        elif not whole:
+            self.cursor = None
+
+    def _lookup(self, role, name):
+        fallback = None
+        for ref, (kind, label) in self.known.items():
+            if label != name:
+                continue
+            if kind in tools_roles(role):
+                return ref
+            fallback = fallback or ref
+        return fallback
 
     @classmethod
     def _find(cls, text, role, name):
@@ -139,20 +187,24 @@ class Hands(McpTool):
     def find_in(self, text, role, name):
         return self._find(text, role, name)
 
+    def remembered(self, role, name):
+        """`--locate remember`: the ref the reads so far gave the control (kept up to date from
+        every answer), without reading again."""
+        return self._lookup(role, name)
+
     def locate(self, role, name):
-        args = {"filter": "interactive"}
-        self.last_read = ""
-        while self.locate_mode in ("read", "remember"):
-            text, _ = self.call("read", "browser_read_page", args)
-            self.last_read += text + "\n"
-            ref = self._find(text, role, name)
+        if self.locate_mode in ("read", "remember"):
+            text, _ = self.call("read", "browser_read_page", {"filter": "interactive"})
+            self._absorb(text, whole=True)
+            ref = self._lookup(role, name)
+            # The rest of a read cut at the budget, page by page, until the target is in it.
+            while not ref and self.cursor:
+                text, _ = self.call("read", "browser_read_page",
+                                    {"filter": "interactive", "cursor": self.cursor})
+                self._absorb(text, whole=False)
+                ref = self._lookup(role, name)
             if ref:
                 return ref
-            cursor = re.search(r'cursor "([^"]+)"', text)
-            if not cursor:
-                # The read says what was left out and to use browser_find for it.
-                break
-            args = {"filter": "interactive", "cursor": cursor.group(1)}
         text, _ = self.call("read", "browser_find", {"query": name})
         ref = self._find(text, role, name)
         if not ref:

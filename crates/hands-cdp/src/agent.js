@@ -40,6 +40,8 @@ function install(docId) {
   // Kinds whose name comes from their content (their own text) when no label names them.
   const NAME_FROM_CONTENT = new Set(['button', 'link', 'tab', 'menuitem', 'switch', 'checkbox',
     'radio', 'clickable']);
+  // Kinds a person picks by sight when they have no text (a swatch, a shape, an icon).
+  const LOOKS_NAME = new Set(['button', 'link', 'tab', 'menuitem', 'clickable']);
   // Why an element without a native or ARIA role is operable (the walk's signals).
   const SIG_LISTENER = 1;
   const SIG_POINTER = 2;
@@ -303,6 +305,118 @@ function install(docId) {
     return '';
   }
 
+  // Colour names a person would say, each with its sRGB value: the nearest names a colour
+  // (a hover that darkens a swatch a little keeps its name).
+  const COLOURS = [['black', 0, 0, 0], ['white', 255, 255, 255], ['gray', 128, 128, 128],
+    ['silver', 192, 192, 192], ['red', 255, 0, 0], ['maroon', 128, 0, 0],
+    ['orange', 255, 165, 0], ['yellow', 255, 255, 0], ['olive', 128, 128, 0],
+    ['lime', 0, 255, 0], ['green', 0, 128, 0], ['teal', 0, 128, 128], ['cyan', 0, 255, 255],
+    ['blue', 0, 0, 255], ['navy', 0, 0, 128], ['purple', 128, 0, 128],
+    ['magenta', 255, 0, 255], ['pink', 255, 192, 203], ['brown', 165, 42, 42]];
+
+  // The name of a computed colour (`rgb(…)` / `rgba(…)`), or '' when it is transparent.
+  function colourName(css) {
+    const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?/.exec(css || '');
+    if (!m || (m[4] !== undefined && Number(m[4]) < 0.1)) return '';
+    const [r, g, b] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    let best = '';
+    let dist = Infinity;
+    for (const [name, cr, cg, cb] of COLOURS) {
+      const d = (r - cr) ** 2 + (g - cg) ** 2 + (b - cb) ** 2;
+      if (d < dist) { dist = d; best = name; }
+    }
+    return best;
+  }
+
+  // SVG shapes and what a person calls them.
+  const SHAPES = { circle: 'circle', ellipse: 'ellipse', rect: 'rectangle', polygon: 'polygon',
+    path: 'shape', line: 'line', polyline: 'line' };
+
+  // "red circle": an SVG shape by its fill (its stroke when unfilled) and its kind.
+  function shapeName(el) {
+    let shape = SHAPES[el.localName];
+    if (!shape) return '';
+    if (shape === 'rectangle') {
+      const b = el.getBoundingClientRect();
+      if (b.width > 0 && Math.abs(b.width - b.height) < 1) shape = 'square';
+    } else if (shape === 'polygon') {
+      const n = (el.getAttribute('points') || '').trim().split(/[\s,]+/).length / 2;
+      if (n === 3) shape = 'triangle';
+    }
+    const cs = getComputedStyle(el);
+    const colour = (cs.fill && cs.fill !== 'none' ? colourName(cs.fill) : '') ||
+      colourName(cs.stroke);
+    return colour ? colour + ' ' + shape : shape;
+  }
+
+  // The words of an image's file name: `/img/trash-can@2x.png` → "trash can".
+  function fileWords(url) {
+    if (!url || url.startsWith('data:')) return '';
+    let name = url.split(/[?#]/)[0].split('/').pop() || '';
+    try { name = decodeURIComponent(name); } catch (e) { /* keep it encoded */ }
+    return norm(name.replace(/\.[a-z0-9]{2,5}$/i, '').replace(/@\dx$/i, '')
+      .replace(/[-_.+]+/g, ' ').replace(/\b(icon|ico|img|image|btn)\b/gi, ' '));
+  }
+
+  // Icon fonts name their glyph in a class: `fa fa-trash`, `bi-gear`, `glyphicon-star`.
+  const ICON_CLASS = /^(?:fa[srlbdk]?|fas|far|fab|bi|glyphicon|mdi|ion|ti|la|icon|oi|octicon|feather|ri|bx|uil)-(?!(?:lg|xs|sm|[0-9]+x|fw|spin|pulse|border|inverse|stack|solid|regular|light|brands|flip.*|rotate.*|pull.*)$)([a-z0-9-]+)$/i;
+
+  function iconClass(el) {
+    for (const n of [el, ...(el.querySelectorAll ? el.querySelectorAll('i,span,svg,em') : [])].slice(0, 8)) {
+      const list = n.classList ? Array.from(n.classList) : [];
+      for (const c of list) {
+        const m = ICON_CLASS.exec(c);
+        if (m) return norm(m[1].replace(/-/g, ' '));
+      }
+    }
+    return '';
+  }
+
+  // What a person sees of an element that has no text: an SVG shape and its colour, an
+  // image's file name, an icon font's class, the element's own colour. A shape that is the
+  // target itself (a pie's slice) names it; free-form paths inside it (an icon's strokes) say
+  // little: they count only with `paths` (after the text beside it).
+  function looks(el, paths) {
+    const own = shapeName(el);
+    if (own) return own;
+    const shapes = [];
+    if (el.querySelectorAll) {
+      for (const s of el.querySelectorAll('circle,ellipse,rect,polygon,path,line,polyline')) {
+        if (!paths && s.localName === 'path') continue;
+        const n = shapeName(s);
+        if (n && !shapes.includes(n)) shapes.push(n);
+        if (shapes.length >= 3) break;
+      }
+    }
+    const img = el.tagName === 'IMG' ? el : (el.querySelector ? el.querySelector('img') : null);
+    const file = img ? fileWords(img.currentSrc || img.getAttribute('src') || '') : '';
+    if (file) return file;
+    const icon = iconClass(el);
+    if (icon) return icon;
+    if (shapes.length) return shapes.join(' and ');
+    const cs = getComputedStyle(el);
+    const bg = /url\(["']?([^"')]+)/.exec(cs.backgroundImage || '');
+    if (bg && fileWords(bg[1])) return fileWords(bg[1]);
+    // An element's own colour names it before the text beside it only among look-alikes (a
+    // palette of swatches, where that text is the same for all); alone (a slider's track) it
+    // comes after.
+    if (!paths && !lookAlikes(el)) return '';
+    const colour = colourName(cs.backgroundColor);
+    return colour ? colour + ' ' + (el.localName === 'svg' ? 'image' : 'box') : '';
+  }
+
+  // Whether the element has at least two siblings of its tag and classes.
+  function lookAlikes(el) {
+    const parent = el.parentElement;
+    if (!parent) return false;
+    const cls = el.getAttribute('class');
+    let n = 0;
+    for (const c of parent.children) {
+      if (c !== el && c.tagName === el.tagName && c.getAttribute('class') === cls && ++n >= 2) return true;
+    }
+    return false;
+  }
+
   function rawLabel(el, kind, index) {
     let l = '';
     const lb = el.getAttribute('aria-labelledby');
@@ -314,22 +428,28 @@ function install(docId) {
     }
     if (!l && el.tagName === 'INPUT' && kind === 'button') {
       const t = (el.getAttribute('type') || '').toLowerCase();
-      l = norm(t === 'image' ? (el.getAttribute('alt') || el.value || '') : el.value ||
+      l = norm(t === 'image' ? (el.getAttribute('alt') || el.value ||
+        fileWords(el.getAttribute('src') || '')) : el.value ||
         (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''));
     } else if (!l && NAME_FROM_CONTENT.has(kind) && !FIELD_TAGS.has(el.tagName)) {
       l = norm(nameText(el, 1000));
       // An icon glyph (no letter or digit: "✕", "●", an icon font's private-use character)
       // names nothing; the element's title or icon hint does.
       if (l && !/[\p{L}\p{N}]/u.test(l)) {
-        l = norm(el.getAttribute('title') || '') || iconHint(el) || l;
+        l = norm(el.getAttribute('title') || '') || iconHint(el) || iconClass(el) || l;
       }
     }
     if (!l) l = norm(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
     if (!l) l = norm(el.getAttribute('title') || el.getAttribute('alt') || '');
     if (!l) l = iconHint(el);
+    // A target without text is named by what it looks like, before the text beside it (which
+    // would give every swatch of a palette the same name).
+    const looked = LOOKS_NAME.has(kind) && !FIELD_TAGS.has(el.tagName);
+    if (!l && looked) l = looks(el, false);
     if (!l && kind !== 'textbox') l = besideText(el);
     if (!l) l = norm(el.getAttribute('name') || '');
     if (!l && kind === 'textbox') l = besideText(el);
+    if (!l && looked) l = looks(el, true);
     if (!l) l = norm(el.id || '');
     if (!l) l = kind;
     return l;
@@ -434,15 +554,19 @@ function install(docId) {
   }
 
   // `sig`: the walk's signals that made it operable, kept so the re-check before an action
-  // sees the element as the read did.
-  // `fp`: what the element looked like (refs.js), so a re-render's successor can be found.
+  // sees the element as the read did. `fp`: what the element looked like (refs.js), so a
+  // re-render's successor can be found. An element keeps its ref from read to read while its
+  // kind stays: a new name is recorded (a read reports it as changed; an action on the ref
+  // before that read is refused, the name it was issued with having changed). An element seen
+  // for the first time has no ref yet (null): `issueRefs` gives it one after the walk.
   function elementRef(el, role, label, sig, state) {
     const old = refOf.get(el);
     if (old) {
       const e = refs.get(old);
       // (A ref that followed a re-render to another node is that node's now.)
       if (e && e.node.deref() === el) {
-        if (e.role === role && e.label === label) {
+        if (e.role === role) {
+          e.label = label;
           e.url = state.href;
           e.sig = sig;
           identity.note(e, el);
@@ -451,12 +575,49 @@ function install(docId) {
         refs.delete(old);
       }
     }
-    const r = newRef('e', state);
-    const e = { node: new WeakRef(el), role, label, sig, fp: null, scope: false, url: state.href };
-    refs.set(r, e);
-    refOf.set(el, r);
-    identity.note(e, el);
-    return r;
+    return null;
+  }
+
+  // Gives each element first seen by a walk its ref. An element that replaced one a read
+  // reported (a list rendered anew) inherits the replaced element's ref when the identity is
+  // certain: the replaced element is gone from the document, both have the same kind, name and
+  // frame, and it is the only one of that kind and name that is gone and the only new one.
+  // Otherwise a new ref: a look-alike never inherits here (an action may still follow its ref
+  // to it, by the rows of refs.js).
+  function issueRefs(pending, state) {
+    const keyOf = (role, label) => role + '\u0000' + label;
+    const fresh = new Map();
+    for (const p of pending) {
+      const k = keyOf(p.role, p.label);
+      const list = fresh.get(k);
+      if (list) list.push(p);
+      else fresh.set(k, [p]);
+    }
+    const gone = new Map();
+    if (fresh.size) {
+      for (const [r, e] of refs) {
+        if (e.scope) continue;
+        const k = keyOf(e.role, e.label);
+        if (!fresh.has(k)) continue;
+        const node = e.node.deref();
+        if (node && attached(node)) continue;
+        const list = gone.get(k);
+        if (list) list.push(r);
+        else gone.set(k, [r]);
+      }
+    }
+    for (const p of pending) {
+      const k = keyOf(p.role, p.label);
+      const heirs = gone.get(k);
+      const r = (heirs && heirs.length === 1 && fresh.get(k).length === 1 &&
+        refs.get(heirs[0]).doc.deref() === p.el.ownerDocument) ? heirs[0] : newRef('e', state);
+      const e = { node: new WeakRef(p.el), doc: new WeakRef(p.el.ownerDocument), role: p.role,
+        label: p.label, sig: p.sig, fp: null, scope: false, url: state.href };
+      refs.set(r, e);
+      refOf.set(p.el, r);
+      identity.note(e, p.el);
+      p.item.ref = r;
+    }
   }
 
   function scopeRef(el, label, state) {
@@ -488,6 +649,8 @@ function install(docId) {
     const labelIndex = new Map();
     const omitted = new Set();
     const elements = [];
+    // Elements seen for the first time, given their refs after the walk (`issueRefs`).
+    const pending = [];
     const scopes = [];
     const parts = [];
     let textBytes = 0;
@@ -541,7 +704,7 @@ function install(docId) {
     }
 
     // Adds an element; true when it was added.
-    function addElement(el, role, sig) {
+    function addElement(el, role, sig, offscreen) {
       if (reportFull) { omitted.add('report_limit'); stopText(); return false; }
       if (elements.length >= lim.elements) { omitted.add('target_limit'); stopText(); return false; }
       if (role === 'unsupported') { omitted.add('unsupported_control'); return false; }
@@ -550,7 +713,13 @@ function install(docId) {
       if (truncated) nameCuts += 1;
       lastCut = truncated;
       const item = { ref: elementRef(el, role, label, sig, state), role, label };
+      // A ref is given after the walk (`issueRefs`); counted here at the size of a new one.
+      if (item.ref === null) {
+        pending.push({ item, el, role, label, sig });
+        item.ref = 'e' + state.next;
+      }
       if (role === 'checkbox' || role === 'radio' || role === 'switch') item.checked = checkedOf(el);
+      if (offscreen) item.offscreen = true;
       const priv = isPrivate(el);
       const raw = rawValue(el, role);
       if (raw !== null) {
@@ -607,6 +776,11 @@ function install(docId) {
     };
     const vw = window.innerWidth;
     const vh = window.innerHeight;
+
+    function zeroSized(el) {
+      const r = el.getBoundingClientRect();
+      return r.width <= 0 || r.height <= 0;
+    }
 
     // Whether a person can see and reach the element: not hidden from them (`aria-hidden`,
     // `inert`: the walk's context), not of zero size, not covered where it is in view (a hit
@@ -676,6 +850,7 @@ function install(docId) {
       }
       let role = null;
       let sig = 0;
+      let offscreen = false;
       let display = '';
       let cursor = ctx.cursor;
       let listening = ctx.listening;
@@ -700,7 +875,13 @@ function install(docId) {
           const r = el.getBoundingClientRect();
           if (r.width * r.height >= 0.4 * vw * vh && el.children.length) role = null;
         }
-        if (role && (hidden || !reachable(el, role))) role = null;
+        if (role && hidden) role = null;
+        if (role && !reachable(el, role)) {
+          // A control of zero size that the keyboard reaches (a skip link, a control shown on
+          // focus) stays in a full read, marked off-screen: a person reaches it with Tab.
+          if (!opts.enabledOnly && zeroSized(el) && el.tabIndex >= 0 && !disabled(el)) offscreen = true;
+          else role = null;
+        }
       } else {
         role = kindOf(el, 0);
         display = getComputedStyle(el).display;
@@ -708,7 +889,9 @@ function install(docId) {
       // An element whose only signal is a handler of its own, without a pointer cursor, may be
       // where handlers for its children listen (a list or table delegating clicks to its rows):
       // its children are looked at as if it had no ref, and it loses its own when one of them
-      // turns out to be a delegated target.
+      // turns out to be a delegated target or a control with a role of its own is found inside
+      // it (a list whose buttons and checkboxes the handler serves: its name would be all of
+      // their names).
       const tentative = role && sig === SIG_LISTENER && cursor !== 'pointer' && !HAS_ROLE(el);
       let added = false;
       let addedAt = -1;
@@ -718,7 +901,7 @@ function install(docId) {
       if (role) {
         if (within) {
           if (wantElements) {
-            added = addElement(el, role, sig);
+            added = addElement(el, role, sig, offscreen);
             addedAt = elements.length - 1;
             markAt = lastMark;
             cut = lastCut;
@@ -754,7 +937,9 @@ function install(docId) {
         if (block) lineBreak();
         else if (CELL.has(tag) || boxed) addText(' ');
       }
-      if (tentative && added && delegated > delegatedBefore) {
+      if (tentative && added && (delegated > delegatedBefore ||
+          elements.slice(addedAt + 1).some((e) => e.role !== 'clickable'))) {
+        elements[addedAt].dropped = true;
         elements.splice(addedAt, 1);
         if (markAt >= 0) parts[markAt] = '';
         if (cut) nameCuts -= 1;
@@ -772,6 +957,7 @@ function install(docId) {
       }
     }
     visit(root, 1, false, { listening: rootListening, hidden: false, operable: false, cursor: '' });
+    issueRefs(pending.filter((p) => !p.item.dropped), state);
     if (nameCuts > 0) omitted.add('name_limit');
     let text = parts.join('').split('\n').map((l) => l.replace(/ {2,}/g, ' ').trim())
       .filter((l) => l).join('\n');

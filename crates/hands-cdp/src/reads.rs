@@ -72,6 +72,9 @@ struct WalkElement {
     checked: Option<bool>,
     #[serde(default)]
     options: Option<Vec<WalkOption>>,
+    /// A control of zero size the keyboard reaches.
+    #[serde(default)]
+    offscreen: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -146,6 +149,9 @@ fn element(e: WalkElement, omitted: &mut Vec<Omitted>) -> Option<ReadElement> {
         .ok()?
         .with_kind(kind)
         .ok()?;
+    if e.offscreen {
+        out = out.off_screen();
+    }
     if let Some(value) = e.value {
         let cut = truncate_utf8(&value, MAX_VALUE_BYTES);
         if cut.len() < value.len() {
@@ -560,6 +566,7 @@ mod tests {
                 value: Some("v".repeat(600)),
                 checked: Some(true),
                 options: None,
+                offscreen: false,
             },
             &mut omitted,
         )
@@ -576,6 +583,7 @@ mod tests {
                 value: None,
                 checked: None,
                 options: None,
+                offscreen: false,
             },
             &mut omitted,
         )
@@ -589,6 +597,7 @@ mod tests {
                 value: None,
                 checked: None,
                 options: None,
+                offscreen: false,
             },
             &mut omitted,
         );

@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use hands_core::CancellationToken;
-use hands_core::browser::{Browser, BrowserMember};
+use hands_core::browser::changes::ReadChanges;
+use hands_core::browser::{Browser, BrowserMember, BrowserRead};
 use hands_toolset::browser::consent::UrlPolicy;
 use hands_toolset::browser::{
     BrowserFault, BrowserToolCall, BrowserToolset, BrowserToolsetConfig, CallOutput, ConfigError,
+    TypedRead,
 };
 use rmcp::model::ContentBlock;
 use serde_json::{Map, Value, json};
@@ -22,7 +24,8 @@ use crate::read_form::{
     Pager, read_from_json, render_read, render_scoped_read, render_typed, scoped_read_from_json,
 };
 use crate::tools::{
-    BROWSER_MEMBERS, CURSOR_ARG, SNAPSHOT_ARG, browser_default, browser_is_action, browser_is_read,
+    BROWSER_MEMBERS, CURSOR_ARG, FULL_ARG, SNAPSHOT_ARG, browser_default, browser_is_action,
+    browser_is_read,
 };
 
 /// A browser toolset with its driver type erased.
@@ -128,6 +131,65 @@ impl ReadCache {
     }
 }
 
+/// The last whole read of each (tab, filter), to answer the next read with what changed.
+#[derive(Debug, Default)]
+struct Baselines {
+    reads: VecDeque<((String, String), BrowserRead)>,
+}
+
+/// How many (tab, filter) pairs keep their last read.
+const KEPT_BASELINES: usize = 8;
+
+impl Baselines {
+    /// The lines to send for `read` of (`tab`, `filter`): the changes since the last read of the
+    /// same pair when it showed the same document and they are under half the size of the whole
+    /// read (a re-read after a few changes), else the whole read. `read` becomes the pair's last.
+    fn lines(
+        &mut self,
+        tab: String,
+        filter: String,
+        read: &BrowserRead,
+        full: bool,
+    ) -> Vec<String> {
+        let key = (tab, filter);
+        let whole = render_read(read);
+        let last = self.reads.iter().position(|(k, _)| *k == key);
+        let before = last.and_then(|i| self.reads.remove(i)).map(|(_, r)| r);
+        if self.reads.len() == KEPT_BASELINES {
+            self.reads.pop_front();
+        }
+        self.reads.push_back((key, read.clone()));
+        let Some(before) = before.filter(|b| !full && ReadChanges::same_document(b, read)) else {
+            return whole;
+        };
+        let changes = ReadChanges::between(&before, read).to_lines();
+        let cost = |lines: &[String]| lines.iter().map(|l| text_tokens(l) + 1).sum::<u32>();
+        if 2 * cost(&changes) < cost(&whole) {
+            changes
+        } else {
+            whole
+        }
+    }
+
+    /// Forgets every read (the browser was opened anew).
+    fn clear(&mut self) {
+        self.reads.clear();
+    }
+}
+
+/// The tab a read was of: its `tab_id`, else the active tab of the state after it.
+fn read_tab(arguments: &Value, state: Option<&Value>) -> String {
+    if let Some(tab) = arguments["tab_id"].as_str() {
+        return tab.to_owned();
+    }
+    state
+        .and_then(|s| s["tabs"].as_array())
+        .and_then(|tabs| tabs.iter().find(|t| t["active"] == Value::Bool(true)))
+        .and_then(|t| t["id"].as_str())
+        .unwrap_or("")
+        .to_owned()
+}
+
 /// A cursor: `r<read>:<line>`.
 fn cursor_text(read: u32, line: usize) -> String {
     format!("r{read}:{line}")
@@ -145,6 +207,8 @@ pub struct BrowserSurface {
     /// What opens the browser on the first call (a lazy surface).
     opener: Option<Box<dyn OpenBrowser>>,
     reads: ReadCache,
+    /// The last read of each tab, for reads that send what changed.
+    baselines: Baselines,
     /// The tab state the client saw last, to say what an action changed.
     last_state: Option<Value>,
 }
@@ -177,6 +241,7 @@ impl BrowserSurface {
             toolset: None,
             opener: Some(opener),
             reads: ReadCache::default(),
+            baselines: Baselines::default(),
             last_state: None,
         }
     }
@@ -210,6 +275,7 @@ impl BrowserSurface {
             toolset: Some(toolset),
             opener: None,
             reads: ReadCache::default(),
+            baselines: Baselines::default(),
             last_state: None,
         }
     }
@@ -229,6 +295,7 @@ impl BrowserSurface {
         let mut arguments = arguments.clone();
         let cursor = arguments.remove(CURSOR_ARG);
         let snapshot = arguments.remove(SNAPSHOT_ARG);
+        let full = arguments.remove(FULL_ARG);
         if let Some(cursor) = cursor {
             return self.continue_read(member, &cursor, budget);
         }
@@ -238,6 +305,15 @@ impl BrowserSurface {
             Some(other) => {
                 return error_answer(format!(
                     "`{SNAPSHOT_ARG}` must be true or false on an action, got {other}"
+                ));
+            }
+        };
+        let full = match full {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) if member == BrowserMember::ReadPage => b,
+            Some(other) => {
+                return error_answer(format!(
+                    "`{FULL_ARG}` must be true or false on browser_read_page, got {other}"
                 ));
             }
         };
@@ -251,29 +327,29 @@ impl BrowserSurface {
                 arguments.insert((*field).to_owned(), value);
             }
         }
-        let (output, fault) = self
-            .run(call_id, member, Value::Object(arguments), cancel)
-            .await;
-        let mut answer = self.present(member, &output, budget);
+        let arguments = Value::Object(arguments);
+        let (output, fault) = self.run(call_id, member, arguments.clone(), cancel).await;
+        let lines = (member == BrowserMember::ReadPage)
+            .then(|| self.read_lines(&arguments, &output, full))
+            .flatten();
+        let mut answer = self.present(member, &output, lines, budget);
         answer.fault = fault;
         if snapshot && output.ok() && answer.fault.is_none() {
             let used = Budget::cost(&answer.content);
+            let arguments = json!({"filter": "interactive", "tab_id": null});
             let (read, fault) = self
-                .run(
-                    call_id,
-                    BrowserMember::ReadPage,
-                    json!({"filter": "interactive", "tab_id": null}),
-                    cancel,
-                )
+                .run(call_id, BrowserMember::ReadPage, arguments.clone(), cancel)
                 .await;
             answer.fault = fault;
             let room = budget.max_tokens().saturating_sub(used);
+            let changes = self.read_lines(&arguments, &read, false);
             match read.body().get("result") {
                 Some(result) if read.ok() => {
-                    let lines = match (read.read(), read_from_json(result)) {
-                        (Some(typed), _) => render_typed(typed),
-                        (None, Ok(read)) => render_read(&read),
-                        (None, Err(e)) => vec![e.to_string()],
+                    let lines = match (changes, read.read(), read_from_json(result)) {
+                        (Some(lines), _, _) => lines,
+                        (None, Some(typed), _) => render_typed(typed),
+                        (None, None, Ok(read)) => render_read(&read),
+                        (None, None, Err(e)) => vec![e.to_string()],
                     };
                     answer
                         .content
@@ -286,6 +362,22 @@ impl BrowserSurface {
             }
         }
         answer
+    }
+
+    /// The lines of a successful `read_page`'s typed read: the changes since the tab's last
+    /// read, or the whole read (`full`, a new document, or changes as large as the read).
+    fn read_lines(
+        &mut self,
+        arguments: &Value,
+        output: &CallOutput,
+        full: bool,
+    ) -> Option<Vec<String>> {
+        let Some(TypedRead::Page(read)) = output.read().filter(|_| output.ok()) else {
+            return None;
+        };
+        let tab = read_tab(arguments, output.state());
+        let filter = arguments["filter"].as_str().unwrap_or("all").to_owned();
+        Some(self.baselines.lines(tab, filter, read, full))
     }
 
     /// Opens the browser of a lazy surface if it is not open yet.
@@ -306,6 +398,7 @@ impl BrowserSurface {
         };
         tracing::info!(target: "hands::mcp", ms = started.elapsed().as_millis() as u64, "browser opened");
         self.toolset = Some(toolset);
+        self.baselines.clear();
         Ok(())
     }
 
@@ -378,7 +471,14 @@ impl BrowserSurface {
     }
 
     /// Turns the toolset's answer into content.
-    fn present(&mut self, member: BrowserMember, output: &CallOutput, budget: Budget) -> Answer {
+    /// `lines`: the read's lines when the caller made them (a read that sends what changed).
+    fn present(
+        &mut self,
+        member: BrowserMember,
+        output: &CallOutput,
+        lines: Option<Vec<String>>,
+        budget: Budget,
+    ) -> Answer {
         let state = output.state().cloned();
         let changed = self.state_change(state.as_ref());
         if let Some(state) = &state {
@@ -444,7 +544,9 @@ impl BrowserSurface {
         let body = match (member, result) {
             (_, None) => None,
             (_, Some(_)) if output.read().is_some() => {
-                let lines = output.read().map(render_typed).unwrap_or_default();
+                let lines = lines
+                    .or_else(|| output.read().map(render_typed))
+                    .unwrap_or_default();
                 Some(self.page_of(lines, 0, room))
             }
             (BrowserMember::ReadPageScoped, Some(result)) => {

@@ -24,6 +24,9 @@ pub const COMPUTER_TOOL_PREFIX: &str = "computer_";
 pub const CURSOR_ARG: &str = "cursor";
 /// The argument that asks for a read of the page after a browser action.
 pub const SNAPSHOT_ARG: &str = "snapshot";
+/// The argument that asks `browser_read_page` for the whole read rather than the changes
+/// since the tab's last read.
+pub const FULL_ARG: &str = "full";
 /// The argument that asks for a screenshot after a desktop action.
 pub const SCREENSHOT_ARG: &str = "screenshot";
 
@@ -159,12 +162,22 @@ pub fn browser_schema(member: BrowserMember) -> Value {
                    then ignored."}),
         );
     }
+    if member == BrowserMember::ReadPage {
+        properties.insert(
+            FULL_ARG.to_owned(),
+            json!({"type": "boolean", "default": false, "description": "Send the whole read. \
+                   By default a read of the document the tab's last read (with the same filter) \
+                   showed sends only what changed since: elements added (+), removed (-) or \
+                   changed (~), lines of text added or removed; refs stay the same. A new \
+                   document always gets the whole read."}),
+        );
+    }
     if browser_is_action(member) {
         properties.insert(
             SNAPSHOT_ARG.to_owned(),
             json!({"type": "boolean", "default": false, "description": "Also return the page's \
-                   controls after the action (a read with filter \"interactive\"). Off by default: \
-                   the answer is one line of what changed."}),
+                   controls after the action (a read with filter \"interactive\": what changed \
+                   since the last one). Off by default: the answer is one line of what changed."}),
         );
     }
     json!({"type": "object", "properties": properties, "required": required,

@@ -11,6 +11,7 @@
 //! after it up to "Contrato del controlador de computadora".
 
 pub mod args;
+pub mod changes;
 pub mod driver;
 pub mod read;
 pub mod state;

@@ -404,6 +404,10 @@ pub struct ReadElement {
     /// on a character boundary), so the compact form can show it among the text around it.
     #[serde(skip)]
     at: Option<usize>,
+    /// Not part of `BrowserReadV1`: a control of zero size the keyboard reaches (a skip link),
+    /// shown as `(off-screen)` in the compact form.
+    #[serde(skip)]
+    offscreen: bool,
 }
 
 impl ReadElement {
@@ -418,6 +422,7 @@ impl ReadElement {
             checked: None,
             kind: Kind::of_role(role),
             at: None,
+            offscreen: false,
         })
     }
 
@@ -438,6 +443,18 @@ impl ReadElement {
     pub fn at_text_offset(mut self, at: usize) -> ReadElement {
         self.at = Some(at);
         self
+    }
+
+    /// Marks a control of zero size that the keyboard reaches (Tab, then Enter or typing):
+    /// a pointer cannot land on it.
+    pub fn off_screen(mut self) -> ReadElement {
+        self.offscreen = true;
+        self
+    }
+
+    /// Whether it is a zero-size control reached by the keyboard only.
+    pub fn is_off_screen(&self) -> bool {
+        self.offscreen
     }
 
     /// What the element is (its role's kind unless the driver said more).
@@ -601,7 +618,7 @@ impl BrowserRead {
 /// form's syntax, else a JSON string literal (quotes and escapes), so any text reads back
 /// exactly. Quoted: the empty string, text with surrounding spaces or control characters, or
 /// with any of `"` `=` `{` `}` `[` `]`, and inside braces `,` and `*` too.
-fn text_item(out: &mut String, text: &str, in_braces: bool) {
+pub(crate) fn text_item(out: &mut String, text: &str, in_braces: bool) {
     let bare = !text.is_empty()
         && text.trim() == text
         && !text.chars().any(|c| {
@@ -705,8 +722,15 @@ fn compact_line_with(e: &ReadElement, like: Option<&Ref>) -> String {
         }
         out.push('}');
     }
+    if e.offscreen {
+        out.push(' ');
+        out.push_str(OFF_SCREEN_MARK);
+    }
     out
 }
+
+/// What the compact form puts after a zero-size control the keyboard reaches.
+pub const OFF_SCREEN_MARK: &str = "(off-screen)";
 
 /// One piece of the compact form, in page order.
 enum Piece<'a> {
