@@ -7,12 +7,13 @@
 #   tests:     gcc and libx11-dev build the Xlib test client (the GTK one needs only mousepad's
 #              GTK runtime); postgresql (15) for hands-fleet's tests, which start a private
 #              cluster of their own (initdb + pg_ctl as the `postgres` user it creates); podman,
-#              runc and debootstrap build and run the worker image (deploy/container) in its test
+#              runc and debootstrap build and run the worker image (deploy/container) in its test;
+#              ffmpeg (and its ffprobe) encodes and checks `hands run --video`
 set -euo pipefail
 
 packages=(xvfb xauth x11-utils x11-xkb-utils openbox fonts-dejavu-core chromium bubblewrap
           xdotool scrot imagemagick mousepad gcc libx11-dev postgresql
-          podman runc debootstrap)
+          podman runc debootstrap ffmpeg)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -112,6 +112,7 @@ pub mod protocol;
 pub mod proxy;
 pub mod reads;
 pub mod refs;
+pub mod screencast;
 mod scripts;
 mod settle;
 pub mod state_file;

@@ -23,7 +23,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::live::{Answer, Live};
-use crate::steps::read_log;
+use crate::steps::{read_log, video_name_ok};
 use crate::trace::{APPROVALS, LOG, Trace, TraceError, image_name_ok};
 
 /// The page.
@@ -129,6 +129,7 @@ pub async fn serve(dir: &Path, addr: SocketAddr, live: Option<Live>) -> Result<V
         .route("/api/wait", get(wait))
         .route("/api/approvals/{id}", post(answer))
         .route("/images/{file}", get(image))
+        .route("/video/{file}", get(video))
         .merge(crate::wheel_api::routes())
         .with_state(shared);
     let stop = CancellationToken::new();
@@ -292,6 +293,29 @@ async fn image(
     match bytes {
         Some(bytes) => ([(header::CONTENT_TYPE, mime)], bytes).into_response(),
         None => (StatusCode::NOT_FOUND, "no such image").into_response(),
+    }
+}
+
+/// `GET /video/{file}`: the run's video (`hands run --video`), from its directory or trace.
+async fn video(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    UrlPath(file): UrlPath<String>,
+    Query(query): Query<Auth>,
+) -> Response {
+    if !authorised(&shared, &headers, &query) {
+        return refused();
+    }
+    if !video_name_ok(&file) {
+        return (StatusCode::BAD_REQUEST, "not a video name").into_response();
+    }
+    let bytes = match &shared.source {
+        Source::Dir(dir) => tokio::fs::read(dir.join(&file)).await.ok(),
+        Source::Trace(trace) => trace.videos.get(&file).cloned(),
+    };
+    match bytes {
+        Some(bytes) => ([(header::CONTENT_TYPE, "video/webm")], bytes).into_response(),
+        None => (StatusCode::NOT_FOUND, "no such video").into_response(),
     }
 }
 

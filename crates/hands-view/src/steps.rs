@@ -53,6 +53,18 @@ pub struct StepView {
     pub actions: Vec<ActionView>,
     /// After this step a person held the wheel: what the model was told they did.
     pub handoff: Option<String>,
+    /// When the model's answer was logged, ms on the log's clock (`t_ms`).
+    pub t_ms: Option<u64>,
+}
+
+/// The run's video (`hands run --video`): its file and when its first frame was taken.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VideoView {
+    /// The file in the run directory (`video.webm`).
+    pub file: String,
+    /// When the video starts, ms on the log's clock: a step at `t_ms` is at
+    /// `(t_ms - this) / 1000` seconds into the video.
+    pub t_ms: u64,
 }
 
 /// The run as a whole.
@@ -62,6 +74,20 @@ pub struct RunView {
     pub start: Option<Value>,
     /// The steps.
     pub steps: Vec<StepView>,
+    /// The video, if the run recorded one (the last, for a resumed run).
+    pub video: Option<VideoView>,
+}
+
+/// A run's video file name: `video.webm` or `video-N.webm`, no separators.
+pub fn video_name_ok(name: &str) -> bool {
+    name.strip_prefix("video")
+        .and_then(|rest| rest.strip_suffix(".webm"))
+        .is_some_and(|mid| {
+            mid.is_empty()
+                || mid
+                    .strip_prefix('-')
+                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
 }
 
 fn point_of(value: &Value) -> Option<[f64; 2]> {
@@ -207,6 +233,7 @@ pub fn read_log(text: &str) -> RunView {
     let mut run = RunView {
         start: None,
         steps: Vec::new(),
+        video: None,
     };
     let mut last_image: Option<String> = None;
     let mut last_size: Option<[u32; 2]> = None;
@@ -217,6 +244,14 @@ pub fn read_log(text: &str) -> RunView {
         let step_no = entry["step"].as_u64().unwrap_or(0);
         match entry["kind"].as_str() {
             Some("start") => run.start = Some(entry.clone()),
+            Some("video") => {
+                if let Some(file) = entry["file"].as_str().filter(|f| video_name_ok(f)) {
+                    run.video = Some(VideoView {
+                        file: file.to_owned(),
+                        t_ms: entry["t_ms"].as_u64().unwrap_or(0),
+                    });
+                }
+            }
             Some("request") => {
                 for (call_id, text) in read_results(&entry["body"]) {
                     if let Some(a) = find_action(&mut run.steps, &call_id) {
@@ -231,6 +266,7 @@ pub fn read_log(text: &str) -> RunView {
                     text: Vec::new(),
                     actions: Vec::new(),
                     handoff: None,
+                    t_ms: entry["t_ms"].as_u64(),
                 };
                 read_response(&entry["body"], &mut step);
                 for a in &mut step.actions {
@@ -363,5 +399,39 @@ mod tests {
         assert_eq!(step.actions[0].point, Some([5.0, 6.0]));
         assert_eq!(step.actions[1].arguments["target"], "e3");
         assert_eq!(step.actions[1].result.as_deref(), Some("{\"ok\":true}"));
+    }
+
+    #[test]
+    fn the_video_line_gives_the_file_and_its_start_and_steps_their_time() {
+        let log = [
+            json!({"kind": "video", "file": "video.webm", "fps": 5, "t_ms": 120}),
+            json!({"kind": "response", "step": 1, "t_ms": 2500, "body": {"content": []}}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n");
+        let run = read_log(&log);
+        assert_eq!(
+            run.video,
+            Some(VideoView {
+                file: "video.webm".into(),
+                t_ms: 120
+            })
+        );
+        assert_eq!(run.steps[0].t_ms, Some(2500));
+        // A name that is not a run's video is not served.
+        let bad = json!({"kind": "video", "file": "../secret.webm", "t_ms": 0}).to_string();
+        assert_eq!(read_log(&bad).video, None);
+        for ok in ["video.webm", "video-2.webm"] {
+            assert!(video_name_ok(ok), "{ok}");
+        }
+        for bad in [
+            "video-.webm",
+            "video-a.webm",
+            "x/video.webm",
+            "video.webm.png",
+            "video",
+        ] {
+            assert!(!video_name_ok(bad), "{bad}");
+        }
     }
 }

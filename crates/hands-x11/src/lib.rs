@@ -239,6 +239,21 @@ impl X11Desktop {
         })
     }
 
+    /// Another connection to the same display, with its own driver thread (e.g. to capture
+    /// the screen for a video beside the connection that acts on it). It does not own the
+    /// server: a spawned Xvfb still stops when this desktop is dropped.
+    pub fn another_connection(&self) -> Result<X11Desktop, X11Error> {
+        let endpoint = match &self.xvfb {
+            Some(xvfb) => Endpoint::Spawned {
+                launcher: Arc::clone(xvfb.launcher()),
+                number: xvfb.number(),
+                server_host_pid: xvfb.host_pid(),
+            },
+            None => Endpoint::Display(Some(self.display.clone())),
+        };
+        X11Desktop::start(endpoint, self.display.clone(), self.clients.clone(), None)
+    }
+
     /// The display name, e.g. `:93`, as programs in the display's environment name it.
     pub fn display(&self) -> &str {
         &self.display

@@ -290,6 +290,11 @@ pub struct RunArgs {
     /// Watch the run in a local web page as it happens, and approve or deny its actions there.
     #[arg(long)]
     pub view: bool,
+    /// Record the run as a video, `video.webm` in the run directory: the desktop (sampled 5
+    /// times a second) or, for a run with a browser only, the browser's screencast. Needs
+    /// `ffmpeg` on PATH.
+    #[arg(long)]
+    pub video: bool,
     /// Remote MCP servers and server tools.
     #[command(flatten)]
     pub remote: Box<RemoteToolArgs>,
@@ -467,6 +472,10 @@ pub enum RunsAction {
         /// that changes at every step may then take 10 MB per 50 steps.
         #[arg(long)]
         as_seen: bool,
+        /// Put the run's video (`video.webm`, from `hands run --video`) in the trace as
+        /// `video/video.webm`; left out by default (it is larger than the rest of a trace).
+        #[arg(long)]
+        video: bool,
     },
 }
 

@@ -27,6 +27,7 @@ mod runs;
 mod sandbox;
 mod state;
 mod stdout;
+mod video;
 mod view;
 mod wheel;
 

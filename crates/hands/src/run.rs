@@ -220,6 +220,7 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     if let Some(network) = environment.network.take() {
         rundir.log_network(network);
     }
+    let recorder = start_video(plan, &mut environment, &mut rundir)?;
     let mut runner = build_runner(plan, environment, &episode)?;
     // With --view, a person may take the browser's wheel between turns.
     if let (Some(view), Some(browser)) = (&live, browser_wheel) {
@@ -237,6 +238,18 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     attach_records(&mut runner, &episode, rundir, ledger, live.as_ref())?;
     let outcome = run_or_resume(&mut runner, plan, resume, &cancel).await;
     bar.finish_and_clear();
+    // The file is finished whatever the outcome (Ctrl-C and errors included).
+    if let Some((recorder, file)) = recorder {
+        match recorder.finish().await {
+            Ok(stats) => eprintln!(
+                "hands run: {file}: {} frames, {:.1} s, {} KB",
+                stats.frames,
+                stats.seconds,
+                stats.bytes / 1024
+            ),
+            Err(e) => eprintln!("hands run: the video was not finished: {e:#}"),
+        }
+    }
     // Saved whatever the outcome (the browser lives as long as the runner).
     if let Some(state) = &state
         && let Err(e) = state.save().await
@@ -248,6 +261,35 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
         view.finish().await;
     }
     Ok(outcome)
+}
+
+/// Starts `--video`'s recorder: the desktop if the run has one, else the browser's screencast,
+/// into `video.webm` (`video-N.webm` for the N-th part of a resumed run). A `video` line
+/// marks the video's first frame on the log's clock.
+fn start_video(
+    plan: &RunPlan,
+    environment: &mut Environment,
+    rundir: &mut RunDir,
+) -> anyhow::Result<Option<(crate::video::Recorder, String)>> {
+    let Some(ffmpeg) = &plan.video else {
+        return Ok(None);
+    };
+    let screencast = environment.screencast.take();
+    let source = match (environment.video_desktop.take(), screencast) {
+        (Some(desktop), _) => crate::video::VideoSource::Desktop(Box::new(desktop)),
+        (None, Some(cast)) => crate::video::VideoSource::Browser(cast),
+        (None, None) => anyhow::bail!("--video needs a desktop or a browser to record"),
+    };
+    let file = (1..)
+        .map(|n| match n {
+            1 => crate::video::VIDEO_FILE.to_owned(),
+            n => format!("video-{n}.webm"),
+        })
+        .find(|name| !rundir.path().join(name).exists())
+        .unwrap_or_else(|| crate::video::VIDEO_FILE.to_owned());
+    let recorder = crate::video::Recorder::start(ffmpeg, &rundir.path().join(&file), source)?;
+    rundir.line(serde_json::json!({"kind": "video", "file": file, "fps": crate::video::FPS}));
+    Ok(Some((recorder, file)))
 }
 
 /// The run directory and its ledger: reopened for a resumed run, created (the launch kept in
@@ -279,6 +321,10 @@ struct Environment {
     wheel: Option<hands_cdp::wheel::BrowserWheel>,
     /// The browser's network log, for the run directory.
     network: Option<hands_cdp::network_tap::NetworkTap>,
+    /// The browser's screencast, for `--video`.
+    screencast: Option<hands_cdp::screencast::Screencast>,
+    /// A connection of its own to the desktop, for `--video`.
+    video_desktop: Option<X11Desktop>,
 }
 
 /// What starting the browser gives the run besides its toolset.
@@ -291,6 +337,8 @@ struct StartedBrowser {
     wheel: hands_cdp::wheel::BrowserWheel,
     /// Its network log.
     network: hands_cdp::network_tap::NetworkTap,
+    /// Its screencast.
+    screencast: hands_cdp::screencast::Screencast,
 }
 
 /// Starts the plan's desktop and browser; also returns the X clients started on a spawned
@@ -300,12 +348,12 @@ async fn start_environment(
     episode: &mut Episode,
     confirm: &Arc<dyn Confirm>,
 ) -> anyhow::Result<(Environment, Vec<XClient>)> {
-    let (desktop, display, clients) = match &plan.desktop {
+    let (desktop, display, clients, video_desktop) = match &plan.desktop {
         Some(desktop) => {
-            let (desktop, display, clients) = start_desktop(desktop, plan, episode).await?;
-            (Some(desktop), Some(display), clients)
+            let (desktop, display, clients, video) = start_desktop(desktop, plan, episode).await?;
+            (Some(desktop), Some(display), clients, video)
         }
-        None => (None, None, Vec::new()),
+        None => (None, None, Vec::new(), None),
     };
     let mut toolbox = Toolbox::default();
     let started = match &plan.browser {
@@ -321,6 +369,8 @@ async fn start_environment(
             state: started.state,
             wheel: Some(started.wheel),
             network: Some(started.network),
+            screencast: Some(started.screencast),
+            video_desktop,
         },
         None => Environment {
             desktop,
@@ -330,25 +380,34 @@ async fn start_environment(
             state: None,
             wheel: None,
             network: None,
+            screencast: None,
+            video_desktop,
         },
     };
     Ok((environment, clients))
 }
 
 /// The desktop: a display of our own (with a window manager) unless one is named. Returns it,
-/// its display name and the X clients started on it.
+/// its display name, the X clients started on it and, for `--video`, a second connection.
 async fn start_desktop(
     desktop: &DesktopPlan,
     plan: &RunPlan,
     episode: &mut Episode,
-) -> anyhow::Result<(Box<dyn Desktop>, String, Vec<XClient>)> {
+) -> anyhow::Result<(Box<dyn Desktop>, String, Vec<XClient>, Option<X11Desktop>)> {
+    let video = |desktop: &X11Desktop| {
+        plan.video
+            .as_ref()
+            .map(|_| desktop.another_connection())
+            .transpose()
+            .context("connecting to the desktop for --video")
+    };
     match desktop {
         DesktopPlan::Attach(display) => {
-            let desktop: Box<dyn Desktop> = Box::new(
-                X11Desktop::connect(Some(display))
-                    .with_context(|| format!("attaching to display {display}"))?,
-            );
-            Ok((desktop, display.clone(), Vec::new()))
+            let x11 = X11Desktop::connect(Some(display))
+                .with_context(|| format!("attaching to display {display}"))?;
+            let second = video(&x11)?;
+            let desktop: Box<dyn Desktop> = Box::new(x11);
+            Ok((desktop, display.clone(), Vec::new(), second))
         }
         DesktopPlan::Spawn(size) => {
             // Every program of the episode reaches only the allowed origins, through the
@@ -358,8 +417,9 @@ async fn start_desktop(
             let env = DesktopEnv::spawn(config, DesktopApps::WindowManager).await?;
             eprintln!("hands run: desktop {size} on {}", env.desktop.display());
             let display = env.desktop.display().to_owned();
+            let second = video(&env.desktop)?;
             let desktop: Box<dyn Desktop> = Box::new(env.desktop);
-            Ok((desktop, display, env.clients))
+            Ok((desktop, display, env.clients, second))
         }
     }
 }
@@ -411,6 +471,7 @@ async fn start_browser(
         })?;
     let wheel = browser.wheel();
     let network = browser.network_tap();
+    let screencast = browser.screencast();
     // Claude drives the browser through its own toolset; OpenAI through the driver spec's
     // function tools. Both sit on the same driver, under the same policies.
     match &browser_plan.tools {
@@ -453,6 +514,7 @@ async fn start_browser(
         state,
         wheel,
         network,
+        screencast,
     })
 }
 

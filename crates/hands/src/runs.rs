@@ -40,13 +40,19 @@ pub fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
             out,
             jpeg,
             as_seen,
+            video,
         }) => {
             let images = match (jpeg, as_seen) {
                 (true, _) => Screenshots::Jpeg,
                 (false, true) => Screenshots::AsSeen,
                 (false, false) => Screenshots::Fit,
             };
-            export(&run_dir, &out, images)
+            let video = if video {
+                hands_view::trace::VideoInTrace::Include
+            } else {
+                hands_view::trace::VideoInTrace::Leave
+            };
+            export(&run_dir, &out, images, video)
         }
     }
 }
@@ -143,7 +149,12 @@ fn png_to_jpeg(bytes: &[u8]) -> Option<Vec<u8>> {
 
 /// `hands runs export RUN_DIR -o FILE`: the run as one trace file, with the identity its ledger
 /// holds and the values of this environment's secret variables searched for and removed.
-fn export(run_dir: &Path, out: &Path, images: Screenshots) -> anyhow::Result<ExitCode> {
+fn export(
+    run_dir: &Path,
+    out: &Path,
+    images: Screenshots,
+    video: hands_view::trace::VideoInTrace,
+) -> anyhow::Result<ExitCode> {
     let identity = report(run_dir).ok();
     let facts = hands_view::trace::RunFacts {
         run_id: identity.as_ref().map(|r| r.run_id.clone()),
@@ -164,17 +175,19 @@ fn export(run_dir: &Path, out: &Path, images: Screenshots) -> anyhow::Result<Exi
             Screenshots::Jpeg => Some(png_to_jpeg as hands_view::trace::Reencode),
             Screenshots::Fit => Some(fit_screenshot as hands_view::trace::Reencode),
         },
+        video,
     };
     let manifest = hands_view::trace::export(run_dir, out, &facts)?;
     let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
     let c = &manifest.counts;
     eprintln!(
-        "hands runs: {} written ({size} bytes): {} steps, {} actions, {} approvals, {} screenshots, {} secrets removed. Open it with `hands view {}`.",
+        "hands runs: {} written ({size} bytes): {} steps, {} actions, {} approvals, {} screenshots, {} videos, {} secrets removed. Open it with `hands view {}`.",
         out.display(),
         c.steps,
         c.actions,
         c.approvals,
         c.images,
+        c.videos,
         c.redactions,
         out.display()
     );

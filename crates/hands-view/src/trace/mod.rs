@@ -90,6 +90,9 @@ pub struct Counts {
     pub images: u64,
     /// Secrets replaced by `<redacted>`.
     pub redactions: u64,
+    /// Videos (`hands runs export --video`).
+    #[serde(default)]
+    pub videos: u64,
 }
 
 /// The trace's `manifest.json`.
@@ -136,6 +139,18 @@ pub struct RunFacts {
     /// stored as `.jpg` (the log's references follow); `None` keeps the PNGs as the model saw
     /// them.
     pub jpeg: Option<Reencode>,
+    /// Whether the run's videos (`video.webm`, `video-N.webm`) go in the trace.
+    pub video: VideoInTrace,
+}
+
+/// Whether a trace holds the run's videos.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum VideoInTrace {
+    /// Left out (the default: a video takes far more than the rest of a trace).
+    #[default]
+    Leave,
+    /// Stored as `video/NAME`.
+    Include,
 }
 
 /// Re-encodes one image; `None` when it cannot.
@@ -198,6 +213,10 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
     if let Some(jpeg) = facts.jpeg {
         shrink(&mut images, &mut log, jpeg);
     }
+    let videos = match facts.video {
+        VideoInTrace::Leave => BTreeMap::new(),
+        VideoInTrace::Include => read_videos(dir)?,
+    };
     let run = read_log(&log);
     let start = run.start.clone().unwrap_or(Value::Null);
     let text = |v: &Value| v.as_str().map(str::to_owned);
@@ -221,6 +240,7 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
             approvals: approvals.lines().filter(|l| !l.trim().is_empty()).count() as u64,
             images: images.len() as u64,
             redactions: redactor.replaced,
+            videos: videos.len() as u64,
         },
         written_by: format!("hands {}", env!("CARGO_PKG_VERSION")),
     };
@@ -240,6 +260,12 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
             return Err(TraceError::SecretLeft(len, name.clone()));
         }
     }
+    // Pictures, not text: not searched for secrets.
+    entries.extend(
+        videos
+            .iter()
+            .map(|(n, b)| (format!("{VIDEO_DIR}{n}"), b.as_slice())),
+    );
     write_archive(out, &entries)?;
     Ok(manifest)
 }
@@ -258,6 +284,24 @@ fn count_kind(log: &str, kind: &str) -> u64 {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["kind"] == kind)
         .count() as u64
+}
+
+/// Where a trace keeps the videos.
+const VIDEO_DIR: &str = "video/";
+
+/// The run directory's videos, by name.
+fn read_videos(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, TraceError> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let path = entry.map_err(io(dir))?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if crate::steps::video_name_ok(name) && path.is_file() {
+            out.insert(name.to_owned(), std::fs::read(&path).map_err(io(&path))?);
+        }
+    }
+    Ok(out)
 }
 
 /// The images folder's PNG and JPEG files, by name.
@@ -343,6 +387,8 @@ pub struct Trace {
     pub approvals: String,
     /// The screenshots, by file name (without `images/`).
     pub images: BTreeMap<String, Vec<u8>>,
+    /// The videos, by file name (without `video/`).
+    pub videos: BTreeMap<String, Vec<u8>>,
 }
 
 impl Trace {
@@ -433,6 +479,13 @@ impl Trace {
             .ok_or_else(|| corrupt("no log.jsonl".to_owned()))?;
         let log = text(Some(log), LOG)?;
         let approvals = text(files.remove(APPROVALS), APPROVALS)?;
+        let videos = files
+            .iter()
+            .filter_map(|(name, bytes)| {
+                let file = name.strip_prefix(VIDEO_DIR)?;
+                crate::steps::video_name_ok(file).then(|| (file.to_owned(), bytes.clone()))
+            })
+            .collect();
         let images = files
             .into_iter()
             .filter_map(|(name, bytes)| {
@@ -445,6 +498,7 @@ impl Trace {
             log,
             approvals,
             images,
+            videos,
         })
     }
 

@@ -64,6 +64,9 @@ pub enum PlanError {
          --display out for a jailed desktop of the episode's own"
     )]
     DisplayInJail,
+    /// `--video` without ffmpeg on PATH.
+    #[error("{0}")]
+    NoFfmpeg(String),
     /// `--thinking` with OpenAI.
     #[error("--thinking is Claude's extended thinking; an OpenAI reasoning model takes --effort")]
     ThinkingOnOpenAi,
@@ -157,6 +160,8 @@ pub struct RunPlan {
     pub run_dir: RunDirPlan,
     /// `--edits`: mid-run edits by step.
     pub edits: Vec<hands_runner::edits::ScheduledEdit>,
+    /// `--video`: the ffmpeg that encodes the run's video.
+    pub video: Option<PathBuf>,
 }
 
 /// A model API client.
@@ -320,6 +325,11 @@ impl RunPlan {
             },
             run_dir,
             edits: edits_of(args)?,
+            video: if args.video {
+                Some(crate::video::find_ffmpeg().map_err(|e| PlanError::NoFfmpeg(e.to_string()))?)
+            } else {
+                None
+            },
         })
     }
 }

@@ -1,0 +1,237 @@
+//! `hands run --video` (issue 22): a run against the stand-in model and a local page in real
+//! Chromium writes `video.webm`, which `ffprobe` decodes with a duration and frames; without
+//! ffmpeg on PATH, `--video` stops the run before anything starts.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a test fails by panicking; it prints the video's size and why it skips"
+)]
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use hands_sim::policy::{text, toolset_use};
+use hands_sim::{SimConfig, SimServer, Turn};
+use serde_json::{Value, json};
+
+/// A page that changes (a counter), so the screencast has pictures to send.
+const PAGE: &str = r#"<!doctype html><title>Clock</title><h1 id=n>0</h1>
+<script>let n = 0; setInterval(() => { document.getElementById('n').textContent = ++n; }, 100);
+</script>"#;
+
+/// How long the model's script keeps the run going, in milliseconds.
+const RUN_MS: u64 = 3000;
+
+fn site() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
+                PAGE.len()
+            );
+        }
+    });
+    url
+}
+
+fn run(url: &str, sim: &SimServer, out: &Path, path: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hands"));
+    command
+        .args(["run", "--browser", url, "--approve", "all", "--video"])
+        .args(["--browser-extra-members", "javascript_exec"])
+        .args(["--task", "Watch the clock.", "--out"])
+        .arg(out)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .stdin(std::process::Stdio::null());
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    command.output().unwrap()
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|dir| dir.join(program).is_file())
+}
+
+#[test]
+fn a_run_with_video_writes_a_webm_ffprobe_decodes() {
+    if !on_path("ffmpeg") || !on_path("ffprobe") {
+        println!("skipped: ffmpeg or ffprobe is not on PATH (apt-get install ffmpeg)");
+        return;
+    }
+    let url = site();
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 => Turn::Blocks(vec![toolset_use(
+                "browser",
+                "javascript_exec",
+                json!({"text": format!(
+                    "new Promise((done) => setTimeout(() => done('waited'), {RUN_MS}))")}),
+            )]),
+            _ => Turn::Blocks(vec![text("Watched.")]),
+        }
+    }))
+    .unwrap();
+    let out = dir.path().join("run");
+    let output = run(&url, &sim, &out, None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("video.webm:"), "{stderr}");
+    let log = std::fs::read_to_string(out.join("log.jsonl")).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains(r#""kind":"video""#) && l.contains("video.webm")),
+        "{log}"
+    );
+
+    probe(&out.join("video.webm"));
+
+    // `hands runs export --video` puts it in the trace; without --video it is left out.
+    for (flag, held) in [(Some("--video"), true), (None, false)] {
+        let trace = dir.path().join("run.hands");
+        let export = Command::new(env!("CARGO_BIN_EXE_hands"))
+            .args(["runs", "export"])
+            .arg(&out)
+            .arg("-o")
+            .arg(&trace)
+            .args(flag)
+            .output()
+            .unwrap();
+        assert!(
+            export.status.success(),
+            "{}",
+            String::from_utf8_lossy(&export.stderr)
+        );
+        let list = Command::new("tar")
+            .arg("-tzf")
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let names = String::from_utf8_lossy(&list.stdout);
+        assert_eq!(
+            names.lines().any(|n| n == "video/video.webm"),
+            held,
+            "{names}"
+        );
+    }
+}
+
+#[test]
+fn video_without_ffmpeg_is_refused_before_the_run_starts() {
+    let sim = SimServer::start(SimConfig::with_policy(|_: &Value| Turn::text("unused"))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("bin");
+    std::fs::create_dir(&empty).unwrap();
+    let output = run(
+        "http://127.0.0.1:9/",
+        &sim,
+        &dir.path().join("run"),
+        Some(empty.to_str().unwrap()),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("--video needs ffmpeg on PATH"), "{stderr}");
+    assert!(sim.requests().is_empty());
+    assert!(!dir.path().join("run").join("video.webm").exists());
+}
+
+/// Decodes `file` with ffprobe and checks it: VP8, lasting at least the run's wait, at least
+/// 5 frames a second of it. Prints its size per minute.
+fn probe(file: &Path) {
+    let probe = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args([
+            "-show_entries",
+            "stream=codec_name,nb_read_frames,width,height",
+        ])
+        .args(["-show_entries", "format=duration", "-of", "json"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        probe.status.success(),
+        "{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    let probe: Value = serde_json::from_slice(&probe.stdout).unwrap();
+    let stream = &probe["streams"][0];
+    let frames: u64 = stream["nb_read_frames"].as_str().unwrap().parse().unwrap();
+    let duration: f64 = probe["format"]["duration"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let bytes = std::fs::metadata(file).unwrap().len();
+    println!(
+        "video: {} {}x{}, {frames} frames, {duration:.2} s, {bytes} bytes ({:.0} KB per minute)",
+        stream["codec_name"],
+        stream["width"],
+        stream["height"],
+        bytes as f64 / 1024.0 / duration * 60.0
+    );
+    assert_eq!(stream["codec_name"], "vp8");
+    // The run lasted at least the model's wait: that many seconds at 5 frames a second.
+    let least = RUN_MS / 1000 * 5;
+    assert!(
+        frames >= least,
+        "{frames} frames, at least {least} expected"
+    );
+    assert!(duration >= (RUN_MS / 1000) as f64, "{duration} s");
+}
+
+#[test]
+fn a_desktop_run_with_video_records_the_screen() {
+    if !on_path("ffmpeg") || !on_path("ffprobe") {
+        println!("skipped: ffmpeg or ffprobe is not on PATH (apt-get install ffmpeg)");
+        return;
+    }
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 => Turn::Blocks(vec![toolset_use(
+                "computer",
+                "wait",
+                json!({"duration": RUN_MS as f64 / 1000.0}),
+            )]),
+            _ => Turn::Blocks(vec![text("Waited.")]),
+        }
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let output = Command::new(env!("CARGO_BIN_EXE_hands"))
+        .args(["run", "--desktop", "--approve", "all", "--video"])
+        .args(["--task", "Wait.", "--out"])
+        .arg(&out)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .env_remove("DISPLAY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("video.webm:"), "{stderr}");
+    probe(&out.join("video.webm"));
+}
