@@ -787,7 +787,14 @@ fn inject(c: &mut Campaign, node: usize, kind: Kind, effect: Option<(i64, u32, u
                 let _ = child.wait();
             }
         }
-        Kind::Stop | Kind::Zombie => c.net.signal(node, "-STOP"),
+        Kind::Stop => c.net.signal(node, "-STOP"),
+        // A zombie is stalled and partitioned from the database at once: woken, it cannot learn
+        // at once that its lease is gone, so its late effect is tried (as in a real stall behind
+        // a partition) instead of racing its heartbeat's cancellation.
+        Kind::Zombie => {
+            c.net.signal(node, "-STOP");
+            c.net.database(node, true);
+        }
         Kind::LinkDown => c.net.link(node, false),
         Kind::DatabaseCut => c.net.database(node, true),
         Kind::Failover => unreachable!("a failover is the cluster's, not a node's"),
@@ -804,14 +811,25 @@ fn inject(c: &mut Campaign, node: usize, kind: Kind, effect: Option<(i64, u32, u
     }
 }
 
-fn heal(c: &mut Campaign, node: usize, fault: &Fault) {
+/// Heals `fault`; a woken zombie stays cut from the database for a moment more (the fault
+/// returned), long enough for its late effect to be tried.
+fn heal(c: &mut Campaign, node: usize, fault: &Fault) -> Option<Fault> {
     match fault.kind {
         Kind::Kill => c.spawn_worker(node),
-        Kind::Stop | Kind::Zombie => c.net.signal(node, "-CONT"),
+        Kind::Zombie => {
+            c.net.signal(node, "-CONT");
+            return Some(Fault {
+                kind: Kind::DatabaseCut,
+                heal_at: Instant::now() + Duration::from_secs(2),
+                effect: None,
+            });
+        }
+        Kind::Stop => c.net.signal(node, "-CONT"),
         Kind::LinkDown => c.net.link(node, true),
         Kind::DatabaseCut => c.net.database(node, false),
         Kind::Failover => {}
     }
+    None
 }
 
 fn count_lines(path: &Path, needle: &str) -> usize {
@@ -862,7 +880,7 @@ async fn campaign(plan: Plan) -> Report {
                     })
             });
             if due && let Some(fault) = slot.take() {
-                heal(&mut c, node, &fault);
+                *slot = heal(&mut c, node, &fault);
             }
         }
         // A worker that exited on a healthy node is started again (as a supervisor would),
