@@ -168,15 +168,10 @@ impl LocalCluster {
             fsync: self.fsync,
         };
         let data = standby.data_dir().display().to_string();
-        standby.run(
+        standby.run_client_of(
+            self,
             "pg_basebackup",
             &[
-                "-h",
-                &self.socket_dir().display().to_string(),
-                "-p",
-                &self.port().to_string(),
-                "-U",
-                "postgres",
                 "-D",
                 &data,
                 "-R",
@@ -253,42 +248,48 @@ impl LocalCluster {
         ])
     }
 
+    /// How a client program (psql, pg_basebackup) reaches this server as its superuser: over
+    /// the unix socket, at the cluster's port.
+    fn client_args(&self) -> Vec<String> {
+        vec![
+            "-h".into(),
+            self.socket_dir().display().to_string(),
+            "-p".into(),
+            self.port().to_string(),
+            "-U".into(),
+            "postgres".into(),
+        ]
+    }
+
+    /// Runs a client program here (for this cluster's files, as its user) against `server`,
+    /// `extra` after the connection arguments.
+    fn run_client_of(
+        &self,
+        server: &LocalCluster,
+        program: &str,
+        extra: &[&str],
+    ) -> Result<(), FleetError> {
+        let client = server.client_args();
+        let mut args: Vec<&str> = client.iter().map(String::as_str).collect();
+        args.extend_from_slice(extra);
+        self.run(program, &args)
+    }
+
     /// Runs each statement with psql on this server (each its own transaction).
     fn sql(&self, statements: &[&str]) -> Result<(), FleetError> {
-        let (dir, port) = (
-            self.socket_dir().display().to_string(),
-            self.port().to_string(),
-        );
-        let mut args = vec![
-            "-h",
-            &dir,
-            "-p",
-            &port,
-            "-U",
-            "postgres",
-            "-v",
-            "ON_ERROR_STOP=1",
-        ];
+        let mut args = vec!["-v", "ON_ERROR_STOP=1"];
         for statement in statements {
             args.extend(["-c", statement]);
         }
-        self.run("psql", &args)
+        self.run_client_of(self, "psql", &args)
     }
 
     /// The one value `sql` returns, as text.
     fn query(&self, sql: &str) -> Result<String, FleetError> {
         let output = self
             .command("psql")
-            .args(["-h", &self.socket_dir().display().to_string()])
-            .args([
-                "-p",
-                &self.port().to_string(),
-                "-U",
-                "postgres",
-                "-At",
-                "-c",
-                sql,
-            ])
+            .args(self.client_args())
+            .args(["-At", "-c", sql])
             .current_dir(self.dir.path())
             .stdin(Stdio::null())
             .output()
@@ -369,34 +370,11 @@ impl LocalCluster {
 
     /// Creates database `name` (each test its own) and returns its connection string.
     pub fn database(&self, name: &str) -> Result<String, FleetError> {
-        self.run(
-            "createdb",
-            &[
-                "-h",
-                &self.socket_dir().display().to_string(),
-                "-p",
-                &self.port().to_string(),
-                "-U",
-                "postgres",
-                name,
-            ],
-        )
-        .or_else(|_| {
+        self.run_client_of(self, "createdb", &[name]).or_else(|_| {
             // createdb lives beside psql in /usr/bin on Debian, not always in the server's
             // directory: fall back to psql's CREATE DATABASE.
-            self.run(
-                "psql",
-                &[
-                    "-h",
-                    &self.socket_dir().display().to_string(),
-                    "-p",
-                    &self.port().to_string(),
-                    "-U",
-                    "postgres",
-                    "-c",
-                    &format!("CREATE DATABASE \"{name}\""),
-                ],
-            )
+            let create = format!("CREATE DATABASE \"{name}\"");
+            self.run_client_of(self, "psql", &["-c", &create])
         })?;
         Ok(format!("{} user=postgres dbname={name}", self.host()))
     }

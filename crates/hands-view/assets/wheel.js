@@ -26,9 +26,34 @@
   live.append(keys, screen);
   box.append(status, take, give, live);
 
-  // Inputs go one after another, in the order the person made them.
+  // Inputs go one after another, in the order the person made them. One that fails drops the
+  // ones already queued behind it (a key without the click before it would land elsewhere) and
+  // says why; what the person does after seeing that is sent again.
   let queue = Promise.resolve();
-  const send = (input) => { queue = queue.then(() => post("/api/wheel/input", input)).catch(() => {}); return queue; };
+  let round = 0;
+  let failed = null;
+  const send = (input) => {
+    const mine = round;
+    queue = queue.then(async () => {
+      if (mine !== round) return;
+      let why = null;
+      try {
+        const res = await post("/api/wheel/input", input);
+        if (!res.ok) why = (await res.text()) || ("HTTP " + res.status);
+      } catch (e) { why = "the view's server did not answer (" + e.message + ")"; }
+      if (why) {
+        round += 1;
+        failed = "Your " + input.type + " did not reach the screen: " + why
+          + ". What you did after it was dropped; look at the screen and go on from there.";
+        status.textContent = failed;
+        status.className = "failed";
+      } else if (failed) {
+        failed = null;
+        status.className = "";
+      }
+    });
+    return queue;
+  };
   const at = (e) => [Math.round(e.offsetX * screen.naturalWidth / screen.clientWidth),
                      Math.round(e.offsetY * screen.naturalHeight / screen.clientHeight)];
   screen.addEventListener("click", (e) => {
@@ -76,6 +101,7 @@
   }
   function show(s) {
     holder = s.holder;
+    if (holder !== "person") { failed = null; status.className = ""; }
     box.hidden = false;
     box.className = "wheel " + holder;
     take.hidden = holder !== "model";
@@ -83,7 +109,7 @@
     give.hidden = holder === "model";
     give.textContent = holder === "asked" ? "Never mind" : "Give back";
     live.hidden = holder !== "person";
-    status.textContent = s.unavailable ? "Take the wheel: " + s.unavailable + "."
+    status.textContent = failed ? failed : s.unavailable ? "Take the wheel: " + s.unavailable + "."
       : holder === "model" ? "The model has the wheel."
       : holder === "asked" ? "You asked for the wheel: the run pauses when its current turn ends (answer any approval first)."
       : "You have the wheel: the run waits. Click on the screen and type in the box; the model will be told what you did.";

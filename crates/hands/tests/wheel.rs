@@ -255,14 +255,31 @@ async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told()
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let signed = paths
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|p| p == "/done?name=Ada+Lovelace");
+    if !signed {
+        let said = browser
+            .call_raw(
+                None,
+                "Runtime.evaluate",
+                json!({"expression": "document.getElementById('wheel-status').textContent",
+                       "returnByValue": true}),
+            )
+            .await
+            .unwrap();
+        panic!(
+            "the form was not posted; paths served {:?}; the viewer said {}; hands run: {}",
+            paths.lock().unwrap(),
+            said["result"]["value"],
+            stderr.lock().unwrap()
+        );
+    }
     assert!(
-        paths
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|p| p == "/done?name=Ada+Lovelace"),
-        "{:?}",
-        paths.lock().unwrap()
+        !said_failed(&browser).await,
+        "the viewer reported a failed input"
     );
     click(&mut browser, "Give back").await;
 
@@ -351,4 +368,18 @@ async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told()
     let shot = browser.screenshot(None, &cancel).await.unwrap();
     save_shot("hands-wheel-timeline.png", &shot.bytes());
     assert!(takeover.exists());
+}
+
+/// Whether the viewer's wheel box says an input of the person's did not reach the screen.
+async fn said_failed(browser: &CdpBrowser) -> bool {
+    let answer = browser
+        .call_raw(
+            None,
+            "Runtime.evaluate",
+            json!({"expression": "document.getElementById('wheel-status').className === 'failed'",
+                   "returnByValue": true}),
+        )
+        .await
+        .unwrap();
+    answer["result"]["value"] == json!(true)
 }
