@@ -11,8 +11,8 @@
 //!   live lease in the transaction that inserts the checkpoint: a worker whose lease expired,
 //!   or that a newer claim superseded, gets [`LedgerError::Fenced`] and nothing is kept — so
 //!   once another worker has claimed an episode, no checkpoint of the old holder lands.
-//! - [`DbThread`]: the connection the ledger uses, on a thread of its own (the trait is
-//!   synchronous and called inside tokio; see [`db`]).
+//! - [`SyncDb`]: the connection the ledger uses, called synchronously (the trait is) and
+//!   driven on the caller's thread; see [`db`].
 //! - [`relay`]: the remote half of the environment's fence — a WebSocket relay in front of
 //!   remote browsers' DevTools endpoints that lets an episode's CDP frames through only from
 //!   the epoch holding it under a live lease, and cuts an older epoch off when a newer one
@@ -31,10 +31,10 @@ mod ledger;
 pub mod relay;
 pub mod schema;
 
-pub use db::DbThread;
+pub use db::SyncDb;
 pub use fleet::{
-    BrowserEnv, Claim, Environment, EpisodeId, EpisodeOutcome, EpisodeState, Fleet, FleetStatus,
-    Holding, Provider, RemoteBrowserEnv, Task,
+    BrowserEnv, Claim, Environment, EpisodeId, EpisodeInfo, EpisodeOutcome, EpisodeState, Fleet,
+    FleetStatus, Holding, Provider, RemoteBrowserEnv, Task,
 };
 pub use ledger::PostgresLedger;
 

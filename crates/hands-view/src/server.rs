@@ -27,7 +27,7 @@ use crate::steps::{read_log, video_name_ok};
 use crate::trace::{APPROVALS, LOG, Trace, TraceError, image_name_ok};
 
 /// The page.
-const PAGE: &str = include_str!("../assets/view.html");
+pub(crate) const PAGE: &str = include_str!("../assets/view.html");
 
 /// The header that carries the token on answers.
 pub const TOKEN_HEADER: &str = "x-hands-token";
@@ -74,7 +74,7 @@ pub struct View {
     pub addr: SocketAddr,
     /// The secret every API call carries.
     pub token: String,
-    stop: CancellationToken,
+    pub(crate) stop: CancellationToken,
 }
 
 impl View {
@@ -89,7 +89,7 @@ impl View {
     }
 }
 
-fn random_token() -> std::io::Result<String> {
+pub(crate) fn random_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
     std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -152,12 +152,16 @@ pub(crate) struct Auth {
 }
 
 pub(crate) fn authorised(shared: &Shared, headers: &HeaderMap, query: &Auth) -> bool {
+    token_ok(&shared.token, headers, query)
+}
+
+/// The request carries `token` (header or query) and a loopback `Host`.
+pub(crate) fn token_ok(token: &str, headers: &HeaderMap, query: &Auth) -> bool {
     let from_header = headers
         .get(TOKEN_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    from_header.or_else(|| query.token.clone()).as_deref() == Some(shared.token.as_str())
-        && loopback_host(headers)
+    from_header.or_else(|| query.token.clone()).as_deref() == Some(token) && loopback_host(headers)
 }
 
 /// The `Host` a browser sent names this machine (a DNS-rebound name does not).

@@ -185,7 +185,7 @@ fn read_response(body: &Value, step: &mut StepView) {
     }
 }
 
-fn action(call_id: &str, name: &str, arguments: Value) -> ActionView {
+pub(crate) fn action(call_id: &str, name: &str, arguments: Value) -> ActionView {
     let (point, path) = aim(&arguments);
     ActionView {
         call_id: call_id.to_owned(),

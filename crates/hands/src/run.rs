@@ -7,6 +7,7 @@
 //! environment, the runner, the loop, the report.
 
 mod plan;
+mod saves;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -235,8 +236,10 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     runner.set_approver(Box::new(approver));
     bar.enable_steady_tick(Duration::from_millis(120));
     observe_progress(&mut runner, &bar);
-    attach_records(&mut runner, &episode, rundir, ledger, live.as_ref())?;
+    let log_dir = rundir.path().to_owned();
+    let (saves, store) = attach_records(&mut runner, &episode, rundir, ledger, live.as_ref())?;
     let outcome = run_or_resume(&mut runner, plan, resume, &cancel).await;
+    saves.log(&log_dir, store);
     bar.finish_and_clear();
     // The file is finished whatever the outcome (Ctrl-C and errors included).
     if let Some((recorder, file)) = recorder {
@@ -653,22 +656,28 @@ fn attach_records(
     mut rundir: RunDir,
     ledger: RunLedger,
     live: Option<&crate::view::LiveView>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<(saves::SaveTimes, &'static str)> {
     rundir.line(serde_json::json!({"kind": "sandbox", "isolation": episode.describe()}));
     match live {
         Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
         None => runner.set_journal(Box::new(rundir)),
     }
     // Every step is checkpointed in the ledger: `--resume` (or a worker) continues from it.
-    match ledger {
+    // Each save is timed (the run's log ends with the times: the fleet benchmark reads them).
+    let (inner, store): (Box<dyn Ledger>, _) = match ledger {
         RunLedger::Own(mut ledger) => {
             // How isolated the episode is, as it was in force (each resume records its own).
             ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
-            runner.set_ledger(ledger);
+            (ledger, "sqlite")
         }
-        RunLedger::External(ledger) => runner.set_ledger(ledger),
-    }
-    Ok(())
+        RunLedger::External(ledger) => (ledger, "external"),
+    };
+    let times = saves::SaveTimes::default();
+    runner.set_ledger(Box::new(saves::Timed {
+        inner,
+        times: times.clone(),
+    }));
+    Ok((times, store))
 }
 
 /// Runs the task, or resumes the run the ledger holds, until it ends or `cancel` stops it
