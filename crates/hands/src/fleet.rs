@@ -313,6 +313,11 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             Some(done) = episodes.join_next() => {
                 match done {
                     Ok(episode) => {
+                        // Its run's end was told before it ended: taken now, so a stale word
+                        // cannot free the slot of the same episode claimed again.
+                        while let Ok(ended) = runs_ended.try_recv() {
+                            running.remove(&ended);
+                        }
                         held.remove(&episode);
                         running.remove(&episode);
                     }

@@ -110,15 +110,15 @@ struct CallResult {
     image: Option<Image>,
 }
 
+/// A call the model made: id, name, arguments.
+type Call = (String, String, Value);
+
 /// One turn of the conversation.
 enum Turn {
     /// A person's text (the task, a note).
     Task(String),
     /// The model's text and calls (id, name, arguments).
-    Model {
-        text: Vec<String>,
-        calls: Vec<(String, String, Value)>,
-    },
+    Model { text: Vec<String>, calls: Vec<Call> },
 }
 
 fn text_of(content: &Value) -> String {
@@ -238,7 +238,7 @@ fn turns(conversation: &Value) -> Vec<Turn> {
         }
     }
     // OpenAI: the model's items between two inputs make one turn.
-    let mut model: Option<(Vec<String>, Vec<(String, String, Value)>)> = None;
+    let mut model: Option<(Vec<String>, Vec<Call>)> = None;
     for item in conversation["items"].as_array().into_iter().flatten() {
         let kind = item["type"].as_str().unwrap_or("message");
         let from_model = match kind {

@@ -101,11 +101,14 @@ pub struct EpisodeRecord {
     pub conversations: Vec<Value>,
 }
 
+/// An episode as read: its row, its steps and screenshots.
+type ReadEpisode = Arc<(EpisodeRow, EpisodeRun)>;
+
 struct BatchShared {
     source: Arc<dyn BatchSource>,
     token: String,
     /// Episodes read lately: when, the row, the steps and screenshots.
-    read: Mutex<HashMap<i64, (Instant, Arc<(EpisodeRow, EpisodeRun)>)>>,
+    read: Mutex<HashMap<i64, (Instant, ReadEpisode)>>,
 }
 
 /// Serves the batch view of `source` at `addr` (loopback). Returns once listening; serving goes
@@ -180,10 +183,7 @@ async fn listing(
 }
 
 /// The episode `id`, read again when what was read is older than [`FRESH`].
-async fn read_episode(
-    shared: &BatchShared,
-    id: i64,
-) -> Result<Option<Arc<(EpisodeRow, EpisodeRun)>>, String> {
+async fn read_episode(shared: &BatchShared, id: i64) -> Result<Option<ReadEpisode>, String> {
     if let Ok(read) = shared.read.lock()
         && let Some((at, episode)) = read.get(&id)
         && at.elapsed() < FRESH
