@@ -112,6 +112,7 @@ pub mod protocol;
 pub mod proxy;
 pub mod reads;
 pub mod refs;
+pub mod saved_state;
 pub mod screencast;
 mod scripts;
 mod settle;

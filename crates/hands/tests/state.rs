@@ -211,7 +211,7 @@ fn a_saved_state_signs_the_second_run_in_without_the_password() {
     let output = run(&states, KEY, &url, &sim, &dir.path().join("run2"));
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("2 cookies, localStorage of 1 origins loaded"),
+        stderr(&output).contains("2 cookies, localStorage of 1 origins, 0 IndexedDB databases loaded"),
         "{}",
         stderr(&output)
     );
@@ -462,7 +462,7 @@ fn hands_mcp_keeps_a_sign_in_across_server_starts() {
     let (status, err) = server.wait();
     assert!(status.success(), "{err}");
     assert!(
-        err.contains("2 cookies, localStorage of 1 origins loaded"),
+        err.contains("2 cookies, localStorage of 1 origins, 0 IndexedDB databases loaded"),
         "{err}"
     );
     assert!(
