@@ -91,24 +91,31 @@
       let db;
       try { db = await done(open); } catch (e) { if (created) continue; throw e; }
       try {
-        const stores = [];
+        // Everything is read in one transaction first, then encoded: reading a Blob waits
+        // on more than IndexedDB, which would let the transaction end in between.
         const names = Array.from(db.objectStoreNames);
         const tx = names.length ? db.transaction(names, 'readonly') : null;
-        for (const name of names) {
+        const raw = await Promise.all(names.map(async (name) => {
           const store = tx.objectStore(name);
-          const [keys, values] = await Promise.all([
-            done(store.getAllKeys()), done(store.getAll())]);
-          const records = [];
-          for (let i = 0; i < keys.length; i++) {
-            records.push([await encode(keys[i], new Map()), await encode(values[i], new Map())]);
-          }
           const indexes = Array.from(store.indexNames).map((n) => {
             const index = store.index(n);
             return { name: n, keyPath: index.keyPath, unique: index.unique,
                      multiEntry: index.multiEntry };
           });
-          stores.push({ name, keyPath: store.keyPath, autoIncrement: store.autoIncrement,
-                        indexes, records });
+          const [keys, values] = await Promise.all([
+            done(store.getAllKeys()), done(store.getAll())]);
+          return { name, keyPath: store.keyPath, autoIncrement: store.autoIncrement,
+                   indexes, keys, values };
+        }));
+        const stores = [];
+        for (const s of raw) {
+          const records = [];
+          for (let i = 0; i < s.keys.length; i++) {
+            records.push([await encode(s.keys[i], new Map()),
+                          await encode(s.values[i], new Map())]);
+          }
+          stores.push({ name: s.name, keyPath: s.keyPath, autoIncrement: s.autoIncrement,
+                        indexes: s.indexes, records });
         }
         databases.push({ name: db.name, version: db.version, stores });
       } finally {
