@@ -96,6 +96,7 @@ mod beneath;
 pub mod config;
 pub mod connection;
 pub mod diagnostics;
+pub mod dom_snapshot;
 mod driver;
 mod events;
 pub mod files;

@@ -217,8 +217,9 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     }
     let state = environment.state.take();
     let browser_wheel = environment.wheel.take();
-    if let Some(network) = environment.network.take() {
+    if let Some((network, dom)) = environment.network.take() {
         rundir.log_network(network);
+        rundir.log_dom(dom);
     }
     let recorder = start_video(plan, &mut environment, &mut rundir)?;
     let mut runner = build_runner(plan, environment, &episode)?;
@@ -319,8 +320,11 @@ struct Environment {
     state: Option<crate::state::RunState>,
     /// The browser's hands for a person who takes the wheel (`--view`).
     wheel: Option<hands_cdp::wheel::BrowserWheel>,
-    /// The browser's network log, for the run directory.
-    network: Option<hands_cdp::network_tap::NetworkTap>,
+    /// The browser's network log and DOM snapshots, for the run directory.
+    network: Option<(
+        hands_cdp::network_tap::NetworkTap,
+        hands_cdp::dom_snapshot::DomTap,
+    )>,
     /// The browser's screencast, for `--video`.
     screencast: Option<hands_cdp::screencast::Screencast>,
     /// A connection of its own to the desktop, for `--video`.
@@ -335,8 +339,11 @@ struct StartedBrowser {
     state: Option<crate::state::RunState>,
     /// Its hands for a person who takes the wheel.
     wheel: hands_cdp::wheel::BrowserWheel,
-    /// Its network log.
-    network: hands_cdp::network_tap::NetworkTap,
+    /// Its network log and DOM snapshots.
+    network: (
+        hands_cdp::network_tap::NetworkTap,
+        hands_cdp::dom_snapshot::DomTap,
+    ),
     /// Its screencast.
     screencast: hands_cdp::screencast::Screencast,
 }
@@ -470,7 +477,7 @@ async fn start_browser(
             anyhow::anyhow!("opening {start}: {e}")
         })?;
     let wheel = browser.wheel();
-    let network = browser.network_tap();
+    let network = (browser.network_tap(), browser.dom_tap());
     let screencast = browser.screencast();
     // Claude drives the browser through its own toolset; OpenAI through the driver spec's
     // function tools. Both sit on the same driver, under the same policies.

@@ -1,7 +1,8 @@
 //! One trace per run: a run directory written as one file, `run.hands` — a gzip-compressed tar
 //! (layout in docs/trace-format.md) holding `manifest.json` first, `log.jsonl` (the
 //! conversation and every action with its timing), `approvals.jsonl` (every approval and who
-//! decided it) and `images/` (the screenshots). Secrets are scrubbed on the way in
+//! decided it), `images/` (the screenshots) and `dom/` (a DOM snapshot after each browser
+//! action, one entry per distinct content). Secrets are scrubbed on the way in
 //! ([`redact`]), and the written bytes are checked for the known ones before the file is kept.
 //!
 //! [`Trace::open`] reads a trace back whole into memory (a trace is a few MB), checking its
@@ -93,6 +94,9 @@ pub struct Counts {
     /// Videos (`hands runs export --video`).
     #[serde(default)]
     pub videos: u64,
+    /// Distinct DOM snapshots.
+    #[serde(default)]
+    pub doms: u64,
 }
 
 /// The trace's `manifest.json`.
@@ -213,6 +217,10 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
     if let Some(jpeg) = facts.jpeg {
         shrink(&mut images, &mut log, jpeg);
     }
+    let doms: BTreeMap<String, Vec<u8>> = read_doms(&dir.join(DOM_DIR))?
+        .into_iter()
+        .map(|(name, html)| (name, redactor.redact_text(&html).into_bytes()))
+        .collect();
     let videos = match facts.video {
         VideoInTrace::Leave => BTreeMap::new(),
         VideoInTrace::Include => read_videos(dir)?,
@@ -241,6 +249,7 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
             images: images.len() as u64,
             redactions: redactor.replaced,
             videos: videos.len() as u64,
+            doms: doms.len() as u64,
         },
         written_by: format!("hands {}", env!("CARGO_PKG_VERSION")),
     };
@@ -254,6 +263,10 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
         images
             .iter()
             .map(|(n, b)| (format!("images/{n}"), b.as_slice())),
+    );
+    entries.extend(
+        doms.iter()
+            .map(|(n, b)| (format!("{DOM_DIR}/{n}"), b.as_slice())),
     );
     for (name, bytes) in &entries {
         if let Some(len) = redactor.leak(bytes) {
@@ -284,6 +297,32 @@ fn count_kind(log: &str, kind: &str) -> u64 {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["kind"] == kind)
         .count() as u64
+}
+
+/// Where a run directory and a trace keep the DOM snapshots.
+pub const DOM_DIR: &str = "dom";
+
+/// The run directory's DOM snapshots (`dom/HASH.html`), by name; text that is not UTF-8 is
+/// left out.
+fn read_doms(dom: &Path) -> Result<BTreeMap<String, String>, TraceError> {
+    let mut out = BTreeMap::new();
+    let entries = match std::fs::read_dir(dom) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(io(dom)(e)),
+    };
+    for entry in entries {
+        let path = entry.map_err(io(dom))?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if crate::steps::dom_name_ok(name)
+            && let Ok(text) = String::from_utf8(std::fs::read(&path).map_err(io(&path))?)
+        {
+            out.insert(name.to_owned(), text);
+        }
+    }
+    Ok(out)
 }
 
 /// Where a trace keeps the videos.
@@ -389,6 +428,8 @@ pub struct Trace {
     pub images: BTreeMap<String, Vec<u8>>,
     /// The videos, by file name (without `video/`).
     pub videos: BTreeMap<String, Vec<u8>>,
+    /// The DOM snapshots, by file name (without `dom/`).
+    pub doms: BTreeMap<String, Vec<u8>>,
 }
 
 impl Trace {
@@ -486,6 +527,13 @@ impl Trace {
                 crate::steps::video_name_ok(file).then(|| (file.to_owned(), bytes.clone()))
             })
             .collect();
+        let doms = files
+            .iter()
+            .filter_map(|(name, bytes)| {
+                let file = name.strip_prefix(DOM_DIR)?.strip_prefix('/')?;
+                crate::steps::dom_name_ok(file).then(|| (file.to_owned(), bytes.clone()))
+            })
+            .collect();
         let images = files
             .into_iter()
             .filter_map(|(name, bytes)| {
@@ -499,6 +547,7 @@ impl Trace {
             approvals,
             images,
             videos,
+            doms,
         })
     }
 
