@@ -265,7 +265,11 @@ impl RunState {
             })?);
         }
         let origins = StateOrigins::new(&urls).map_err(|reason| StateError::Origin {
-            origin: urls.iter().map(url::Url::as_str).collect::<Vec<_>>().join(" "),
+            origin: urls
+                .iter()
+                .map(url::Url::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
             reason,
         })?;
         let path = store.path(&name);
@@ -339,8 +343,8 @@ impl RunState {
                 what: "reading the browser's state",
                 source,
             })?;
-        let sealed = state_file::seal(&state, &self.key, KdfParams::default())
-            .map_err(StateError::Seal)?;
+        let sealed =
+            state_file::seal(&state, &self.key, KdfParams::default()).map_err(StateError::Seal)?;
         write_private(&self.path, &sealed)?;
         Ok(Some(SavedCounts::of(&state)))
     }

@@ -374,10 +374,18 @@ async fn indexed_db_signs_the_next_run_in_with_its_types_and_keeps_to_its_origin
         "Welcome back, ada"
     );
     assert_eq!(
-        eval(&browser, "document.querySelectorAll('input[type=password]').length").await,
+        eval(
+            &browser,
+            "document.querySelectorAll('input[type=password]').length"
+        )
+        .await,
         0
     );
-    assert!(!app.paths().iter().any(|p| p == "/login"), "{:?}", app.paths());
+    assert!(
+        !app.paths().iter().any(|p| p == "/login"),
+        "{:?}",
+        app.paths()
+    );
     // Every type came back as it was.
     let check = r#"new Promise((done) => {
       const tx = db.transaction(['session', 'events'], 'readwrite');
@@ -438,5 +446,8 @@ async fn indexed_db_signs_the_next_run_in_with_its_types_and_keeps_to_its_origin
          done(String(e.target.result)); })",
     )
     .await;
-    assert_eq!(kept, "secret", "the page's own value, not the planted store");
+    assert_eq!(
+        kept, "secret",
+        "the page's own value, not the planted store"
+    );
 }

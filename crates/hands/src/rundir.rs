@@ -183,8 +183,10 @@ impl RunDir {
                 return;
             }
         }
-        self.line(json!({"kind": "dom", "step": step, "call_id": call_id, "file": file,
-                         "bytes": html.len()}));
+        self.line(
+            json!({"kind": "dom", "step": step, "call_id": call_id, "file": file,
+                         "bytes": html.len()}),
+        );
     }
 }
 

@@ -218,7 +218,8 @@ fn a_saved_state_signs_the_second_run_in_without_the_password() {
     let output = run(&states, KEY, &url, &sim, &dir.path().join("run2"));
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("2 cookies, localStorage of 1 origins, 0 IndexedDB databases loaded"),
+        stderr(&output)
+            .contains("2 cookies, localStorage of 1 origins, 0 IndexedDB databases loaded"),
         "{}",
         stderr(&output)
     );
@@ -543,7 +544,9 @@ fn an_indexed_db_sign_in_is_kept_and_its_token_stays_sealed() {
         sim.requests()[1].body
     );
     assert!(
-        stderr(&output).contains("state shop saved: 0 cookies, localStorage of 1 origins, 1 IndexedDB databases"),
+        stderr(&output).contains(
+            "state shop saved: 0 cookies, localStorage of 1 origins, 1 IndexedDB databases"
+        ),
         "{}",
         stderr(&output)
     );
@@ -584,7 +587,10 @@ fn an_indexed_db_sign_in_is_kept_and_its_token_stays_sealed() {
     let raw = std::fs::read(states.join("shop.state")).unwrap();
     assert!(!String::from_utf8_lossy(&raw).contains(IDB_TOKEN));
     let mut n_dom = 0;
-    for dir in [&run1, &run2].into_iter().flat_map(|r| [r.clone(), r.join("dom")]) {
+    for dir in [&run1, &run2]
+        .into_iter()
+        .flat_map(|r| [r.clone(), r.join("dom")])
+    {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             let bytes = std::fs::read(&path).unwrap_or_default();

@@ -145,6 +145,81 @@ pub struct RunFacts {
     pub jpeg: Option<Reencode>,
     /// Whether the run's videos (`video.webm`, `video-N.webm`) go in the trace.
     pub video: VideoInTrace,
+    /// How many of the run's DOM snapshots go in.
+    pub dom: DomInTrace,
+}
+
+/// The compressed bytes of DOM snapshots a trace keeps by default: with the screenshots' worst
+/// case (docs/trace-format.md, "Size") a 50-step trace stays within 2 MB.
+pub const DOM_BUDGET: u64 = 600 * 1024;
+
+/// How many DOM snapshots a trace holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DomInTrace {
+    /// All of them while their compressed size is within `budget` bytes; beyond it, every
+    /// other one is left out (the last kept), again until they fit.
+    Fit {
+        /// Compressed bytes.
+        budget: u64,
+    },
+    /// Every one (`hands runs export --as-seen`).
+    All,
+}
+
+impl Default for DomInTrace {
+    fn default() -> Self {
+        DomInTrace::Fit { budget: DOM_BUDGET }
+    }
+}
+
+/// The prefix a left-out snapshot's log line is renamed to (the viewer shows no link).
+const DOM_OMITTED: &str = "dom-omitted/";
+
+/// Leaves out DOM snapshots until the rest fit the budget, evenly through the run (in the order
+/// the log first names them), and renames the left-out ones in the log.
+fn fit_doms(doms: &mut BTreeMap<String, Vec<u8>>, log: &mut String, how: DomInTrace) {
+    let DomInTrace::Fit { budget } = how else {
+        return;
+    };
+    let gz_len = |bytes: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let _ = gz.write_all(bytes);
+        gz.finish().map_or(bytes.len(), |b| b.len()) as u64
+    };
+    let mut order: Vec<String> = Vec::new();
+    for line in log.lines().filter(|l| l.contains("\"kind\":\"dom\"")) {
+        let entry: Value = serde_json::from_str(line).unwrap_or_default();
+        if let Some(name) = entry["file"].as_str().and_then(|f| f.strip_prefix("dom/"))
+            && doms.contains_key(name)
+            && !order.iter().any(|n| n == name)
+        {
+            order.push(name.to_owned());
+        }
+    }
+    let sizes: BTreeMap<String, u64> = order
+        .iter()
+        .map(|n| (n.clone(), gz_len(&doms[n])))
+        .collect();
+    let mut kept = order.clone();
+    while kept.len() > 1 && kept.iter().map(|n| sizes[n]).sum::<u64>() > budget {
+        let last = kept.len() - 1;
+        kept = kept
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 1 || *i == last)
+            .map(|(_, n)| n)
+            .collect();
+    }
+    if kept.iter().map(|n| sizes[n]).sum::<u64>() > budget {
+        kept.clear();
+    }
+    let names: Vec<String> = doms.keys().cloned().collect();
+    for name in names {
+        if !kept.contains(&name) {
+            doms.remove(&name);
+            *log = log.replace(&format!("dom/{name}"), &format!("{DOM_OMITTED}{name}"));
+        }
+    }
 }
 
 /// Whether a trace holds the run's videos.
@@ -217,10 +292,11 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
     if let Some(jpeg) = facts.jpeg {
         shrink(&mut images, &mut log, jpeg);
     }
-    let doms: BTreeMap<String, Vec<u8>> = read_doms(&dir.join(DOM_DIR))?
+    let mut doms: BTreeMap<String, Vec<u8>> = read_doms(&dir.join(DOM_DIR))?
         .into_iter()
         .map(|(name, html)| (name, redactor.redact_text(&html).into_bytes()))
         .collect();
+    fit_doms(&mut doms, &mut log, facts.dom);
     let videos = match facts.video {
         VideoInTrace::Leave => BTreeMap::new(),
         VideoInTrace::Include => read_videos(dir)?,
