@@ -171,10 +171,19 @@ async fn a_trace_of_50_steps_of_new_dense_text_stays_within_2_mb() {
     let as_seen = export(&run, &dir.path().join("as-seen.hands"), &["--as-seen"]);
     let jpeg = export(&run, &dir.path().join("jpeg.hands"), &["--jpeg"]);
     let trace = hands_view::trace::Trace::open(&dir.path().join("fit.hands")).unwrap();
+    let listed = Command::new("tar")
+        .arg("-tzf")
+        .arg(dir.path().join("fit.hands"))
+        .output()
+        .unwrap();
+    let deltas = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter(|n| n.ends_with(".html.delta"))
+        .count();
     eprintln!(
         "worst case, {STEPS} steps ({} screenshots and DOM snapshots, all different): run \
          directory log {log_bytes} B, PNGs {pngs} B, DOM snapshots {dom_bytes} B; run.hands: \
-         default {fit} B ({} DOM snapshots kept), --jpeg {jpeg} B, --as-seen {as_seen} B (all)",
+         default {fit} B ({} DOM snapshots kept, {deltas} of them as deltas), --jpeg {jpeg} B, --as-seen {as_seen} B (all)",
         STEPS - 1,
         trace.doms.len()
     );

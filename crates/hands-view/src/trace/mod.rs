@@ -9,6 +9,7 @@
 //! format and version; a truncated or corrupted file is refused with [`TraceError`], never a
 //! panic.
 
+mod dom;
 pub mod redact;
 
 use std::collections::BTreeMap;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::steps::read_log;
+pub use dom::{DOM_BUDGET, DOM_DIR, DomInTrace};
 use redact::Redactor;
 
 /// The `format` every manifest names.
@@ -149,79 +151,6 @@ pub struct RunFacts {
     pub dom: DomInTrace,
 }
 
-/// The compressed bytes of DOM snapshots a trace keeps by default: with the screenshots' worst
-/// case (docs/trace-format.md, "Size") a 50-step trace stays within 2 MB.
-pub const DOM_BUDGET: u64 = 600 * 1024;
-
-/// How many DOM snapshots a trace holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DomInTrace {
-    /// All of them while their compressed size is within `budget` bytes; beyond it, every
-    /// other one is left out (the last kept), again until they fit.
-    Fit {
-        /// Compressed bytes.
-        budget: u64,
-    },
-    /// Every one (`hands runs export --as-seen`).
-    All,
-}
-
-impl Default for DomInTrace {
-    fn default() -> Self {
-        DomInTrace::Fit { budget: DOM_BUDGET }
-    }
-}
-
-/// The prefix a left-out snapshot's log line is renamed to (the viewer shows no link).
-const DOM_OMITTED: &str = "dom-omitted/";
-
-/// Leaves out DOM snapshots until the rest fit the budget, evenly through the run (in the order
-/// the log first names them), and renames the left-out ones in the log.
-fn fit_doms(doms: &mut BTreeMap<String, Vec<u8>>, log: &mut String, how: DomInTrace) {
-    let DomInTrace::Fit { budget } = how else {
-        return;
-    };
-    let gz_len = |bytes: &[u8]| {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        let _ = gz.write_all(bytes);
-        gz.finish().map_or(bytes.len(), |b| b.len()) as u64
-    };
-    let mut order: Vec<String> = Vec::new();
-    for line in log.lines().filter(|l| l.contains("\"kind\":\"dom\"")) {
-        let entry: Value = serde_json::from_str(line).unwrap_or_default();
-        if let Some(name) = entry["file"].as_str().and_then(|f| f.strip_prefix("dom/"))
-            && doms.contains_key(name)
-            && !order.iter().any(|n| n == name)
-        {
-            order.push(name.to_owned());
-        }
-    }
-    let sizes: BTreeMap<String, u64> = order
-        .iter()
-        .map(|n| (n.clone(), gz_len(&doms[n])))
-        .collect();
-    let mut kept = order.clone();
-    while kept.len() > 1 && kept.iter().map(|n| sizes[n]).sum::<u64>() > budget {
-        let last = kept.len() - 1;
-        kept = kept
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| i % 2 == 1 || *i == last)
-            .map(|(_, n)| n)
-            .collect();
-    }
-    if kept.iter().map(|n| sizes[n]).sum::<u64>() > budget {
-        kept.clear();
-    }
-    let names: Vec<String> = doms.keys().cloned().collect();
-    for name in names {
-        if !kept.contains(&name) {
-            doms.remove(&name);
-            *log = log.replace(&format!("dom/{name}"), &format!("{DOM_OMITTED}{name}"));
-        }
-    }
-}
-
 /// Whether a trace holds the run's videos.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum VideoInTrace {
@@ -292,11 +221,11 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
     if let Some(jpeg) = facts.jpeg {
         shrink(&mut images, &mut log, jpeg);
     }
-    let mut doms: BTreeMap<String, Vec<u8>> = read_doms(&dir.join(DOM_DIR))?
+    let doms: BTreeMap<String, String> = dom::read_doms(&dir.join(DOM_DIR))?
         .into_iter()
-        .map(|(name, html)| (name, redactor.redact_text(&html).into_bytes()))
+        .map(|(name, html)| (name, redactor.redact_text(&html)))
         .collect();
-    fit_doms(&mut doms, &mut log, facts.dom);
+    let doms = dom::fit(&doms, &mut log, facts.dom);
     let videos = match facts.video {
         VideoInTrace::Leave => BTreeMap::new(),
         VideoInTrace::Include => read_videos(dir)?,
@@ -325,7 +254,7 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
             images: images.len() as u64,
             redactions: redactor.replaced,
             videos: videos.len() as u64,
-            doms: doms.len() as u64,
+            doms: doms.kept as u64,
         },
         written_by: format!("hands {}", env!("CARGO_PKG_VERSION")),
     };
@@ -341,7 +270,8 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
             .map(|(n, b)| (format!("images/{n}"), b.as_slice())),
     );
     entries.extend(
-        doms.iter()
+        doms.entries
+            .iter()
             .map(|(n, b)| (format!("{DOM_DIR}/{n}"), b.as_slice())),
     );
     for (name, bytes) in &entries {
@@ -373,32 +303,6 @@ fn count_kind(log: &str, kind: &str) -> u64 {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["kind"] == kind)
         .count() as u64
-}
-
-/// Where a run directory and a trace keep the DOM snapshots.
-pub const DOM_DIR: &str = "dom";
-
-/// The run directory's DOM snapshots (`dom/HASH.html`), by name; text that is not UTF-8 is
-/// left out.
-fn read_doms(dom: &Path) -> Result<BTreeMap<String, String>, TraceError> {
-    let mut out = BTreeMap::new();
-    let entries = match std::fs::read_dir(dom) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(io(dom)(e)),
-    };
-    for entry in entries {
-        let path = entry.map_err(io(dom))?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        if crate::steps::dom_name_ok(name)
-            && let Ok(text) = String::from_utf8(std::fs::read(&path).map_err(io(&path))?)
-        {
-            out.insert(name.to_owned(), text);
-        }
-    }
-    Ok(out)
 }
 
 /// Where a trace keeps the videos.
@@ -603,13 +507,7 @@ impl Trace {
                 crate::steps::video_name_ok(file).then(|| (file.to_owned(), bytes.clone()))
             })
             .collect();
-        let doms = files
-            .iter()
-            .filter_map(|(name, bytes)| {
-                let file = name.strip_prefix(DOM_DIR)?.strip_prefix('/')?;
-                crate::steps::dom_name_ok(file).then(|| (file.to_owned(), bytes.clone()))
-            })
-            .collect();
+        let doms = dom::unpack(&files).map_err(corrupt)?;
         let images = files
             .into_iter()
             .filter_map(|(name, bytes)| {

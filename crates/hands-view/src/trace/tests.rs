@@ -274,3 +274,53 @@ fn dom_names_are_sixteen_hex_digits() {
         assert!(!dom_name_ok(bad), "{bad}");
     }
 }
+
+#[test]
+fn snapshots_that_differ_by_a_word_are_stored_as_deltas_and_read_back_whole() {
+    let dir = run_dir(6);
+    std::fs::create_dir(dir.path().join(DOM_DIR)).unwrap();
+    let mut log = std::fs::read_to_string(dir.path().join(LOG)).unwrap();
+    let mut seed: u64 = 3;
+    let body: String = (0..60_000)
+        .map(|_| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            char::from(b'a' + (seed >> 59) as u8 % 26)
+        })
+        .collect();
+    let mut written = Vec::new();
+    for step in 1..=6u64 {
+        let html = format!("<title>Step {step} ✓</title><p>{body}</p>");
+        let name = format!("{:016x}.html", step * 17);
+        std::fs::write(dir.path().join(DOM_DIR).join(&name), &html).unwrap();
+        log.push_str(
+            &(json!({"kind": "dom", "step": step, "call_id": format!("t{step}"),
+                    "file": format!("dom/{name}")})
+            .to_string()
+                + "\n"),
+        );
+        written.push((name, html));
+    }
+    std::fs::write(dir.path().join(LOG), log).unwrap();
+    // A budget one whole snapshot fits (~45 KB compressed), six would not.
+    let out = dir.path().join("run.hands");
+    let facts = RunFacts {
+        dom: DomInTrace::Fit { budget: 60_000 },
+        ..RunFacts::default()
+    };
+    assert_eq!(export(dir.path(), &out, &facts).unwrap().counts.doms, 6);
+    let trace = Trace::open(&out).unwrap();
+    for (name, html) in &written {
+        assert_eq!(trace.doms[name], html.as_bytes(), "{name}");
+    }
+    let list = std::process::Command::new("tar")
+        .arg("-tzf")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let names = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(
+        names.lines().filter(|n| n.ends_with(".html.delta")).count(),
+        5,
+        "{names}"
+    );
+}
