@@ -11,7 +11,7 @@ from typing import Iterator, List, Tuple
 import pytest
 
 import hands.sync
-from hands.errors import ArgumentError, StateError
+from hands import ArgumentError, StateError
 
 KEY = "correct horse battery staple"
 TOKEN = "py-idb-token-5"
