@@ -264,15 +264,22 @@ impl StateSaver {
             origins: Vec::new(),
             indexed_db: Vec::new(),
         };
-        let tabs: Vec<(SessionId, String)> = self
+        let tabs: Vec<(SessionId, String, String)> = self
             .shared
             .lock()
             .tabs
             .iter()
             .filter(|t| t.ready && !t.crashed)
-            .map(|t| (t.session.clone(), t.target_id.clone()))
+            .map(|t| (t.session.clone(), t.target_id.clone(), t.url.clone()))
             .collect();
-        for (session, frame) in &tabs {
+        for (session, frame, url) in &tabs {
+            // A tab at another origin is not even read (its page reports its origin again below,
+            // in case it moved since).
+            let at_allowed = Url::parse(url)
+                .is_ok_and(|u| origins.allows_origin(&u.origin().ascii_serialization()));
+            if !at_allowed {
+                continue;
+            }
             if let Some(idb) = read_indexed_db(conn, session, frame).await
                 && origins.allows_origin(&idb.origin)
                 && !state.indexed_db.iter().any(|o| o.origin == idb.origin)
@@ -280,7 +287,7 @@ impl StateSaver {
                 state.indexed_db.push(idb);
             }
         }
-        for (session, _) in tabs {
+        for (session, _, _) in tabs {
             let Ok(answer) = conn
                 .call(
                     Some(&session),
