@@ -402,6 +402,11 @@ impl XState {
         self.input_done(InputKind::Move)
     }
 
+    /// The desktop's windows now ([`crate::windows`]).
+    pub(crate) fn windows(&mut self) -> Result<crate::windows::WindowsNow, X11Error> {
+        crate::windows::windows_now(&self.conn, self.root)
+    }
+
     pub(crate) fn pointer(&mut self) -> Result<ScreenPoint, X11Error> {
         let reply = self.conn.query_pointer(self.root)?.reply()?;
         Ok(ScreenPoint {
