@@ -92,10 +92,10 @@ impl Tracker {
 
     fn see(&mut self, now: WindowsNow) {
         for window in &now.windows {
-            if self.before.windows.iter().any(|b| b.id == window.id) {
+            if self.before.windows.iter().any(|b| b.same(window)) {
                 continue;
             }
-            match self.opened.iter_mut().find(|(o, _)| o.id == window.id) {
+            match self.opened.iter_mut().find(|(o, _)| o.same(window)) {
                 Some((seen, open)) => {
                     if !window.title.is_empty() {
                         seen.title.clone_from(&window.title);
@@ -106,7 +106,7 @@ impl Tracker {
             }
         }
         for (seen, open) in &mut self.opened {
-            if !now.windows.iter().any(|w| w.id == seen.id) {
+            if !now.windows.iter().any(|w| w.same(seen)) {
                 *open = false;
             }
         }
@@ -128,7 +128,7 @@ impl Tracker {
                 .before
                 .windows
                 .iter()
-                .filter(|b| !last.windows.iter().any(|w| w.id == b.id))
+                .filter(|b| !last.windows.iter().any(|w| w.same(b)))
                 .map(|b| b.title.clone())
                 .collect(),
             focused: last.focused.as_ref().map(|w| w.title.clone()),
@@ -332,8 +332,14 @@ mod tests {
     use super::*;
 
     fn window(id: u32, title: &str) -> TopWindow {
+        // A title after a slash: a later window of that id.
+        let (title, creation) = match title.split_once('/') {
+            Some((t, n)) => (t, n.parse().unwrap()),
+            None => (title, 0),
+        };
         TopWindow {
             id,
+            creation,
             title: title.into(),
         }
     }
@@ -381,6 +387,22 @@ mod tests {
                 focused: Some("Second window".into()),
                 clipboard_changed: true,
                 inputs: InputCounts::default(),
+            },
+        );
+        // The server gave a closed window's id to the next one.
+        check(
+            &[
+                now(&[(1, "Ask")], Some(1), 0),
+                now(&[(1, "Second window/7")], Some(1), 0),
+            ],
+            DesktopObserved {
+                opened: vec![OpenedWindow {
+                    title: "Second window".into(),
+                    open: true,
+                }],
+                closed: vec!["Ask".into()],
+                focused: Some("Second window".into()),
+                ..DesktopObserved::default()
             },
         );
         check(

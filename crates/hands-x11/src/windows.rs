@@ -6,6 +6,13 @@
 //! windows, which carry the titles) when it publishes one; without a window manager, the
 //! root's mapped children that are not override-redirect (menus and tooltips are). The focus is
 //! `_NET_ACTIVE_WINDOW` when published, else the input focus walked up to a top-level window.
+//!
+//! The server gives a closed client's ids to the next client that connects, so a new window
+//! may have the id of one just closed (seen with two `xmessage` run one after the other): a
+//! window is told apart by its id and its creation, the number of the root's `CreateNotify`
+//! for that id the driver's connection has seen ([`Creations`]).
+
+use std::collections::HashMap;
 
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, MapState, Window};
 use x11rb::rust_connection::RustConnection;
@@ -23,8 +30,18 @@ const LIST_MAX: u32 = 4096;
 pub struct TopWindow {
     /// Its X id.
     pub id: u32,
+    /// Which window of that id: the serial of its creation as this connection saw it (0: made
+    /// before the connection, or too long ago to be remembered).
+    pub creation: u64,
     /// Its title (`_NET_WM_NAME`, else `WM_NAME`); empty when it has none.
     pub title: String,
+}
+
+impl TopWindow {
+    /// Whether `other` is this window (not a later one given the same id).
+    pub fn same(&self, other: &TopWindow) -> bool {
+        self.id == other.id && self.creation == other.creation
+    }
 }
 
 /// The desktop's windows at one moment.
@@ -36,6 +53,32 @@ pub struct WindowsNow {
     pub focused: Option<TopWindow>,
     /// The owner of the `CLIPBOARD` selection (0: none). Its content is never read.
     pub clipboard_owner: u32,
+}
+
+/// The most creations remembered: the oldest are forgotten beyond it.
+const CREATIONS_MAX: usize = 4096;
+
+/// The top-level windows created since the connection was made: each id's latest creation.
+#[derive(Debug, Default)]
+pub(crate) struct Creations {
+    n_created: u64,
+    latest: HashMap<u32, u64>,
+}
+
+impl Creations {
+    /// A `CreateNotify` of the root for `window`.
+    pub(crate) fn created(&mut self, window: u32) {
+        self.n_created += 1;
+        self.latest.insert(window, self.n_created);
+        if self.latest.len() > CREATIONS_MAX {
+            let keep_after = self.n_created - (CREATIONS_MAX as u64) / 2;
+            self.latest.retain(|_, &mut n| n > keep_after);
+        }
+    }
+
+    fn of(&self, window: u32) -> u64 {
+        self.latest.get(&window).copied().unwrap_or(0)
+    }
 }
 
 struct Atoms {
@@ -51,7 +94,11 @@ fn atom(conn: &RustConnection, name: &[u8]) -> Result<u32, X11Error> {
 }
 
 /// The windows of the screen whose root is `root`, now.
-pub(crate) fn windows_now(conn: &RustConnection, root: Window) -> Result<WindowsNow, X11Error> {
+pub(crate) fn windows_now(
+    conn: &RustConnection,
+    root: Window,
+    creations: &Creations,
+) -> Result<WindowsNow, X11Error> {
     let atoms = Atoms {
         client_list: atom(conn, b"_NET_CLIENT_LIST")?,
         active: atom(conn, b"_NET_ACTIVE_WINDOW")?,
@@ -67,6 +114,7 @@ pub(crate) fn windows_now(conn: &RustConnection, root: Window) -> Result<Windows
         .into_iter()
         .map(|id| TopWindow {
             id,
+            creation: creations.of(id),
             title: title(conn, id, &atoms),
         })
         .collect();
