@@ -232,8 +232,7 @@ impl DesktopWheel {
     fn point(desktop: &X11Desktop, x: f64, y: f64) -> Result<ScreenPoint, DesktopError> {
         let size = desktop.screen().capture;
         let (px, py) = (x.round(), y.round());
-        if !(px >= 0.0 && py >= 0.0 && px < f64::from(size.width) && py < f64::from(size.height))
-        {
+        if !(px >= 0.0 && py >= 0.0 && px < f64::from(size.width) && py < f64::from(size.height)) {
             return Err(DesktopError::Input(format!(
                 "({x}, {y}) is off the {}x{} screen",
                 size.width, size.height
@@ -369,7 +368,11 @@ mod tests {
                 now(&[(1, "Ask"), (2, "Editor")], Some(1), 0),
                 // The new window is mapped before it is named.
                 now(&[(1, "Ask"), (2, "Editor"), (3, "")], Some(1), 0),
-                now(&[(2, "Editor"), (3, "Second window"), (4, "Flash")], Some(3), 0),
+                now(
+                    &[(2, "Editor"), (3, "Second window"), (4, "Flash")],
+                    Some(3),
+                    0,
+                ),
                 now(&[(2, "Editor"), (3, "Second window")], Some(3), 9),
             ],
             DesktopObserved {

@@ -329,7 +329,11 @@ pub fn desktop_note(observed: &DesktopObserved, held: Duration) -> String {
         sent.push(counted(inputs.clicks as usize, "click", "clicks"));
     }
     if inputs.scrolls > 0 {
-        sent.push(counted(inputs.scrolls as usize, "wheel turn", "wheel turns"));
+        sent.push(counted(
+            inputs.scrolls as usize,
+            "wheel turn",
+            "wheel turns",
+        ));
     }
     if !inputs.keys.is_empty() {
         let keys = listed(&inputs.keys, Clone::clone).replace("; ", ", ");
@@ -472,7 +476,9 @@ mod tests {
         );
         let empty = desktop_note(&DesktopObserved::default(), Duration::ZERO);
         assert!(
-            empty.contains("- Windows opened: none.\n- Their input: none.\nNo window has the focus now."),
+            empty.contains(
+                "- Windows opened: none.\n- Their input: none.\nNo window has the focus now."
+            ),
             "{empty}"
         );
         let busy = DesktopObserved {
@@ -482,7 +488,9 @@ mod tests {
                     open: true,
                 })
                 .collect(),
-            closed: (0..100).map(|i| format!("{i} {}", "x".repeat(300))).collect(),
+            closed: (0..100)
+                .map(|i| format!("{i} {}", "x".repeat(300)))
+                .collect(),
             ..DesktopObserved::default()
         };
         let note = desktop_note(&busy, Duration::from_secs(1));

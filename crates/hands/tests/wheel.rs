@@ -21,7 +21,9 @@ use hands_runner::ledger::Ledger as _;
 use hands_sim::policy::{text, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn};
 use serde_json::{Value, json};
-use viewer::{ViewedRun, click, element, last_user_text, said_failed, save_shot, wait_js, wait_text};
+use viewer::{
+    ViewedRun, click, element, last_user_text, said_failed, save_shot, wait_js, wait_text,
+};
 
 const FORM_PAGE: &str = r#"<!doctype html><title>Guest book</title>
 <style>h1 { font: 40px sans-serif; margin: 10px; }
@@ -166,10 +168,10 @@ async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told()
         .iter()
         .any(|p| p == "/done?name=Ada+Lovelace");
     if !signed {
+        let said = viewer::wheel_status(&browser).await;
         panic!(
-            "the form was not posted; paths served {:?}; the viewer said {}; hands run: {}",
+            "the form was not posted; paths served {:?}; the viewer said {said}; hands run: {}",
             paths.lock().unwrap(),
-            viewer::wheel_status(&browser).await,
             stderr.lock().unwrap()
         );
     }

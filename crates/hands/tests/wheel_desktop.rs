@@ -25,8 +25,8 @@ use hands_testkit::GtkText;
 use hands_x11::{X11Desktop, XvfbConfig};
 use serde_json::{Value, json};
 use viewer::{
-    ViewedRun, click, click_screen_at, last_user_text, log_line, said_failed, save_shot,
-    type_keys, wait_js, wait_text,
+    ViewedRun, click, click_screen_at, last_user_text, log_line, said_failed, save_shot, type_keys,
+    wait_js, wait_text,
 };
 use x11rb::connection::Connection as _;
 use x11rb::protocol::xproto::ConnectionExt as _;
@@ -111,7 +111,15 @@ async fn a_person_takes_the_desktops_wheel_opens_a_window_and_the_model_is_told(
     let out = dir.path().join("run");
     let mut command = Command::new(env!("CARGO_BIN_EXE_hands"));
     command
-        .args(["run", "--desktop", "--display", &display, "--sandbox", "none", "--view"])
+        .args([
+            "run",
+            "--desktop",
+            "--display",
+            &display,
+            "--sandbox",
+            "none",
+            "--view",
+        ])
         .args(["--task", "Open the second window"])
         .arg("--out")
         .arg(&out)
@@ -132,7 +140,11 @@ async fn a_person_takes_the_desktops_wheel_opens_a_window_and_the_model_is_told(
         "document.getElementById('wheel-screen').naturalWidth === 1024",
     )
     .await;
-    assert_eq!(sim.requests().len(), 2, "the run waits while the person drives");
+    assert_eq!(
+        sim.requests().len(),
+        2,
+        "the run waits while the person drives"
+    );
 
     // A click into the text window where the screen shows it, then text typed in the key box.
     let (x, y, width, height) = rect(&display, gtk.window());
