@@ -8,12 +8,16 @@
 //! give-back: a window that opened and closed between two frames (a fifth of a second) was
 //! never on the person's screen and is not reported. What the person typed is counted, not
 //! kept: on a desktop hands cannot tell a password field from any other.
+//!
+//! Each input waits, as the model's actions do, for its client to handle it and the screen to
+//! settle (at most 1.5 s) before the next one goes: a key typed right after a click then reaches
+//! the window the click focused, not the one the window manager had not yet left.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hands_core::CancellationToken;
-use hands_core::desktop::{Desktop as _, DesktopError};
+use hands_core::desktop::{Desktop as _, DesktopError, SettleBudget};
 use hands_core::geometry::ScreenPoint;
 use hands_core::image::{ImageFormat, encode};
 use hands_core::input::{Button, Key, KeyChord, ModifierSet, ScrollDirection};
@@ -167,6 +171,17 @@ pub struct DesktopWatching {
     wheel: DesktopWheel,
 }
 
+/// Waits for the input's client and the screen, as after a model's action; a failed wait is
+/// only logged (the input itself was sent).
+async fn settle(desktop: &mut X11Desktop) {
+    if let Err(e) = desktop
+        .settle(SettleBudget::default(), &CancellationToken::new())
+        .await
+    {
+        tracing::warn!("settling after a person's input: {e}");
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -252,6 +267,7 @@ impl DesktopWheel {
         desktop
             .click(Some(at), Button::Left, 1, ModifierSet::NONE)
             .await?;
+        settle(&mut desktop).await;
         drop(desktop);
         self.count(|c| c.clicks += 1);
         Ok(())
@@ -277,6 +293,7 @@ impl DesktopWheel {
         desktop
             .scroll(Some(at), direction, clicks, ModifierSet::NONE)
             .await?;
+        settle(&mut desktop).await;
         drop(desktop);
         self.count(|c| c.scrolls += 1);
         Ok(())
@@ -287,19 +304,20 @@ impl DesktopWheel {
         let chord = Key::parse(name)
             .and_then(|key| KeyChord::new(vec![key]))
             .map_err(|e| DesktopError::Input(e.to_string()))?;
-        self.inner.desktop.lock().await.key_chord(&chord).await?;
+        let mut desktop = self.inner.desktop.lock().await;
+        desktop.key_chord(&chord).await?;
+        settle(&mut desktop).await;
+        drop(desktop);
         self.count(|c| c.keys.push(name.to_owned()));
         Ok(())
     }
 
     /// Text typed into the focused window, as the model's `type` types it.
     pub async fn type_text(&self, text: &str) -> Result<(), DesktopError> {
-        self.inner
-            .desktop
-            .lock()
-            .await
-            .type_text(text, &CancellationToken::new())
-            .await?;
+        let mut desktop = self.inner.desktop.lock().await;
+        desktop.type_text(text, &CancellationToken::new()).await?;
+        settle(&mut desktop).await;
+        drop(desktop);
         self.count(|c| c.chars += text.chars().count());
         Ok(())
     }

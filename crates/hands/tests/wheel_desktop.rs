@@ -15,6 +15,7 @@ mod viewer;
 use std::process::Command;
 use std::time::Duration;
 
+use hands_cdp::CdpBrowser;
 use hands_core::CancellationToken;
 use hands_core::browser::Browser as _;
 use hands_core::geometry::Size;
@@ -48,6 +49,24 @@ async fn window_titled(desktop: &X11Desktop, title: &str) -> u32 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("no window titled {title:?} appeared");
+}
+
+/// Waits until `window` has the focus (what the person sees: its title bar lit); says what
+/// the desktop, the viewer and the run said when it never does.
+async fn expect_focus(desktop: &X11Desktop, window: u32, browser: &CdpBrowser, run: &ViewedRun) {
+    for _ in 0..300 {
+        let now = desktop.windows().await.unwrap();
+        if now.focused.as_ref().is_some_and(|w| w.id == window) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "window {window:#x} never got the focus: {:?}; the viewer said {}; hands run: {}",
+        desktop.windows().await,
+        viewer::wheel_status(browser).await,
+        run.stderr.lock().unwrap()
+    );
 }
 
 /// Where `window` is on the screen: its left, top, width and height.
@@ -149,6 +168,7 @@ async fn a_person_takes_the_desktops_wheel_opens_a_window_and_the_model_is_told(
     // A click into the text window where the screen shows it, then text typed in the key box.
     let (x, y, width, height) = rect(&display, gtk.window());
     click_screen_at(&browser, x + width / 2, y + height / 2).await;
+    expect_focus(&desktop, gtk.window(), &browser, &run).await;
     type_keys(&mut browser, TYPED).await;
     let got = tokio::task::block_in_place(|| {
         gtk.wait_for_text(TYPED.chars().count(), Duration::from_secs(30))
@@ -159,6 +179,7 @@ async fn a_person_takes_the_desktops_wheel_opens_a_window_and_the_model_is_told(
     // A click on the message, Enter: it closes and the second window opens.
     let (x, y, width, _) = rect(&display, ask);
     click_screen_at(&browser, x + width / 2, y + 8).await;
+    expect_focus(&desktop, ask, &browser, &run).await;
     type_keys(&mut browser, "\n").await;
     window_titled(&desktop, "Second window").await;
     // The person sees it on the streamed screen.

@@ -16,10 +16,11 @@ use hands_core::browser::args::{PageUrl, WaitText};
 use hands_core::browser::driver::ReadResult;
 use serde_json::{Value, json};
 
-/// A `hands run … --view` under way: the process, its page's address, what it printed since.
+/// A `hands run … --view` under way: the process (killed if the test ends before it does), its
+/// page's address, what it printed since.
 pub struct ViewedRun {
     /// The `hands run` process.
-    pub child: Child,
+    pub child: Option<Child>,
     /// The page's address, with its token.
     pub view_url: String,
     /// Its standard error after the address line.
@@ -54,7 +55,7 @@ impl ViewedRun {
             }
         });
         ViewedRun {
-            child,
+            child: Some(child),
             view_url,
             stderr,
         }
@@ -75,10 +76,9 @@ impl ViewedRun {
     }
 
     /// Waits for the run to end; panics with its output unless it succeeded.
-    pub async fn wait_success(self) {
-        let ViewedRun {
-            mut child, stderr, ..
-        } = self;
+    pub async fn wait_success(mut self) {
+        let mut child = self.child.take().unwrap();
+        let stderr = Arc::clone(&self.stderr);
         let status = tokio::task::spawn_blocking(move || child.wait())
             .await
             .unwrap()
@@ -88,6 +88,16 @@ impl ViewedRun {
             "hands run failed: {}",
             stderr.lock().unwrap()
         );
+    }
+}
+
+impl Drop for ViewedRun {
+    fn drop(&mut self) {
+        // A test that failed midway leaves no run waiting for a wheel nobody will give back.
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
