@@ -6,7 +6,8 @@
 //! and types, clicks the message and presses Enter, sees the new window and clicks "Give back".
 //! The model's next request carries the note of what hands observed — the window opened, the
 //! one closed, the focused one, the input counted — the run then goes on (the model's next
-//! screenshot runs), and the log and the ledger hold the note.
+//! screenshot runs), and the log and the ledger hold the note. A second test takes the wheel of
+//! the jailed desktop a default `hands run --desktop --view` spawns.
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
@@ -247,5 +248,65 @@ async fn a_person_takes_the_desktops_wheel_opens_a_window_and_the_model_is_told(
             .conversation
             .to_string()
             .contains("Windows opened: \\\"Second window\\\"")
+    );
+}
+
+/// The desktop `hands run --desktop` spawns in the episode's jail (the default) is handed over
+/// too: its frames and the person's click go through a connection of the wheel's own, made
+/// through the jail's launcher.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jailed_desktop_of_a_default_run_is_handed_over_too() {
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        Turn::Blocks(match n {
+            1 => vec![
+                text("I click the middle."),
+                toolset_use("computer", "left_click", json!({"coordinate": [640, 400]})),
+            ],
+            _ => return Turn::text("Done."),
+        })
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hands"));
+    command
+        .args(["run", "--desktop", "--view", "--task", "Click the middle"])
+        .arg("--out")
+        .arg(&out)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", sim.base_url())
+        .env_remove("DISPLAY");
+    let run = ViewedRun::start(command);
+    let mut browser = run.open_page().await;
+    wait_text(&mut browser, "Waiting for your approval").await;
+    wait_text(&mut browser, "The model has the wheel.").await;
+    click(&mut browser, "Take over").await;
+    wait_text(&mut browser, "You asked for the wheel").await;
+    click(&mut browser, "Deny").await;
+    wait_text(&mut browser, "You have the wheel").await;
+    wait_js(
+        &browser,
+        "document.getElementById('wheel-screen').naturalWidth === 1280",
+    )
+    .await;
+    click_screen_at(&browser, 640, 400).await;
+    type_keys(&mut browser, "\n").await;
+    // Both inputs are answered before the wheel goes back (the page waits for its queue).
+    click(&mut browser, "Give back").await;
+    let stderr = std::sync::Arc::clone(&run.stderr);
+    run.wait_success().await;
+    let requests = sim.requests();
+    assert_eq!(requests.len(), 2, "{}", stderr.lock().unwrap());
+    let note = last_user_text(&requests[1].body);
+    eprintln!("the note the model got:\n{note}");
+    assert!(
+        note.starts_with("A person took over the desktop for "),
+        "{note}"
+    );
+    assert!(
+        note.contains("\n- Windows opened: none.\n- Their input: 1 click, keys Return.\n"),
+        "{note}"
     );
 }
