@@ -295,7 +295,9 @@ pub struct RunArgs {
     /// run's ledger (`ledger.sqlite`, every checkpoint, for `--resume`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Watch the run in a local web page as it happens, and approve or deny its actions there.
+    /// Watch the run in a local web page as it happens, and approve or deny its actions there;
+    /// "Take over" there pauses the run between turns and hands you its browser (or, in a run
+    /// without one, its desktop) until you give it back.
     #[arg(long)]
     pub view: bool,
     /// Record the run as a video, `video.webm` in the run directory: the desktop (sampled 5
