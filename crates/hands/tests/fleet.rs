@@ -4,7 +4,7 @@
 //! episode over once the lease has expired and finishing it by resume, the effect done once;
 //! a stalled worker woken after a takeover; and a parked episode listed, reconciled with
 //! `hands batch reconcile` and resumed; and `hands view --ledger` listing a finished batch and
-//! opening an episode from its checkpoints.
+//! opening an episode from its checkpoints, over HTTP and in a real Chromium.
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
@@ -581,5 +581,56 @@ fn hands_view_lists_a_batchs_episodes_and_opens_one_from_the_ledger() {
             .0
             .contains(" 404 ")
     );
+    // As a person sees it, in a real Chromium: the list, then an episode's page.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let list = format!("http://{page}");
+        let one = format!("http://{addr}/episodes/1/?token={token}");
+        shown_in_chromium(
+            &list,
+            &["its check failed", "Write out.txt, judged harshly"],
+            "batch",
+        )
+        .await;
+        shown_in_chromium(
+            &one,
+            &["Written.", "echo done > out.txt", "the batch"],
+            "episode",
+        )
+        .await;
+    });
     kill(view);
+}
+
+/// Opens `url` in a headless Chromium, waits until the page shows each of `texts`, and keeps a
+/// screenshot as `hands-view-<name>.png` in the test's temporary directory.
+async fn shown_in_chromium(url: &str, texts: &[&str], name: &str) {
+    use hands_core::browser::Browser as _;
+    use hands_core::browser::args::{PageUrl, WaitText};
+    let cancel = hands_core::CancellationToken::new();
+    let mut browser = hands_cdp::CdpBrowser::launch(hands_cdp::DriverConfig::default())
+        .await
+        .unwrap();
+    browser
+        .navigate(&PageUrl::parse("url", url).unwrap(), None, &cancel)
+        .await
+        .unwrap();
+    for text in texts {
+        browser
+            .wait_for(
+                &WaitText::parse(text).unwrap(),
+                Duration::from_secs(30),
+                None,
+                &cancel,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{url} never showed {text:?}: {e}"));
+    }
+    let shot = browser.screenshot(None, &cancel).await.unwrap();
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hands-view-{name}.png"));
+    std::fs::write(&path, shot.bytes()).unwrap();
 }
