@@ -4,7 +4,8 @@
 //! - [`Fleet`]: `submit` tasks (one queued episode each), `claim` episodes for a worker
 //!   (`FOR UPDATE SKIP LOCKED`: two workers never get the same one; the epoch goes up by one
 //!   and the lease runs for a TTL), `heartbeat` the leases, `finish` an episode with its
-//!   outcome, and `status` (counts by state, success rate, tokens, failures by reason).
+//!   outcome, `status` (counts by state, success rate, tokens, failures by reason), and
+//!   `episodes` (each with its claim, outcome and checkpoints, for a viewer).
 //! - [`PostgresLedger`]: hands-runner's [`Ledger`](hands_runner::ledger::Ledger) on the same
 //!   database, with the SQLite ledger's semantics (revisions in order, every checkpoint kept,
 //!   blobs stored once by SHA-256, the run's end). Every save checks the episode's epoch and
