@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
+mod mcp_stdio;
+
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
 use std::process::{Command, Output};
@@ -12,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use hands_sim::policy::{text, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn};
+use mcp_stdio::McpStdio;
 use serde_json::{Value, json};
 
 const KEY: &str = "correct horse battery staple";
@@ -256,141 +259,21 @@ fn a_saved_state_signs_the_second_run_in_without_the_password() {
     );
 }
 
-/// A `hands mcp --state shop` on stdio, its answers read line by line from a thread and its
-/// stderr kept.
-struct McpServer {
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    lines: std::sync::mpsc::Receiver<String>,
-    stderr: Arc<Mutex<String>>,
-    next_id: u64,
-}
-
-impl Drop for McpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl McpServer {
-    fn spawn(states: &std::path::Path, key: &str, url: &str) -> McpServer {
-        use std::process::Stdio;
-        let mut child = hands(states, key)
-            .args([
-                "mcp",
-                "--browser",
-                url,
-                "--approve",
-                "all",
-                "--state",
-                "shop",
-            ])
-            .env_remove("DISPLAY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let kept = Arc::clone(&stderr);
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                let mut kept = kept.lock().unwrap();
-                kept.push_str(&line);
-                kept.push('\n');
-            }
-        });
-        McpServer {
-            child,
-            stdin,
-            lines,
-            stderr,
-            next_id: 0,
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(std::time::Duration::from_secs(120))
-                .unwrap_or_else(|e| {
-                    panic!(
-                        "no answer to {method}: {e}; {}",
-                        self.stderr.lock().unwrap()
-                    )
-                });
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    fn initialize(&mut self) {
-        self.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "state test", "version": "0"},
-            }),
-        );
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    }
-
-    /// Calls a tool: its text, checked not to be an error.
-    fn call(&mut self, name: &str, arguments: Value) -> String {
-        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
-        let result = &answer["result"];
-        let text = result["content"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{answer}"))
-            .iter()
-            .filter_map(|c| c["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert_ne!(result["isError"], json!(true), "{name}: {text}");
-        text
-    }
-
-    /// Waits for the server to end; its stderr.
-    fn wait(mut self) -> (std::process::ExitStatus, String) {
-        let status = self.child.wait().unwrap();
-        // The stderr thread ends at the pipe's end; give it the lines it has.
-        let mut err = String::new();
-        for _ in 0..100 {
-            err = self.stderr.lock().unwrap().clone();
-            if err.contains("state shop saved") || !status.success() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        (status, err)
-    }
+/// `hands mcp --browser URL --state shop` on stdio, its states kept in `states`.
+fn mcp_server(states: &std::path::Path, key: &str, url: &str) -> McpStdio {
+    let mut command = hands(states, key);
+    command
+        .args([
+            "mcp",
+            "--browser",
+            url,
+            "--approve",
+            "all",
+            "--state",
+            "shop",
+        ])
+        .env_remove("DISPLAY");
+    McpStdio::spawn(command)
 }
 
 /// The ref of the compact read's line `[ref] role label …`.
@@ -414,8 +297,8 @@ fn hands_mcp_keeps_a_sign_in_across_server_starts() {
     let states = dir.path().join("states");
 
     // Server 1: the client signs in with the form; the state is saved when stdin closes.
-    let mut server = McpServer::spawn(&states, KEY, &url);
-    server.initialize();
+    let mut server = mcp_server(&states, KEY, &url);
+    server.initialize("state test");
     let read = server.call("browser_read_page", json!({"filter": "interactive"}));
     let user = ref_of(&read, "textbox", "User");
     let pw = ref_of(&read, "textbox", "Password");
@@ -428,8 +311,7 @@ fn hands_mcp_keeps_a_sign_in_across_server_starts() {
         json!({"text": "Signed in.", "timeout_ms": 20000}),
     );
     assert!(paths.lock().unwrap().iter().any(|p| p == "/login"));
-    server.stdin = None;
-    let (status, err) = server.wait();
+    let (status, err) = server.close_and_wait("state shop saved");
     assert!(status.success(), "{err}");
     assert!(
         err.contains("hands mcp: state shop saved: 2 cookies"),
@@ -455,19 +337,19 @@ fn hands_mcp_keeps_a_sign_in_across_server_starts() {
     // Server 2: signed in on its first page, with no password field; stopped by SIGTERM, it
     // saves again.
     paths.lock().unwrap().clear();
-    let mut server = McpServer::spawn(&states, KEY, &url);
-    server.initialize();
+    let mut server = mcp_server(&states, KEY, &url);
+    server.initialize("state test");
     let read = server.call("browser_read_page", json!({"filter": "all"}));
     assert!(read.contains("Welcome back, ada"), "{read}");
     assert!(!read.contains("Password"), "{read}");
     assert!(!read.contains(SESSION), "{read}");
     assert!(!paths.lock().unwrap().iter().any(|p| p == "/login"));
     let killed = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
+        .args(["-TERM", &server.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let (status, err) = server.wait();
+    let (status, err) = server.wait("state shop saved");
     assert!(status.success(), "{err}");
     assert!(
         err.contains("2 cookies, localStorage of 1 origins, 0 IndexedDB databases loaded"),
