@@ -16,8 +16,8 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum as _};
 use hands_core::CancellationToken;
 use hands_fleet::{
-    Claim, Environment, EpisodeId, EpisodeOutcome, EpisodeState, Fleet, PostgresLedger, Provider,
-    SyncDb, Task,
+    Claim, Environment, EpisodeId, EpisodeOutcome, EpisodeState, Fleet, FleetError, PostgresLedger,
+    Provider, SyncDb, Task,
 };
 use hands_runner::{RunError, RunOutcome, RunStatus, UncertainCall};
 use tokio::task::JoinSet;
@@ -210,6 +210,34 @@ pub async fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// How long a starting worker keeps trying to reach its ledger before it gives up: a database
+/// that is starting, failing over or not yet created is waited for, as a partition is later.
+const START_PATIENCE: Duration = Duration::from_secs(60);
+
+/// The ledger's fleet, tried again (every 0.25 s, doubling up to 5 s, for [`START_PATIENCE`])
+/// while the server cannot be reached or refuses writes; a URL that does not parse, or a schema
+/// newer than this hands, fails at once.
+async fn connect_patiently(url: &str, name: &str) -> anyhow::Result<Fleet> {
+    let deadline = Instant::now() + START_PATIENCE;
+    let mut wait = Duration::from_millis(250);
+    loop {
+        match Fleet::connect(url).await {
+            Ok(fleet) => return Ok(fleet),
+            Err(e @ (FleetError::Connect { .. } | FleetError::Db(_)))
+                if Instant::now() + wait < deadline =>
+            {
+                eprintln!(
+                    "hands worker {name}: the ledger cannot be used yet ({e}); trying again in {:.2} s",
+                    wait.as_secs_f64()
+                );
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 /// An episode being run by this worker.
 struct Held {
     epoch: u64,
@@ -245,8 +273,8 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let fleet = Fleet::connect(&args.ledger).await?;
     let name = args.name_or_default();
+    let fleet = connect_patiently(&args.ledger, &name).await?;
     let args = Arc::new(args);
     eprintln!(
         "hands worker {name}: {} slot(s), lease {:.1} s, on {}",

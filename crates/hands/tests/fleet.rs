@@ -161,6 +161,42 @@ fn a_worker_runs_a_submitted_batch_to_its_end() {
     }
 }
 
+/// A worker started before its database exists waits for it (as for one starting or failing
+/// over) instead of exiting, then runs the batch it finds there.
+#[test]
+fn a_worker_started_before_its_database_waits_for_it() {
+    let pg = cluster();
+    let staging = pg.database("staging").unwrap();
+    let late = staging.replace("dbname=staging", "dbname=late");
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimServer::start(SimConfig::with_policy(|_: &Value| Turn::text("Done."))).unwrap();
+    let task = json!({"prompt": "Say done", "environment": {"kind": "desktop"}, "max_steps": 2});
+    submit(&sim, &staging, dir.path(), &[task]);
+    let child = worker(&sim, &late, dir.path(), "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // The database appears whole, its batch already in (a copy of the staging one), so the
+    // worker cannot find it empty and stop early.
+    let created = Command::new("psql")
+        .arg(&staging)
+        .args(["-c", "CREATE DATABASE late TEMPLATE staging"])
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{}", text(&created));
+    let output = child.wait_with_output().unwrap();
+    let said = text(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(said.contains("the ledger cannot be used yet"), "{said}");
+    let shown = status(&sim, &late);
+    assert!(
+        shown.contains("1 episodes: 0 queued, 0 running, 1 finished"),
+        "{shown}"
+    );
+}
+
 fn wait_until(timeout: Duration, what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !done() {
