@@ -205,6 +205,11 @@ def summarize(name, calls, results, count):
         "over_25k": sum(1 for t in tokens if t > 25_000),
         "median_action_ms": statistics.median(actions) * 1000 if actions else float("nan"),
         "median_effect_ms": statistics.median(effects) * 1000 if effects else float("nan"),
+        # Until the action had answered and its effect was in the page, whichever came later:
+        # what a model that reads right after the action waits for the truth.
+        "median_done_ms": statistics.median(
+            max(r[4], r[5]) for r in results if r[4] is not None and r[5] is not None
+        ) * 1000 if effects else float("nan"),
         "ok": sum(1 for r in results if r[2]),
         "steps": len(results),
         "stale": sum(1 for r in results if r[3]),
@@ -223,15 +228,16 @@ def table(rows, tokenizer):
     out = [
         f"tokens: {tokenizer}; ratios are the tool's over hands'",
         "| tool | calls | tokens | largest answer | answers > 25k | median action | "
-        "median effect | steps ok | stale |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "median effect | median answer and effect | steps ok | stale |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(
             f"| {r['tool']} | {r['calls']} | {r['tokens']:,}{ratio(r, 'tokens')} | "
             f"{r['largest']:,}{ratio(r, 'largest')} | {r['over_25k']} | "
             f"{r['median_action_ms']:.0f} ms{ratio(r, 'median_action_ms')} | "
-            f"{r['median_effect_ms']:.0f} ms | {r['ok']}/{r['steps']} | {r['stale']} |"
+            f"{r['median_effect_ms']:.0f} ms | {r['median_done_ms']:.0f} ms{ratio(r, 'median_done_ms')} | "
+            f"{r['ok']}/{r['steps']} | {r['stale']} |"
         )
     return "\n".join(out)
 
