@@ -19,38 +19,12 @@ use std::fs::File;
 use std::io::{self, Read as _, Write as _};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
-/// How every name is resolved beneath its directory: never above it, never through a symlink or
-/// a `/proc` magic link.
-const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
-    .union(ResolveFlags::NO_SYMLINKS)
-    .union(ResolveFlags::NO_MAGICLINKS);
-
-/// How many times a resolution is retried when the kernel answers `EAGAIN` (a rename elsewhere
-/// raced the walk).
-const N_RETRIES: usize = 8;
-
-/// `openat2` of `name` beneath `dir`, never following a symlink, retried on `EAGAIN`.
-fn open_beneath<Fd: AsFd>(dir: Fd, name: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
-    // With `O_PATH` only `O_DIRECTORY`, `O_NOFOLLOW` and `O_CLOEXEC` may go along; otherwise a
-    // terminal planted in the directory must not become this process's.
-    let flags = if flags.contains(OFlags::PATH) {
-        flags | OFlags::NOFOLLOW | OFlags::CLOEXEC
-    } else {
-        flags | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY
-    };
-    let mut attempt = 0;
-    loop {
-        match rustix::fs::openat2(dir.as_fd(), name, flags, mode, RESOLVE) {
-            Err(Errno::AGAIN) if attempt < N_RETRIES => attempt += 1,
-            other => return other.map_err(io::Error::from),
-        }
-    }
-}
+use hands_jail::beneath::{file_type, open as open_beneath};
+pub(crate) use hands_jail::beneath::{is, temp_name};
 
 /// Opens the directory at `path` as an `O_PATH` handle. Its last component is not followed (a
 /// symlink there is refused); the components before it are the caller's to vouch for.
@@ -88,27 +62,10 @@ pub(crate) fn parent_and_name(path: &Path) -> io::Result<(OwnedFd, OsString)> {
     Ok((open_dir(parent)?, name))
 }
 
-fn file_type<Fd: AsFd>(fd: Fd) -> io::Result<FileType> {
-    Ok(FileType::from_raw_mode(rustix::fs::fstat(fd)?.st_mode))
-}
-
 /// Opens the regular file `name` beneath `dir` for reading and tells its size. A symlink is
 /// refused (`ELOOP`), and so is a FIFO or device (which would block or read forever).
 pub(crate) fn open_regular<Fd: AsFd>(dir: Fd, name: &OsStr) -> io::Result<(File, u64)> {
-    let fd = open_beneath(
-        dir,
-        Path::new(name),
-        OFlags::RDONLY | OFlags::NONBLOCK,
-        Mode::empty(),
-    )?;
-    let stat = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", Path::new(name).display()),
-        ));
-    }
-    Ok((File::from(fd), u64::try_from(stat.st_size).unwrap_or(0)))
+    hands_jail::beneath::open_regular(dir, Path::new(name))
 }
 
 /// Creates the new file `name` beneath `dir` (`O_CREAT | O_EXCL | O_NOFOLLOW`: it fails with
@@ -132,11 +89,6 @@ pub(crate) fn exists<Fd: AsFd>(dir: Fd, name: &OsStr) -> io::Result<bool> {
         Err(e) if is(&e, Errno::LOOP) => Ok(true),
         Err(e) => Err(e),
     }
-}
-
-/// Whether `e` is `errno`.
-pub(crate) fn is(e: &io::Error, errno: Errno) -> bool {
-    e.raw_os_error() == Some(errno.raw_os_error())
 }
 
 /// Removes the file `name` beneath `dir` (never what a symlink there points to); a missing
@@ -177,19 +129,6 @@ pub(crate) fn copy_at_most(from: &mut File, to: &mut File, max: u64) -> Result<u
     }
     to.sync_all().map_err(CopyError::Io)?;
     Ok(copied)
-}
-
-/// A temporary name beside `name` for a file being written (`.name.hands-<pid>-<n>`).
-pub(crate) fn temp_name(name: &OsStr) -> OsString {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let mut temp = OsString::from(".");
-    temp.push(name);
-    temp.push(format!(
-        ".hands-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    temp
 }
 
 /// Renames `from` to `to` in `dir` only if nothing is at `to` (`RENAME_NOREPLACE`; where the

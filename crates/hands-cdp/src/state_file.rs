@@ -126,13 +126,68 @@ pub struct SavedOrigin {
     pub local_storage: Vec<(String, String)>,
 }
 
-/// What a state file holds: cookies and localStorage of the allowed origins.
+/// The IndexedDB databases of one origin, as the page-side copy reads them
+/// ([`crate::storage_state`]). Keys and values are kept in the copy's tagged JSON form (every
+/// structured-clone type it can rebuild: see `idb.js`), never as text a log could show.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedIdbOrigin {
+    /// The origin, serialized (`http://127.0.0.1:8000`).
+    pub origin: String,
+    /// Its databases.
+    pub databases: Vec<SavedDatabase>,
+}
+
+/// One IndexedDB database.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedDatabase {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: u64,
+    /// Its object stores.
+    pub stores: Vec<SavedObjectStore>,
+}
+
+/// One object store: its shape and every record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedObjectStore {
+    /// Name.
+    pub name: String,
+    /// Key path: `null`, a string or an array of strings.
+    pub key_path: serde_json::Value,
+    /// Whether keys are generated.
+    pub auto_increment: bool,
+    /// Its indexes.
+    pub indexes: Vec<SavedIndex>,
+    /// Records: the key and the value, each tagged JSON.
+    pub records: Vec<(serde_json::Value, serde_json::Value)>,
+}
+
+/// One index of an object store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedIndex {
+    /// Name.
+    pub name: String,
+    /// Key path: a string or an array of strings.
+    pub key_path: serde_json::Value,
+    /// Unique.
+    pub unique: bool,
+    /// Multi-entry.
+    pub multi_entry: bool,
+}
+
+/// What a state file holds: cookies, localStorage and IndexedDB of the allowed origins.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct StorageState {
     /// Cookies.
     pub cookies: Vec<SavedCookie>,
     /// localStorage per origin.
     pub origins: Vec<SavedOrigin>,
+    /// IndexedDB per origin (absent in files saved before it was kept).
+    #[serde(default)]
+    pub indexed_db: Vec<SavedIdbOrigin>,
 }
 
 /// What went wrong reading or writing a state file.
@@ -326,6 +381,7 @@ mod tests {
                 origin: "http://127.0.0.1:8000".into(),
                 local_storage: vec![("user".into(), "ada".into())],
             }],
+            indexed_db: Vec::new(),
         }
     }
 

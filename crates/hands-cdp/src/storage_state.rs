@@ -11,9 +11,14 @@
 //! - localStorage, loaded: a script evaluated before any of the page's own on each new document
 //!   of the tab (`Page.addScriptToEvaluateOnNewDocument`), filling the saved items of an allowed
 //!   origin once per tab and origin (a `sessionStorage` marker, [`SEEDED_MARKER`]), so a page
-//!   that removes an item later (sign-out) is not signed back in on its next load.
-//!
-//! IndexedDB is not saved (yet).
+//!   that removes an item later (sign-out) is not signed back in on its next load;
+//! - IndexedDB, saved: every database and object store of each open tab's allowed origin, read
+//!   by `idb.js` in an isolated world of its own ([`STATE_WORLD`]) with keys, values (tagged so
+//!   structured-clone types come back as they were), key paths, key generators and indexes;
+//! - IndexedDB, loaded: the same script, evaluated in that world before the page's own on each
+//!   new document of the tab, creates each saved database that does not exist yet and fills it
+//!   in its first upgrade transaction; IndexedDB queues later opens of the same database behind
+//!   it, so the page reads the records even from its first inline script.
 
 use std::sync::Arc;
 
@@ -24,10 +29,21 @@ use url::Url;
 use crate::CdpBrowser;
 use crate::connection::SessionId;
 use crate::events::Shared;
-use crate::state_file::{SavedCookie, SavedOrigin, StorageState};
+use crate::state_file::{SavedCookie, SavedIdbOrigin, SavedOrigin, StorageState};
 
 /// The `sessionStorage` key that marks an origin's localStorage as filled in this tab.
 pub const SEEDED_MARKER: &str = "__hands_state_seeded";
+/// The `sessionStorage` key that marks an origin's IndexedDB as filled in this tab.
+pub const IDB_SEEDED_MARKER: &str = "__hands_state_idb_seeded";
+/// The isolated world IndexedDB is read and written in.
+pub const STATE_WORLD: &str = "__hands_state";
+/// The page-side IndexedDB copy: an object with `save()` and `seed(saved, marker)`.
+const IDB_JS: &str = include_str!("idb.js");
+/// The most of one origin's IndexedDB a state keeps (its tagged JSON): a larger copy is left
+/// out (said in the log, by size only), so a page cannot make every save hold gigabytes.
+pub const MAX_IDB_BYTES_PER_ORIGIN: usize = 32 << 20;
+/// How long reading one tab's IndexedDB may take.
+const IDB_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The origins a state may hold: the run's allow-list, as tuple origins.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -91,6 +107,12 @@ impl StateOrigins {
                 .filter(|o| self.allows_origin(&o.origin))
                 .cloned()
                 .collect(),
+            indexed_db: state
+                .indexed_db
+                .iter()
+                .filter(|o| self.allows_origin(&o.origin))
+                .cloned()
+                .collect(),
         }
     }
 }
@@ -102,6 +124,8 @@ pub struct LoadedState {
     pub cookies: usize,
     /// Origins whose localStorage will be filled on their first document in the tab.
     pub origins: usize,
+    /// IndexedDB databases that will be created on their origin's first document in the tab.
+    pub databases: usize,
     /// Cookies and origins of the file left out: outside the allowed origins.
     pub refused: usize,
 }
@@ -127,6 +151,75 @@ fn seed_script(origins: &[SavedOrigin]) -> String {
     )
 }
 
+fn idb_seed_script(origins: &[SavedIdbOrigin]) -> String {
+    let table: serde_json::Map<String, Value> = origins
+        .iter()
+        .map(|o| (o.origin.clone(), json!(o.databases)))
+        .collect();
+    format!(
+        "({IDB_JS}).seed({table}, {marker})",
+        table = Value::Object(table),
+        marker = json!(IDB_SEEDED_MARKER),
+    )
+}
+
+/// Reads the IndexedDB of the page in `session` (main frame `frame`) in [`STATE_WORLD`]: its
+/// origin and databases. `None` when the page has none to give (gone, opaque, too large).
+async fn read_indexed_db(
+    conn: &crate::Connection,
+    session: &SessionId,
+    frame: &str,
+) -> Option<SavedIdbOrigin> {
+    let world = conn
+        .call(
+            Some(session),
+            "Page.createIsolatedWorld",
+            json!({"frameId": frame, "worldName": STATE_WORLD}),
+        )
+        .await
+        .ok()?;
+    let context = world.get("executionContextId")?.as_i64()?;
+    let answer = conn
+        .call_with(
+            Some(session),
+            "Runtime.callFunctionOn",
+            json!({
+                "functionDeclaration": format!("function () {{ return ({IDB_JS}).save(); }}"),
+                "executionContextId": context,
+                "returnByValue": true,
+                "awaitPromise": true,
+            }),
+            IDB_READ_TIMEOUT,
+            None,
+        )
+        .await
+        .ok()?;
+    if answer.get("exceptionDetails").is_some() {
+        // The page's storage is unavailable (an opaque origin, storage blocked): nothing to keep.
+        tracing::debug!("IndexedDB could not be read in a tab");
+        return None;
+    }
+    let text = answer.pointer("/result/value")?.as_str()?;
+    if text.len() > MAX_IDB_BYTES_PER_ORIGIN {
+        tracing::warn!(
+            bytes = text.len(),
+            max = MAX_IDB_BYTES_PER_ORIGIN,
+            "an origin's IndexedDB is too large to keep in the state: left out"
+        );
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Read {
+        origin: String,
+        databases: Vec<crate::state_file::SavedDatabase>,
+    }
+    let read: Read = serde_json::from_str(text).ok()?;
+    Some(SavedIdbOrigin {
+        origin: read.origin,
+        databases: read.databases,
+    })
+}
+
 /// Saves a browser's state after the browser itself was handed away (to a toolset): it keeps
 /// the connection and the tab list, not the browser. From [`CdpBrowser::state_saver`].
 #[derive(Clone)]
@@ -141,7 +234,7 @@ impl std::fmt::Debug for StateSaver {
 }
 
 impl StateSaver {
-    /// Reads the cookies and localStorage of the allowed origins. `carried` is the state loaded
+    /// Reads the cookies, localStorage and IndexedDB of the allowed origins. `carried` is the state loaded
     /// at start: its origins with no open tab now are kept as they were.
     pub async fn save(
         &self,
@@ -169,16 +262,32 @@ impl StateSaver {
                 .filter(|c| origins.allows_cookie(c))
                 .collect(),
             origins: Vec::new(),
+            indexed_db: Vec::new(),
         };
-        let sessions: Vec<SessionId> = self
+        let tabs: Vec<(SessionId, String, String)> = self
             .shared
             .lock()
             .tabs
             .iter()
             .filter(|t| t.ready && !t.crashed)
-            .map(|t| t.session.clone())
+            .map(|t| (t.session.clone(), t.target_id.clone(), t.url.clone()))
             .collect();
-        for session in sessions {
+        for (session, frame, url) in &tabs {
+            // A tab at another origin is not even read (its page reports its origin again below,
+            // in case it moved since).
+            let at_allowed = Url::parse(url)
+                .is_ok_and(|u| origins.allows_origin(&u.origin().ascii_serialization()));
+            if !at_allowed {
+                continue;
+            }
+            if let Some(idb) = read_indexed_db(conn, session, frame).await
+                && origins.allows_origin(&idb.origin)
+                && !state.indexed_db.iter().any(|o| o.origin == idb.origin)
+            {
+                state.indexed_db.push(idb);
+            }
+        }
+        for (session, _, _) in tabs {
             let Ok(answer) = conn
                 .call(
                     Some(&session),
@@ -207,9 +316,15 @@ impl StateSaver {
             });
         }
         if let Some(carried) = carried {
-            for old in &origins.filter(carried).origins {
+            let carried = origins.filter(carried);
+            for old in carried.origins {
                 if !state.origins.iter().any(|o| o.origin == old.origin) {
-                    state.origins.push(old.clone());
+                    state.origins.push(old);
+                }
+            }
+            for old in carried.indexed_db {
+                if !state.indexed_db.iter().any(|o| o.origin == old.origin) {
+                    state.indexed_db.push(old);
                 }
             }
         }
@@ -225,7 +340,7 @@ impl CdpBrowser {
         }
     }
 
-    /// Reads the cookies and localStorage of the allowed origins ([`StateSaver::save`]).
+    /// Reads the cookies, localStorage and IndexedDB of the allowed origins ([`StateSaver::save`]).
     pub async fn save_storage_state(
         &self,
         origins: &StateOrigins,
@@ -244,9 +359,10 @@ impl CdpBrowser {
         tab: Option<&TabId>,
     ) -> Result<LoadedState, DriverError> {
         let allowed = origins.filter(state);
-        let refused = state.cookies.len() + state.origins.len()
+        let refused = state.cookies.len() + state.origins.len() + state.indexed_db.len()
             - allowed.cookies.len()
-            - allowed.origins.len();
+            - allowed.origins.len()
+            - allowed.indexed_db.len();
         if !allowed.cookies.is_empty() {
             self.connection()
                 .call(
@@ -265,9 +381,21 @@ impl CdpBrowser {
             )
             .await?;
         }
+        if !allowed.indexed_db.is_empty() {
+            self.call_raw(
+                tab,
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({
+                    "source": idb_seed_script(&allowed.indexed_db),
+                    "worldName": STATE_WORLD,
+                }),
+            )
+            .await?;
+        }
         Ok(LoadedState {
             cookies: allowed.cookies.len(),
             origins: allowed.origins.len(),
+            databases: allowed.indexed_db.iter().map(|o| o.databases.len()).sum(),
             refused,
         })
     }

@@ -189,12 +189,21 @@ async fn staged_download(browser: &mut CdpBrowser) -> std::path::PathBuf {
         .unwrap()
         .host
         .clone();
-    for _ in 0..200 {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            if std::fs::read(entry.path()).ok().as_deref() == Some(b"a,b\n1,2\n".as_slice()) {
-                // Give the browser a moment to mark the download completed.
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-                return entry.path();
+    let whole = |path: &std::path::Path| {
+        std::fs::read(path).ok().as_deref() == Some(b"a,b\n1,2\n".as_slice())
+    };
+    for _ in 0..400 {
+        // Chromium writes a download under a temporary name and renames it once complete (late
+        // under load): the staged file is the one still there, whole, 200 ms after it is seen.
+        let seen = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| !p.to_string_lossy().ends_with(".crdownload") && whole(p));
+        if let Some(path) = seen {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            if whole(&path) {
+                return path;
             }
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;

@@ -240,6 +240,29 @@ pub struct EpisodeOutcome {
     pub output_tokens: u64,
 }
 
+/// An episode as a listing shows it ([`Fleet::episodes`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeInfo {
+    /// Which.
+    pub id: EpisodeId,
+    /// Its batch.
+    pub batch: String,
+    /// Where it stands.
+    pub state: EpisodeState,
+    /// The epoch of its latest claim (0: never claimed).
+    pub epoch: u64,
+    /// The worker of its latest claim.
+    pub worker: Option<String>,
+    /// Claims it has had.
+    pub attempts: u32,
+    /// What it does.
+    pub task: Task,
+    /// How it ended, once recorded.
+    pub outcome: Option<EpisodeOutcome>,
+    /// Checkpoints saved.
+    pub checkpoints: u64,
+}
+
 /// What `hands batch status` shows.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FleetStatus {
@@ -653,6 +676,61 @@ impl Fleet {
             lease_left: Duration::from_secs_f64(left.unwrap_or(0.0).clamp(0.0, 1e6)),
             task,
         }))
+    }
+
+    /// The episodes of `batch` (or every episode) by id, or only `only` when given.
+    pub async fn episodes(
+        &self,
+        batch: Option<&str>,
+        only: Option<EpisodeId>,
+    ) -> Result<Vec<EpisodeInfo>, FleetError> {
+        let only = only.map(|e| e.0);
+        let rows = self
+            .client()
+            .await?
+            .query(
+                "SELECT e.id, e.batch, e.state, e.epoch, e.worker, e.attempts, e.task, e.outcome,
+                        (SELECT COUNT(*) FROM hands_checkpoints c WHERE c.episode = e.id)
+                 FROM hands_episodes e
+                 WHERE ($1::text IS NULL OR e.batch = $1) AND ($2::bigint IS NULL OR e.id = $2)
+                 ORDER BY e.id",
+                &[&batch, &only],
+            )
+            .await
+            .map_err(FleetError::db)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id = EpisodeId(row.get(0));
+            let state: String = row.get(2);
+            let state = [
+                EpisodeState::Queued,
+                EpisodeState::Running,
+                EpisodeState::Finished,
+                EpisodeState::Failed,
+                EpisodeState::Parked,
+            ]
+            .into_iter()
+            .find(|s| s.as_str() == state)
+            .ok_or_else(|| FleetError::Invalid(format!("episode {id}'s state {state:?}")))?;
+            let Json(task): Json<Task> = row
+                .try_get(6)
+                .map_err(|e| FleetError::Invalid(format!("episode {id}'s task: {e}")))?;
+            let outcome: Option<Json<EpisodeOutcome>> = row
+                .try_get(7)
+                .map_err(|e| FleetError::Invalid(format!("episode {id}'s outcome: {e}")))?;
+            out.push(EpisodeInfo {
+                id,
+                batch: row.get(1),
+                state,
+                epoch: row.get::<_, i64>(3).max(0) as u64,
+                worker: row.get(4),
+                attempts: row.get::<_, i32>(5).max(0) as u32,
+                task,
+                outcome: outcome.map(|Json(o)| o),
+                checkpoints: row.get::<_, i64>(8).max(0) as u64,
+            });
+        }
+        Ok(out)
     }
 
     /// Counts by state, successes, tokens, and failures by reason, over every episode (or

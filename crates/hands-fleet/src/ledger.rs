@@ -12,12 +12,12 @@ use hands_runner::ledger::{
 use serde_json::Value;
 
 use crate::fleet::EpisodeId;
-use crate::{DbThread, FleetError};
+use crate::{FleetError, SyncDb};
 
 /// One episode's checkpoints in PostgreSQL, written under the epoch its worker claimed it with.
 /// See the crate documentation. The run id is `episode-<id>`.
 pub struct PostgresLedger {
-    db: DbThread,
+    db: SyncDb,
     episode: EpisodeId,
     epoch: u64,
     run_id: String,
@@ -66,11 +66,7 @@ impl PostgresLedger {
     /// The ledger of `episode`, written under `epoch` (the epoch of the worker's claim). Reads
     /// the run's identity and latest revision, so a worker that took the episode over goes on
     /// from where the last holder stopped.
-    pub fn open(
-        db: DbThread,
-        episode: EpisodeId,
-        epoch: u64,
-    ) -> Result<PostgresLedger, FleetError> {
+    pub fn open(db: SyncDb, episode: EpisodeId, epoch: u64) -> Result<PostgresLedger, FleetError> {
         let id = episode.0;
         let (identity, last, save_statement): (Option<String>, i64, _) =
             db.call(move |client| {
@@ -103,6 +99,14 @@ impl PostgresLedger {
             fenced: Arc::new(AtomicBool::new(false)),
             save_statement,
         })
+    }
+
+    /// Every checkpoint's conversation, oldest first (for a viewer: each holds the screenshots
+    /// the runner had not dropped yet). Reads only; needs no live claim.
+    pub fn conversations(&self) -> Result<Vec<Value>, LedgerError> {
+        (1..=self.last_revision)
+            .map(|revision| self.load(revision).map(|c| c.conversation))
+            .collect()
     }
 
     /// Set once a save or an end was refused because the episode is no longer this writer's:

@@ -4,15 +4,16 @@
 //! - [`Fleet`]: `submit` tasks (one queued episode each), `claim` episodes for a worker
 //!   (`FOR UPDATE SKIP LOCKED`: two workers never get the same one; the epoch goes up by one
 //!   and the lease runs for a TTL), `heartbeat` the leases, `finish` an episode with its
-//!   outcome, and `status` (counts by state, success rate, tokens, failures by reason).
+//!   outcome, `status` (counts by state, success rate, tokens, failures by reason), and
+//!   `episodes` (each with its claim, outcome and checkpoints, for a viewer).
 //! - [`PostgresLedger`]: hands-runner's [`Ledger`](hands_runner::ledger::Ledger) on the same
 //!   database, with the SQLite ledger's semantics (revisions in order, every checkpoint kept,
 //!   blobs stored once by SHA-256, the run's end). Every save checks the episode's epoch and
 //!   live lease in the transaction that inserts the checkpoint: a worker whose lease expired,
 //!   or that a newer claim superseded, gets [`LedgerError::Fenced`] and nothing is kept — so
 //!   once another worker has claimed an episode, no checkpoint of the old holder lands.
-//! - [`DbThread`]: the connection the ledger uses, on a thread of its own (the trait is
-//!   synchronous and called inside tokio; see [`db`]).
+//! - [`SyncDb`]: the connection the ledger uses, called synchronously (the trait is) and
+//!   driven on the caller's thread; see [`db`].
 //! - [`relay`]: the remote half of the environment's fence — a WebSocket relay in front of
 //!   remote browsers' DevTools endpoints that lets an episode's CDP frames through only from
 //!   the epoch holding it under a live lease, and cuts an older epoch off when a newer one
@@ -31,10 +32,10 @@ mod ledger;
 pub mod relay;
 pub mod schema;
 
-pub use db::DbThread;
+pub use db::SyncDb;
 pub use fleet::{
-    BrowserEnv, Claim, Environment, EpisodeId, EpisodeOutcome, EpisodeState, Fleet, FleetStatus,
-    Holding, Provider, RemoteBrowserEnv, Task,
+    BrowserEnv, Claim, Environment, EpisodeId, EpisodeInfo, EpisodeOutcome, EpisodeState, Fleet,
+    FleetStatus, Holding, Provider, RemoteBrowserEnv, Task,
 };
 pub use ledger::PostgresLedger;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use hands_fleet::cluster::{Durability, LocalCluster};
 use hands_fleet::{
-    DbThread, Environment, EpisodeOutcome, EpisodeState, Fleet, PostgresLedger, Provider, Task,
+    Environment, EpisodeOutcome, EpisodeState, Fleet, PostgresLedger, Provider, SyncDb, Task,
 };
 use hands_runner::ledger::{
     CallRecord, CallState, Checkpoint, CheckpointStatus, Ledger, LedgerError, PendingTurn, RunEnd,
@@ -98,7 +98,7 @@ async fn the_ledger_keeps_every_revision_blobs_once_and_the_runs_end() {
     let (first2, second2, third2, turn2) =
         (first.clone(), second.clone(), third.clone(), turn.clone());
     tokio::task::spawn_blocking(move || {
-        let db = DbThread::connect(&url2).unwrap();
+        let db = SyncDb::connect(&url2).unwrap();
         let mut ledger = PostgresLedger::open(db.clone(), episode, epoch).unwrap();
         // A second writer of the same claim, opened before anything was saved (it believes
         // revision 1 is next): the database refuses its revision 1 at the end.
@@ -247,7 +247,7 @@ async fn a_worker_whose_lease_expired_is_fenced_once_another_claims() {
     let (episode, epoch_a) = (a.episode, a.epoch);
     let mut ledger_a = tokio::task::spawn_blocking(move || {
         let mut ledger =
-            PostgresLedger::open(DbThread::connect(&url2).unwrap(), episode, epoch_a).unwrap();
+            PostgresLedger::open(SyncDb::connect(&url2).unwrap(), episode, epoch_a).unwrap();
         ledger
             .save(&checkpoint(
                 &episode.run_id(),
@@ -287,7 +287,7 @@ async fn a_worker_whose_lease_expired_is_fenced_once_another_claims() {
         assert!(fenced.load(Ordering::SeqCst));
         assert!(matches!(ledger_a.record_end(&RunEnd::Finished), Err(LedgerError::Fenced { .. })));
         // B resumes from revision 1 and goes on.
-        let mut ledger_b = PostgresLedger::open(DbThread::connect(&url2).unwrap(), b.episode, b.epoch).unwrap();
+        let mut ledger_b = PostgresLedger::open(SyncDb::connect(&url2).unwrap(), b.episode, b.epoch).unwrap();
         assert_eq!(ledger_b.latest_revision().unwrap(), 1);
         ledger_b
             .save(&checkpoint(&run_id2, 2, json!({"m": [1, "b"]}), CheckpointStatus::Completed))

@@ -17,6 +17,7 @@
 //! assert!(status.unwrap().success());
 //! ```
 
+pub mod beneath;
 mod host;
 pub mod init;
 mod jail;

@@ -28,6 +28,8 @@ use hands_toolset::claude_browser::input::{Action, FieldValue, Limits};
 use pyo3::prelude::*;
 use serde_json::{Value, json};
 
+use hands_cdp::saved_state::{RunState, StateName};
+
 use crate::errors::Error;
 use crate::run::{Calling, Out, parse_json, run};
 use crate::sandbox::{self, Mode};
@@ -98,6 +100,8 @@ struct Core {
     isolation: String,
     /// A launched browser's jail, dropped after the browser on close.
     jail: std::sync::Mutex<Option<hands_jail::Jail>>,
+    /// The saved sign-in (`state=`), loaded at launch and saved on close.
+    state: tokio::sync::Mutex<Option<RunState>>,
 }
 
 impl Core {
@@ -249,6 +253,10 @@ fn form_call(
 #[pyclass(frozen, module = "hands._hands", name = "BrowserSettings")]
 pub struct Settings {
     allow: Option<OriginAllowList>,
+    /// The `allow` entries as given (a saved sign-in keeps the exact origins among them).
+    allow_entries: Vec<String>,
+    /// The saved sign-in's name (`state`).
+    state: Option<String>,
     viewport: (u32, u32),
     image_format: ImageFormat,
     values: ValuePolicy,
@@ -262,10 +270,11 @@ impl Settings {
     /// `allow`: origin patterns every request must match (`None`: any); `values`:
     /// `"non_private"` (all but passwords, one-time codes and card numbers) or `"never"`;
     /// `sandbox`: where a launched Chromium runs, `"jail"` (a browser jail of its own, `init`
-    /// its init program) or `"none"` (the host; an attached browser is wherever it is).
+    /// its init program) or `"none"` (the host; an attached browser is wherever it is);
+    /// `state`: a saved sign-in's name (as `hands run --state`), checked here.
     #[new]
     #[pyo3(signature = (*, allow=None, viewport=(1280, 800), image_format="jpeg", jpeg_quality=80,
-        values="non_private", executable=None, sandbox="jail", init=None))]
+        values="non_private", executable=None, sandbox="jail", init=None, state=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         allow: Option<Vec<String>>,
@@ -276,8 +285,19 @@ impl Settings {
         executable: Option<PathBuf>,
         sandbox: &str,
         init: Option<PathBuf>,
+        state: Option<String>,
     ) -> PyResult<Settings> {
         let sandbox = Mode::parse(sandbox)?;
+        if let Some(name) = &state {
+            StateName::parse(name).map_err(|e| Error::Argument(format!("state: {e}")))?;
+            if allow.is_none() {
+                return Err(Error::Argument(
+                    "state needs `allow`: a saved sign-in keeps the allowed origins only".into(),
+                )
+                .into());
+            }
+        }
+        let allow_entries = allow.clone().unwrap_or_default();
         let allow = allow
             .map(OriginAllowList::new)
             .transpose()
@@ -306,6 +326,8 @@ impl Settings {
         };
         Ok(Settings {
             allow,
+            allow_entries,
+            state,
             viewport,
             image_format,
             values,
@@ -354,6 +376,16 @@ fn start(
     let grants = Arc::new(MemoryGrants::new());
     let mut config = settings.config(&grants);
     let allow = settings.allow.clone();
+    if settings.state.is_some() && ws_url.is_some() {
+        return Err(Error::Argument(
+            "state needs a launched browser: an attached one has pages of its own".into(),
+        )
+        .into());
+    }
+    let state_of = settings
+        .state
+        .clone()
+        .map(|name| (name, settings.allow_entries.clone()));
     let jail_spec =
         (ws_url.is_none() && settings.sandbox == Mode::Jail).then(|| sandbox::JailSpec {
             kind: hands_jail::JailKind::Browser,
@@ -361,6 +393,16 @@ fn start(
             workspace: hands_jail::Workspace::Empty,
         });
     run(py, calling, None, move |_cancel| async move {
+        // The key is checked before anything starts: a wrong one launches nothing.
+        let mut state = match state_of {
+            Some((name, origins)) => Some(
+                tokio::task::spawn_blocking(move || RunState::open(&name, &origins))
+                    .await
+                    .map_err(|e| Error::State(e.to_string()))?
+                    .map_err(|e| Error::State(e.to_string()))?,
+            ),
+            None => None,
+        };
         let jail = match jail_spec {
             Some(spec) => {
                 // Making a jail waits for its init: off the runtime's workers.
@@ -394,6 +436,12 @@ fn start(
             None => CdpBrowser::launch(config).await,
         }
         .map_err(|e| Error::Start(e.to_string()))?;
+        if let Some(state) = &mut state {
+            state
+                .load(&driver)
+                .await
+                .map_err(|e| Error::State(e.to_string()))?;
+        }
         let browser = Browser {
             core: Arc::new(Core {
                 driver: tokio::sync::Mutex::new(Some(driver)),
@@ -402,6 +450,7 @@ fn start(
                 sandbox,
                 isolation,
                 jail: std::sync::Mutex::new(jail),
+                state: tokio::sync::Mutex::new(state),
             }),
         };
         Python::attach(|py| Py::new(py, browser).map(|b| Out::Object(b.into_any())))
@@ -547,13 +596,21 @@ impl Browser {
         );
     }
 
-    /// Closes the session: a launched Chromium is stopped, an attached one left running.
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| {
+    /// Closes the session: the saved sign-in (`state`) is saved first, then a launched Chromium
+    /// is stopped, an attached one left running. A state that could not be saved is raised
+    /// after the browser is closed.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let saved = py.detach(|| {
+            let runtime = pyo3_async_runtimes::tokio::get_runtime();
+            let state = self.core.state.blocking_lock().take();
+            let saved = match state {
+                Some(state) => runtime.block_on(async move { state.save().await.map(drop) }),
+                None => Ok(()),
+            };
             let driver = self.core.driver.blocking_lock().take();
             // The driver's tasks live on the runtime: drop it there.
             if let Some(driver) = driver {
-                pyo3_async_runtimes::tokio::get_runtime().block_on(async move { drop(driver) });
+                runtime.block_on(async move { drop(driver) });
             }
             // Last: the jail kills whatever is left in it and removes its files.
             self.core
@@ -561,6 +618,8 @@ impl Browser {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take();
+            saved
         });
+        saved.map_err(|e| Error::State(e.to_string()).into())
     }
 }

@@ -34,6 +34,10 @@ pub enum Error {
     /// The browser or its connection is gone: stop the run.
     #[error("{0}")]
     BrowserGone(String),
+    /// A saved sign-in (`state=`) could not be opened or saved: no key, a wrong key, a changed
+    /// file, a bad name.
+    #[error("{0}")]
+    State(String),
 }
 
 impl Error {
@@ -49,6 +53,7 @@ impl Error {
             Error::BrowserRefused(_) => "BrowserRefused",
             Error::BrowserFailed(_) => "BrowserFailed",
             Error::BrowserGone(_) => "BrowserGone",
+            Error::State(_) => "StateError",
         }
     }
 }

@@ -39,6 +39,7 @@ mod checkpoint;
 pub mod context;
 pub mod control;
 pub mod diagnostics;
+mod eager;
 pub mod edits;
 mod executor;
 pub mod functions;

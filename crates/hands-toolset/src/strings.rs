@@ -115,8 +115,15 @@ pub const BROWSER_NOT_ENABLED: &str =
 pub const BROWSER_UNSUPPORTED: &str =
     "Refused: this browser does not support that operation. Use another browser tool.";
 
-/// The answer to a call stopped because its run was cancelled. Ours.
+/// The answer to a call stopped because its run was cancelled before it reached the browser.
+/// Ours.
 pub const BROWSER_CANCELLED: &str = "Not executed: the run was cancelled.";
+
+/// The answer to a call the browser driver was running when the run was cancelled: its input
+/// may have been sent (a key held, a click dispatched before the page settled), so it is not
+/// "not executed". The ledger marks such a call uncertain, for a person to reconcile. Ours.
+pub const BROWSER_INTERRUPTED: &str = "Interrupted: the run was cancelled while this call ran; \
+    part of it may have happened. Check the page before repeating it.";
 
 /// The answer to a call after which the browser state could not be read: the run stops, and
 /// whether the call took effect is unknown. Ours.
@@ -261,6 +268,7 @@ mod tests {
             BROWSER_NOT_ENABLED,
             BROWSER_UNSUPPORTED,
             BROWSER_CANCELLED,
+            BROWSER_INTERRUPTED,
             BROWSER_STATE_UNAVAILABLE,
             BROWSER_FOCUS_INPUT_REFUSED,
         ];
@@ -270,6 +278,8 @@ mod tests {
             assert_ne!(*text, BROWSER_NOT_EXECUTED);
         }
         assert!(BROWSER_CALL_SKIPPED.starts_with("Not executed:"));
+        // A call the driver was running is never said not to have run.
+        assert!(BROWSER_INTERRUPTED.starts_with("Interrupted:"));
         assert_ne!(BROWSER_HISTORY_UNSUPPORTED, BROWSER_BUTTON_HOLD_UNSUPPORTED);
         assert!(BROWSER_READ_REFUSED.starts_with("Refused:"));
     }

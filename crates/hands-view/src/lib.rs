@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod batch;
 pub mod live;
 pub mod server;
 pub mod steps;
@@ -24,5 +25,6 @@ pub mod trace;
 pub mod wheel;
 mod wheel_api;
 
+pub use batch::{BatchListing, BatchSource, EpisodeRecord, EpisodeRow, serve_batch};
 pub use live::Live;
 pub use server::{View, ViewError, serve};

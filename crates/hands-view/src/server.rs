@@ -23,11 +23,11 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::live::{Answer, Live};
-use crate::steps::{read_log, video_name_ok};
-use crate::trace::{APPROVALS, LOG, Trace, TraceError, image_name_ok};
+use crate::steps::{dom_name_ok, read_log, video_name_ok};
+use crate::trace::{APPROVALS, DOM_DIR, LOG, Trace, TraceError, image_name_ok};
 
 /// The page.
-const PAGE: &str = include_str!("../assets/view.html");
+pub(crate) const PAGE: &str = include_str!("../assets/view.html");
 
 /// The header that carries the token on answers.
 pub const TOKEN_HEADER: &str = "x-hands-token";
@@ -74,7 +74,7 @@ pub struct View {
     pub addr: SocketAddr,
     /// The secret every API call carries.
     pub token: String,
-    stop: CancellationToken,
+    pub(crate) stop: CancellationToken,
 }
 
 impl View {
@@ -89,7 +89,7 @@ impl View {
     }
 }
 
-fn random_token() -> std::io::Result<String> {
+pub(crate) fn random_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
     std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -130,6 +130,7 @@ pub async fn serve(dir: &Path, addr: SocketAddr, live: Option<Live>) -> Result<V
         .route("/api/approvals/{id}", post(answer))
         .route("/images/{file}", get(image))
         .route("/video/{file}", get(video))
+        .route("/dom/{file}", get(dom))
         .merge(crate::wheel_api::routes())
         .with_state(shared);
     let stop = CancellationToken::new();
@@ -152,12 +153,16 @@ pub(crate) struct Auth {
 }
 
 pub(crate) fn authorised(shared: &Shared, headers: &HeaderMap, query: &Auth) -> bool {
+    token_ok(&shared.token, headers, query)
+}
+
+/// The request carries `token` (header or query) and a loopback `Host`.
+pub(crate) fn token_ok(token: &str, headers: &HeaderMap, query: &Auth) -> bool {
     let from_header = headers
         .get(TOKEN_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    from_header.or_else(|| query.token.clone()).as_deref() == Some(shared.token.as_str())
-        && loopback_host(headers)
+    from_header.or_else(|| query.token.clone()).as_deref() == Some(token) && loopback_host(headers)
 }
 
 /// The `Host` a browser sent names this machine (a DNS-rebound name does not).
@@ -318,6 +323,42 @@ async fn video(
         None => (StatusCode::NOT_FOUND, "no such video").into_response(),
     }
 }
+
+/// `GET /dom/{file}`: a DOM snapshot, as text. The page's HTML is never rendered in the view's
+/// origin: `text/plain` with `nosniff`, and `Content-Security-Policy: sandbox` should a browser
+/// render it anyway (an opaque origin, no scripts).
+async fn dom(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    UrlPath(file): UrlPath<String>,
+    Query(query): Query<Auth>,
+) -> Response {
+    if !authorised(&shared, &headers, &query) {
+        return refused();
+    }
+    if !dom_name_ok(&file) {
+        return (StatusCode::BAD_REQUEST, "not a DOM snapshot name").into_response();
+    }
+    let bytes = match &shared.source {
+        Source::Dir(dir) => tokio::fs::read(dir.join(DOM_DIR).join(&file)).await.ok(),
+        Source::Trace(trace) => trace.doms.get(&file).cloned(),
+    };
+    match bytes {
+        Some(bytes) => (
+            [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (header::CONTENT_SECURITY_POLICY, DOM_CSP),
+            ],
+            bytes,
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "no such DOM snapshot").into_response(),
+    }
+}
+
+/// The policy a DOM snapshot is served with: no script, no plugin, an opaque origin.
+pub const DOM_CSP: &str = "sandbox; default-src 'none'";
 
 /// The approvals a run directory recorded (`approvals.jsonl`), lines that are not JSON skipped.
 fn decided_of(text: &str) -> Vec<serde_json::Value> {

@@ -38,6 +38,8 @@ pub struct ActionView {
     /// The browser's requests recorded by the time it was answered (since the action before):
     /// method, URL without query, kind, status, failure, refusal, bytes.
     pub network: Vec<Value>,
+    /// The DOM snapshot taken after it (`dom/HASH.html`'s file name), for a browser run.
+    pub dom: Option<String>,
 }
 
 /// One request and what came of it.
@@ -88,6 +90,13 @@ pub fn video_name_ok(name: &str) -> bool {
                     .strip_prefix('-')
                     .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
         })
+}
+
+/// A DOM snapshot's file name: 16 lowercase hex digits and `.html`.
+pub fn dom_name_ok(name: &str) -> bool {
+    name.strip_suffix(".html").is_some_and(|hash| {
+        hash.len() == 16 && hash.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
+    })
 }
 
 fn point_of(value: &Value) -> Option<[f64; 2]> {
@@ -185,7 +194,7 @@ fn read_response(body: &Value, step: &mut StepView) {
     }
 }
 
-fn action(call_id: &str, name: &str, arguments: Value) -> ActionView {
+pub(crate) fn action(call_id: &str, name: &str, arguments: Value) -> ActionView {
     let (point, path) = aim(&arguments);
     ActionView {
         call_id: call_id.to_owned(),
@@ -200,6 +209,7 @@ fn action(call_id: &str, name: &str, arguments: Value) -> ActionView {
         point,
         path,
         network: Vec::new(),
+        dom: None,
     }
 }
 
@@ -304,6 +314,15 @@ pub fn read_log(text: &str) -> RunView {
                     entry["requests"].as_array(),
                 ) {
                     a.network.extend(requests.iter().cloned());
+                }
+            }
+            Some("dom") => {
+                let call_id = entry["call_id"].as_str().unwrap_or("");
+                let file = entry["file"].as_str().and_then(|f| f.strip_prefix("dom/"));
+                if let (Some(a), Some(file)) = (find_action(&mut run.steps, call_id), file)
+                    && dom_name_ok(file)
+                {
+                    a.dom = Some(file.to_owned());
                 }
             }
             Some("handoff") => {

@@ -6,7 +6,8 @@
 //! run handed over).
 //!
 //! What it is not: an observer. What the person did is observed by whoever provides the screen
-//! (the `hands` binary, through the browser driver) and told to the model by the runner.
+//! (the `hands` binary, through the browser or the desktop driver) and told to the model by the
+//! runner.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 /// A boxed future, for [`Screen`]'s methods.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What the person sees and acts on while they hold the wheel: the browser tab (or, later,
-/// the desktop) the run handed over.
+/// What the person sees and acts on while they hold the wheel: the browser tab or the desktop
+/// the run handed over.
 pub trait Screen: Send + Sync {
     /// The picture now, as a JPEG.
     fn frame(&self) -> BoxFuture<'_, Result<Vec<u8>, String>>;
@@ -201,7 +202,7 @@ pub enum Holder {
 struct State {
     asked: bool,
     screen: Option<Arc<dyn Screen>>,
-    /// Why the run cannot be handed over (no browser), when it cannot.
+    /// Why the run cannot be handed over (no browser or desktop), when it cannot.
     unavailable: Option<String>,
 }
 
@@ -234,7 +235,7 @@ impl Default for Wheel {
 }
 
 /// Why a run cannot be taken over until the run says it can.
-pub const NO_SCREEN: &str = "this run has no browser the page can hand over";
+pub const NO_SCREEN: &str = "this run has no browser or desktop the page can hand over";
 
 /// Why a run that ended cannot be taken over.
 pub const RUN_ENDED: &str = "the run has ended";

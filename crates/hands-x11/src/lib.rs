@@ -31,6 +31,8 @@
 mod capture;
 mod catchup;
 mod keymap;
+pub mod wheel;
+pub mod windows;
 mod worker;
 mod xvfb;
 
@@ -276,6 +278,12 @@ impl X11Desktop {
     /// then may be left unmanaged, or never shown, so desktops start their applications after.
     pub async fn window_manager_ready(&self) -> Result<bool, DesktopError> {
         self.call(|state| state.window_manager_ready()).await
+    }
+
+    /// The desktop's top-level windows, the focused one and the clipboard's owner, now
+    /// ([`windows`]).
+    pub async fn windows(&self) -> Result<windows::WindowsNow, DesktopError> {
+        self.call(|state| Ok(state.windows()?)).await
     }
 
     /// Runs `f` on the X thread and waits for its answer.

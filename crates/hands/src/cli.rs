@@ -160,8 +160,16 @@ pub enum McpApproveArg {
 /// `hands view`.
 #[derive(Debug, Args)]
 pub struct ViewArgs {
-    /// The run directory (`runs/run-<time>`, with its `log.jsonl`).
-    pub run_dir: PathBuf,
+    /// The run directory (`runs/run-<time>`, with its `log.jsonl`), or a trace file.
+    #[arg(required_unless_present = "ledger")]
+    pub run_dir: Option<PathBuf>,
+    /// Instead of a run: the episodes of a fleet's PostgreSQL (`hands batch`), listed with
+    /// their totals, each opening on its own page read from its checkpoints.
+    #[arg(long, value_name = "URL", conflicts_with = "run_dir")]
+    pub ledger: Option<String>,
+    /// With --ledger: only this batch.
+    #[arg(long, requires = "ledger")]
+    pub batch: Option<String>,
     /// The loopback address to serve the page on (port 0 picks one).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub addr: std::net::SocketAddr,
@@ -287,7 +295,9 @@ pub struct RunArgs {
     /// run's ledger (`ledger.sqlite`, every checkpoint, for `--resume`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Watch the run in a local web page as it happens, and approve or deny its actions there.
+    /// Watch the run in a local web page as it happens, and approve or deny its actions there;
+    /// "Take over" there pauses the run between turns and hands you its browser (or, in a run
+    /// without one, its desktop) until you give it back.
     #[arg(long)]
     pub view: bool,
     /// Record the run as a video, `video.webm` in the run directory: the desktop (sampled 5

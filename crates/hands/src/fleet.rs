@@ -5,19 +5,19 @@
 //! it when an earlier holder saved checkpoints. A worker that loses an episode's lease cancels
 //! it, and its saves are refused by the fence: it never goes on acting on it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum as _};
 use hands_core::CancellationToken;
 use hands_fleet::{
-    Claim, DbThread, Environment, EpisodeId, EpisodeOutcome, EpisodeState, Fleet, PostgresLedger,
-    Provider, Task,
+    Claim, Environment, EpisodeId, EpisodeOutcome, EpisodeState, Fleet, PostgresLedger, Provider,
+    SyncDb, Task,
 };
 use hands_runner::{RunError, RunOutcome, RunStatus, UncertainCall};
 use tokio::task::JoinSet;
@@ -254,31 +254,24 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         ttl.as_secs_f64(),
         fleet.name()
     );
+    let (run_done, mut runs_ended) = tokio::sync::mpsc::unbounded_channel();
+    let worker = Worker {
+        fleet: fleet.clone(),
+        args: Arc::clone(&args),
+        connections: Connections::default(),
+        run_done,
+    };
     let mut held: HashMap<EpisodeId, Held> = HashMap::new();
+    // The held episodes whose run has not ended: each has its environment.
+    let mut running: HashSet<EpisodeId> = HashSet::new();
     let mut episodes: JoinSet<EpisodeId> = JoinSet::new();
     let mut beat = tokio::time::interval(ttl / 3);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let free = args.slots.saturating_sub(held.len() as u32);
+        let free = args.slots.saturating_sub(running.len() as u32);
         if free > 0 {
-            // The database unreachable (a partition) is waited out: the connection is made
-            // again on the next call.
-            let claims = match fleet.claim(&name, free, ttl).await {
-                Ok(claims) => claims,
-                Err(e) => {
-                    eprintln!("hands worker {name}: claiming: {e}");
-                    tokio::time::sleep(ttl / 3).await;
-                    Vec::new()
-                }
-            };
-            for claim in claims {
+            for (claim, phases) in claim_some(&fleet, &name, free, ttl).await {
                 let cancel = CancellationToken::new();
-                eprintln!(
-                    "hands worker {name}: episode {} (epoch {}{})",
-                    claim.episode,
-                    claim.epoch,
-                    if claim.resume { ", resuming" } else { "" }
-                );
                 held.insert(
                     claim.episode,
                     Held {
@@ -286,7 +279,8 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
                         cancel: cancel.clone(),
                     },
                 );
-                episodes.spawn(episode(fleet.clone(), Arc::clone(&args), claim, cancel));
+                running.insert(claim.episode);
+                episodes.spawn(episode(worker.clone(), claim, cancel, phases));
             }
         }
         if args.until_done && held.is_empty() {
@@ -315,9 +309,18 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
                     Err(e) => tracing::warn!("heartbeat failed: {e}"),
                 }
             }
+            Some(ended) = runs_ended.recv() => { running.remove(&ended); }
             Some(done) = episodes.join_next() => {
                 match done {
-                    Ok(episode) => { held.remove(&episode); }
+                    Ok(episode) => {
+                        // Its run's end was told before it ended: taken now, so a stale word
+                        // cannot free the slot of the same episode claimed again.
+                        while let Ok(ended) = runs_ended.try_recv() {
+                            running.remove(&ended);
+                        }
+                        held.remove(&episode);
+                        running.remove(&episode);
+                    }
                     Err(e) => anyhow::bail!("an episode's task failed: {e}"),
                 }
             }
@@ -326,16 +329,121 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Runs one claimed episode to its end, and records the end unless the episode was lost.
-async fn episode(
+/// Claims up to `free` episodes for the worker `name`, each with its claim's time; none when
+/// the database cannot be reached (a partition is waited out: the connection is made again on
+/// the next call).
+async fn claim_some(fleet: &Fleet, name: &str, free: u32, ttl: Duration) -> Vec<(Claim, Phases)> {
+    let claiming = Instant::now();
+    let claims = match fleet.claim(name, free, ttl).await {
+        Ok(claims) => claims,
+        Err(e) => {
+            eprintln!("hands worker {name}: claiming: {e}");
+            tokio::time::sleep(ttl / 3).await;
+            Vec::new()
+        }
+    };
+    let claim_ms = ms(claiming);
+    claims
+        .into_iter()
+        .map(|claim| {
+            eprintln!(
+                "hands worker {name}: episode {} (epoch {}{})",
+                claim.episode,
+                claim.epoch,
+                if claim.resume { ", resuming" } else { "" }
+            );
+            let phases = Phases {
+                claim_ms,
+                ..Phases::default()
+            };
+            (claim, phases)
+        })
+        .collect()
+}
+
+/// What a worker's episode tasks share.
+#[derive(Clone)]
+struct Worker {
     fleet: Fleet,
     args: Arc<WorkerArgs>,
+    /// Ledger connections kept from one episode to the next.
+    connections: Connections,
+    /// Told when an episode's run has ended (its environment is gone): the worker claims the
+    /// next episode while this one is judged and its end recorded (its lease still held).
+    run_done: tokio::sync::mpsc::UnboundedSender<EpisodeId>,
+}
+
+/// The ledger connections a worker keeps between episodes: connecting (a server process, the
+/// schema check, the save statement prepared) cost more than the rest of opening a ledger.
+#[derive(Clone, Default)]
+struct Connections(Arc<std::sync::Mutex<Vec<SyncDb>>>);
+
+impl Connections {
+    /// A kept connection that is still open, else a new one (blocks: call it off the runtime).
+    fn take(&self, url: &str) -> anyhow::Result<SyncDb> {
+        while let Some(db) = self.0.lock().ok().and_then(|mut kept| kept.pop()) {
+            if !db.is_closed() {
+                return Ok(db);
+            }
+        }
+        Ok(SyncDb::connect(url)?)
+    }
+
+    /// Keeps `db` for the next episode, unless it has closed.
+    fn give_back(&self, db: SyncDb) {
+        if !db.is_closed()
+            && let Ok(mut kept) = self.0.lock()
+        {
+            kept.push(db);
+        }
+    }
+}
+
+/// How long the parts of one episode took on its worker, in ms: the claim that took it,
+/// opening its ledger (a
+/// connection, the resume check, `claim.json`), the run (environment, model, actions, saves),
+/// judging it (the task's check), and recording its end. Printed on stderr after each episode
+/// (`hands worker: episode N phases {…}`): the fleet benchmark reads it.
+#[derive(Debug, Default)]
+struct Phases {
+    claim_ms: f64,
+    open_ms: f64,
+    run_ms: f64,
+    judge_ms: f64,
+    finish_ms: f64,
+}
+
+impl Phases {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({"claim_ms": self.claim_ms, "open_ms": self.open_ms, "run_ms": self.run_ms,
+            "judge_ms": self.judge_ms, "finish_ms": self.finish_ms})
+    }
+}
+
+/// Milliseconds since `since`.
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs one claimed episode to its end, and records the end unless the episode was lost.
+async fn episode(
+    worker: Worker,
     claim: Claim,
     cancel: CancellationToken,
+    mut phases: Phases,
 ) -> EpisodeId {
+    let Worker { fleet, args, .. } = &worker;
     let id = claim.episode;
     let fenced = Arc::new(AtomicBool::new(false));
-    let ran = run_episode(&args, &claim, cancel.clone(), Arc::clone(&fenced)).await;
+    let ran = run_episode(
+        &worker,
+        &claim,
+        cancel.clone(),
+        Arc::clone(&fenced),
+        &mut phases,
+    )
+    .await;
+    let _ = worker.run_done.send(id);
     if fenced.load(Ordering::SeqCst) || cancel.is_cancelled() {
         eprintln!("hands worker: episode {id} is no longer this worker's; its new holder goes on");
         return id;
@@ -360,6 +468,7 @@ async fn episode(
         }
         return id;
     }
+    let judging = Instant::now();
     let outcome = match ran {
         Ok((outcome, dir)) => judge(&claim.task, &outcome, &dir).await,
         // The run ended under an earlier holder that could not record the episode's end (it
@@ -388,7 +497,12 @@ async fn episode(
             failed(state, reason)
         }
     };
-    match fleet.finish(id, claim.epoch, &outcome).await {
+    phases.judge_ms = ms(judging);
+    let finishing = Instant::now();
+    let finished = fleet.finish(id, claim.epoch, &outcome).await;
+    phases.finish_ms = ms(finishing);
+    eprintln!("hands worker: episode {id} phases {}", phases.json());
+    match finished {
         Ok(()) => eprintln!(
             "hands worker: episode {id} {}{}",
             match outcome.state {
@@ -458,7 +572,7 @@ async fn ended_before(url: &str, claim: &Claim, dir: &Path) -> anyhow::Result<Ep
     let (url, episode, epoch) = (url.to_owned(), claim.episode, claim.epoch);
     let (end, steps) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         use hands_runner::ledger::Ledger as _;
-        let mut ledger = PostgresLedger::open(DbThread::connect(&url)?, episode, epoch)?;
+        let mut ledger = PostgresLedger::open(SyncDb::connect(&url)?, episode, epoch)?;
         let steps = ledger.latest_completed()?.map_or(0, |c| c.steps_used);
         Ok((ledger.end()?, steps))
     })
@@ -497,22 +611,26 @@ fn short(text: &str) -> String {
 
 /// Opens the episode's ledger and runs it through `hands run`'s path.
 async fn run_episode(
-    args: &WorkerArgs,
+    worker: &Worker,
     claim: &Claim,
     cancel: CancellationToken,
     fenced: Arc<AtomicBool>,
+    phases: &mut Phases,
 ) -> anyhow::Result<(RunOutcome, PathBuf)> {
-    let url = args.ledger.clone();
+    let args = &*worker.args;
+    let opening = Instant::now();
+    let (url, connections) = (args.ledger.clone(), worker.connections.clone());
     let (episode, epoch) = (claim.episode, claim.epoch);
     let resume = claim.resume;
-    let (ledger, uncertain) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-        let mut ledger = PostgresLedger::open(DbThread::connect(&url)?, episode, epoch)?;
+    let (db, ledger, uncertain) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        let db = connections.take(&url)?;
+        let mut ledger = PostgresLedger::open(db.clone(), episode, epoch)?;
         let uncertain = if resume {
             uncertain_calls(&mut ledger)?
         } else {
             Vec::new()
         };
-        Ok((ledger, uncertain))
+        Ok((db, ledger, uncertain))
     })
     .await??;
     // A call of the last turn may or may not have taken effect: the episode is parked before
@@ -520,12 +638,15 @@ async fn run_episode(
     // question (a browser sent to the start URL), and a remote one may still be held by the
     // holder that stalled mid-call.
     if !uncertain.is_empty() {
+        worker.connections.give_back(db);
         return Err(RunError::NeedsReconciliation(uncertain).into());
     }
     let flag = ledger.fenced_flag();
     let dir = args.dir.join(format!("episode-{episode}"));
     let claim_text = write_claim(&dir, claim, &args.name_or_default())?;
     let run_args = run_args(args, claim, &dir)?;
+    phases.open_ms = ms(opening);
+    let running = Instant::now();
     let result = crate::run::run_with_ledger(
         run_args,
         ExternalLedger {
@@ -537,8 +658,14 @@ async fn run_episode(
         },
     )
     .await;
+    phases.run_ms = ms(running);
     fenced.store(flag.load(Ordering::SeqCst), Ordering::SeqCst);
-    Ok((result?, dir))
+    let result = result.map(|outcome| (outcome, dir));
+    // A connection whose ledger failed (the database away, a partition) is not kept.
+    if !ledger_failed(&result) && !flag.load(Ordering::SeqCst) {
+        worker.connections.give_back(db);
+    }
+    result
 }
 
 /// The calls of the ledger's last turn whose outcome nobody knows (what `hands batch

@@ -7,7 +7,7 @@ use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use hands_fleet::{Claim, DbThread, EpisodeId, EpisodeState, Fleet, FleetStatus, PostgresLedger};
+use hands_fleet::{Claim, EpisodeId, EpisodeState, Fleet, FleetStatus, PostgresLedger, SyncDb};
 use hands_runner::ledger::{CallRecord, Ledger as _, Verdict, reconcile as record};
 
 use crate::fleet::ReconcileArgs;
@@ -106,7 +106,7 @@ pub async fn reconcile(args: ReconcileArgs) -> anyhow::Result<ExitCode> {
 
 /// The uncertain calls of `claim`'s episode, each decided by `decider` and recorded.
 fn decide_episode(url: &str, claim: &Claim, decider: &Decider) -> anyhow::Result<Reconciled> {
-    let mut ledger = PostgresLedger::open(DbThread::connect(url)?, claim.episode, claim.epoch)?;
+    let mut ledger = PostgresLedger::open(SyncDb::connect(url)?, claim.episode, claim.epoch)?;
     let calls = uncertain_calls(&mut ledger)?;
     if let Decider::One { call, .. } = decider {
         anyhow::ensure!(
@@ -189,7 +189,7 @@ async fn list(fleet: &Fleet, args: &ReconcileArgs) -> anyhow::Result<ExitCode> {
     for episode in parked {
         let url = args.ledger.clone();
         let calls = tokio::task::spawn_blocking(move || {
-            let mut ledger = PostgresLedger::open(DbThread::connect(&url)?, episode, 0)?;
+            let mut ledger = PostgresLedger::open(SyncDb::connect(&url)?, episode, 0)?;
             uncertain_calls(&mut ledger)
         })
         .await??;

@@ -29,6 +29,7 @@ mod state;
 mod stdout;
 mod video;
 mod view;
+mod view_batch;
 mod wheel;
 
 use std::process::ExitCode;

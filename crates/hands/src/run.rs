@@ -7,6 +7,7 @@
 //! environment, the runner, the loop, the report.
 
 mod plan;
+mod saves;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -216,17 +217,24 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
         }
     }
     let state = environment.state.take();
-    let browser_wheel = environment.wheel.take();
-    if let Some(network) = environment.network.take() {
+    // A run with a browser hands over its browser (Chromium runs headless, off the desktop);
+    // one without hands over its desktop.
+    let wheel_hands = match (environment.wheel.take(), environment.desktop_wheel.take()) {
+        (Some(browser), _) => Some(crate::wheel::WheelHands::Browser(browser)),
+        (None, Some(desktop)) => Some(crate::wheel::WheelHands::Desktop(desktop)),
+        (None, None) => None,
+    };
+    if let Some((network, dom)) = environment.network.take() {
         rundir.log_network(network);
+        rundir.log_dom(dom);
     }
     let recorder = start_video(plan, &mut environment, &mut rundir)?;
     let mut runner = build_runner(plan, environment, &episode)?;
-    // With --view, a person may take the browser's wheel between turns.
-    if let (Some(view), Some(browser)) = (&live, browser_wheel) {
+    // With --view, a person may take the wheel between turns.
+    if let (Some(view), Some(hands)) = (&live, wheel_hands) {
         runner.set_wheel(Box::new(crate::wheel::RunWheel::new(
             view.live.clone(),
-            browser,
+            hands,
         )));
     }
     for scheduled in &plan.edits {
@@ -235,8 +243,10 @@ async fn execute(plan: &RunPlan, records: Records) -> anyhow::Result<RunOutcome>
     runner.set_approver(Box::new(approver));
     bar.enable_steady_tick(Duration::from_millis(120));
     observe_progress(&mut runner, &bar);
-    attach_records(&mut runner, &episode, rundir, ledger, live.as_ref())?;
+    let log_dir = rundir.path().to_owned();
+    let (saves, store) = attach_records(&mut runner, &episode, rundir, ledger, live.as_ref())?;
     let outcome = run_or_resume(&mut runner, plan, resume, &cancel).await;
+    saves.log(&log_dir, store);
     bar.finish_and_clear();
     // The file is finished whatever the outcome (Ctrl-C and errors included).
     if let Some((recorder, file)) = recorder {
@@ -319,12 +329,31 @@ struct Environment {
     state: Option<crate::state::RunState>,
     /// The browser's hands for a person who takes the wheel (`--view`).
     wheel: Option<hands_cdp::wheel::BrowserWheel>,
-    /// The browser's network log, for the run directory.
-    network: Option<hands_cdp::network_tap::NetworkTap>,
+    /// The browser's network log and DOM snapshots, for the run directory.
+    network: Option<(
+        hands_cdp::network_tap::NetworkTap,
+        hands_cdp::dom_snapshot::DomTap,
+    )>,
     /// The browser's screencast, for `--video`.
     screencast: Option<hands_cdp::screencast::Screencast>,
     /// A connection of its own to the desktop, for `--video`.
     video_desktop: Option<X11Desktop>,
+    /// The desktop's hands for a person who takes the wheel (`--view`).
+    desktop_wheel: Option<hands_x11::wheel::DesktopWheel>,
+}
+
+/// The started desktop.
+struct StartedDesktop {
+    /// Its driver.
+    desktop: Box<dyn Desktop>,
+    /// Its display name.
+    display: String,
+    /// The X clients started on it (its window manager), kept alive by the caller.
+    clients: Vec<XClient>,
+    /// A second connection, for `--video`.
+    video: Option<X11Desktop>,
+    /// A third, for a person who takes the wheel (`--view`).
+    wheel: Option<hands_x11::wheel::DesktopWheel>,
 }
 
 /// What starting the browser gives the run besides its toolset.
@@ -335,8 +364,11 @@ struct StartedBrowser {
     state: Option<crate::state::RunState>,
     /// Its hands for a person who takes the wheel.
     wheel: hands_cdp::wheel::BrowserWheel,
-    /// Its network log.
-    network: hands_cdp::network_tap::NetworkTap,
+    /// Its network log and DOM snapshots.
+    network: (
+        hands_cdp::network_tap::NetworkTap,
+        hands_cdp::dom_snapshot::DomTap,
+    ),
     /// Its screencast.
     screencast: hands_cdp::screencast::Screencast,
 }
@@ -348,12 +380,18 @@ async fn start_environment(
     episode: &mut Episode,
     confirm: &Arc<dyn Confirm>,
 ) -> anyhow::Result<(Environment, Vec<XClient>)> {
-    let (desktop, display, clients, video_desktop) = match &plan.desktop {
+    let (desktop, display, clients, video_desktop, desktop_wheel) = match &plan.desktop {
         Some(desktop) => {
-            let (desktop, display, clients, video) = start_desktop(desktop, plan, episode).await?;
-            (Some(desktop), Some(display), clients, video)
+            let started = start_desktop(desktop, plan, episode).await?;
+            (
+                Some(started.desktop),
+                Some(started.display),
+                started.clients,
+                started.video,
+                started.wheel,
+            )
         }
-        None => (None, None, Vec::new(), None),
+        None => (None, None, Vec::new(), None, None),
     };
     let mut toolbox = Toolbox::default();
     let started = match &plan.browser {
@@ -371,6 +409,7 @@ async fn start_environment(
             network: Some(started.network),
             screencast: Some(started.screencast),
             video_desktop,
+            desktop_wheel,
         },
         None => Environment {
             desktop,
@@ -382,18 +421,19 @@ async fn start_environment(
             network: None,
             screencast: None,
             video_desktop,
+            desktop_wheel,
         },
     };
     Ok((environment, clients))
 }
 
-/// The desktop: a display of our own (with a window manager) unless one is named. Returns it,
-/// its display name, the X clients started on it and, for `--video`, a second connection.
+/// The desktop: a display of our own (with a window manager) unless one is named, with the
+/// connections `--video` and `--view` need beside the model's.
 async fn start_desktop(
     desktop: &DesktopPlan,
     plan: &RunPlan,
     episode: &mut Episode,
-) -> anyhow::Result<(Box<dyn Desktop>, String, Vec<XClient>, Option<X11Desktop>)> {
+) -> anyhow::Result<StartedDesktop> {
     let video = |desktop: &X11Desktop| {
         plan.video
             .as_ref()
@@ -401,13 +441,24 @@ async fn start_desktop(
             .transpose()
             .context("connecting to the desktop for --video")
     };
+    let wheel = |desktop: &X11Desktop| {
+        (plan.view == ViewPlan::Live)
+            .then(|| desktop.another_connection())
+            .transpose()
+            .map(|c| c.map(hands_x11::wheel::DesktopWheel::new))
+            .context("connecting to the desktop for --view's wheel")
+    };
     match desktop {
         DesktopPlan::Attach(display) => {
             let x11 = X11Desktop::connect(Some(display))
                 .with_context(|| format!("attaching to display {display}"))?;
-            let second = video(&x11)?;
-            let desktop: Box<dyn Desktop> = Box::new(x11);
-            Ok((desktop, display.clone(), Vec::new(), second))
+            Ok(StartedDesktop {
+                video: video(&x11)?,
+                wheel: wheel(&x11)?,
+                desktop: Box::new(x11),
+                display: display.clone(),
+                clients: Vec::new(),
+            })
         }
         DesktopPlan::Spawn(size) => {
             // Every program of the episode reaches only the allowed origins, through the
@@ -417,9 +468,13 @@ async fn start_desktop(
             let env = DesktopEnv::spawn(config, DesktopApps::WindowManager).await?;
             eprintln!("hands run: desktop {size} on {}", env.desktop.display());
             let display = env.desktop.display().to_owned();
-            let second = video(&env.desktop)?;
-            let desktop: Box<dyn Desktop> = Box::new(env.desktop);
-            Ok((desktop, display, env.clients, second))
+            Ok(StartedDesktop {
+                video: video(&env.desktop)?,
+                wheel: wheel(&env.desktop)?,
+                desktop: Box::new(env.desktop),
+                display,
+                clients: env.clients,
+            })
         }
     }
 }
@@ -470,7 +525,7 @@ async fn start_browser(
             anyhow::anyhow!("opening {start}: {e}")
         })?;
     let wheel = browser.wheel();
-    let network = browser.network_tap();
+    let network = (browser.network_tap(), browser.dom_tap());
     let screencast = browser.screencast();
     // Claude drives the browser through its own toolset; OpenAI through the driver spec's
     // function tools. Both sit on the same driver, under the same policies.
@@ -653,22 +708,28 @@ fn attach_records(
     mut rundir: RunDir,
     ledger: RunLedger,
     live: Option<&crate::view::LiveView>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<(saves::SaveTimes, &'static str)> {
     rundir.line(serde_json::json!({"kind": "sandbox", "isolation": episode.describe()}));
     match live {
         Some(view) => runner.set_journal(Box::new(view.journal(rundir))),
         None => runner.set_journal(Box::new(rundir)),
     }
     // Every step is checkpointed in the ledger: `--resume` (or a worker) continues from it.
-    match ledger {
+    // Each save is timed (the run's log ends with the times: the fleet benchmark reads them).
+    let (inner, store): (Box<dyn Ledger>, _) = match ledger {
         RunLedger::Own(mut ledger) => {
             // How isolated the episode is, as it was in force (each resume records its own).
             ledger.set_meta(resume::SANDBOX_KEY, &episode.describe())?;
-            runner.set_ledger(ledger);
+            (ledger, "sqlite")
         }
-        RunLedger::External(ledger) => runner.set_ledger(ledger),
-    }
-    Ok(())
+        RunLedger::External(ledger) => (ledger, "external"),
+    };
+    let times = saves::SaveTimes::default();
+    runner.set_ledger(Box::new(saves::Timed {
+        inner,
+        times: times.clone(),
+    }));
+    Ok((times, store))
 }
 
 /// Runs the task, or resumes the run the ledger holds, until it ends or `cancel` stops it

@@ -21,6 +21,8 @@ pub struct RunDir {
     n_images: usize,
     /// The browser's network log and the last request written, when the run has a browser.
     network: Option<(hands_cdp::network_tap::NetworkTap, u64)>,
+    /// The browser's DOM snapshots, when the run has a browser.
+    dom: Option<hands_cdp::dom_snapshot::DomTap>,
 }
 
 impl RunDir {
@@ -45,6 +47,7 @@ impl RunDir {
             started: Instant::now(),
             n_images: 0,
             network: None,
+            dom: None,
         })
     }
 
@@ -67,6 +70,7 @@ impl RunDir {
             started: Instant::now(),
             n_images,
             network: None,
+            dom: None,
         })
     }
 
@@ -139,6 +143,53 @@ impl RunDir {
     }
 }
 
+/// Where a run directory keeps its DOM snapshots (`dom/HASH.html`).
+pub const DOM_DIR: &str = "dom";
+
+impl RunDir {
+    /// Takes a DOM snapshot of the active tab after each action (`dom` lines).
+    pub fn log_dom(&mut self, tap: hands_cdp::dom_snapshot::DomTap) {
+        self.dom = Some(tap);
+    }
+
+    /// A `dom` line naming the snapshot taken now, stored once per content as
+    /// `dom/HASH.html` (HASH: the first 16 hex digits of its SHA-256), so a page that did not
+    /// change costs one line. The journal is called synchronously: the snapshot is taken on
+    /// this worker with the runtime's other tasks moved off it.
+    fn dom_since(&mut self, step: u32, call_id: &str) {
+        let Some(tap) = &self.dom else {
+            return;
+        };
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
+            return;
+        }
+        let tap = tap.clone();
+        let Some(html) = tokio::task::block_in_place(|| handle.block_on(tap.snapshot())) else {
+            return;
+        };
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(html.as_bytes());
+        let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let file = format!("{DOM_DIR}/{hash}.html");
+        let path = self.dir.join(&file);
+        if !path.exists() {
+            let written = std::fs::create_dir_all(self.dir.join(DOM_DIR))
+                .and_then(|()| std::fs::write(&path, html.as_bytes()));
+            if let Err(e) = written {
+                tracing::warn!(error = %e, "could not save a DOM snapshot");
+                return;
+            }
+        }
+        self.line(
+            json!({"kind": "dom", "step": step, "call_id": call_id, "file": file,
+                         "bytes": html.len()}),
+        );
+    }
+}
+
 impl Journal for RunDir {
     fn record(&mut self, entry: Entry<'_>) {
         match entry {
@@ -174,6 +225,7 @@ impl Journal for RunDir {
                     "is_error": is_error, "ms": duration.as_secs_f64() * 1e3, "summary": summary}),
                 );
                 self.network_since(step, call_id);
+                self.dom_since(step, call_id);
             }
             Entry::Image {
                 step,

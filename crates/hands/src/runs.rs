@@ -176,17 +176,22 @@ fn export(
             Screenshots::Fit => Some(fit_screenshot as hands_view::trace::Reencode),
         },
         video,
+        dom: match images {
+            Screenshots::AsSeen => hands_view::trace::DomInTrace::All,
+            _ => hands_view::trace::DomInTrace::default(),
+        },
     };
     let manifest = hands_view::trace::export(run_dir, out, &facts)?;
     let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
     let c = &manifest.counts;
     eprintln!(
-        "hands runs: {} written ({size} bytes): {} steps, {} actions, {} approvals, {} screenshots, {} videos, {} secrets removed. Open it with `hands view {}`.",
+        "hands runs: {} written ({size} bytes): {} steps, {} actions, {} approvals, {} screenshots, {} DOM snapshots, {} videos, {} secrets removed. Open it with `hands view {}`.",
         out.display(),
         c.steps,
         c.actions,
         c.approvals,
         c.images,
+        c.doms,
         c.videos,
         c.redactions,
         out.display()

@@ -15,12 +15,28 @@ use crate::approve::TerminalApprover;
 use crate::cli::ViewArgs;
 use crate::rundir::RunDir;
 
-/// `hands view RUN_DIR`: serves the page until Ctrl-C.
+/// `hands view RUN_DIR` (or `--ledger URL [--batch NAME]`): serves the page until Ctrl-C.
 pub async fn run(args: ViewArgs) -> anyhow::Result<ExitCode> {
-    let view = hands_view::serve(&args.run_dir, args.addr, None).await?;
+    let (view, what) = match (&args.run_dir, &args.ledger) {
+        (Some(dir), _) => (
+            hands_view::serve(dir, args.addr, None).await?,
+            dir.display().to_string(),
+        ),
+        (None, Some(url)) => {
+            let source = crate::view_batch::FleetSource::connect(url, args.batch.clone()).await?;
+            let what = match &args.batch {
+                Some(batch) => format!("batch {batch} on {}", source.name()),
+                None => format!("every batch on {}", source.name()),
+            };
+            (
+                hands_view::serve_batch(std::sync::Arc::new(source), args.addr).await?,
+                what,
+            )
+        }
+        (None, None) => anyhow::bail!("give a run directory, or --ledger URL"),
+    };
     eprintln!(
-        "hands view: {} at {}\n(open it in a browser on this machine; Ctrl-C stops)",
-        args.run_dir.display(),
+        "hands view: {what} at {}\n(open it in a browser on this machine; Ctrl-C stops)",
         view.url()
     );
     tokio::signal::ctrl_c().await?;

@@ -3,7 +3,8 @@
 //! worker SIGKILLed while its episode waits on the model, and a second worker taking the
 //! episode over once the lease has expired and finishing it by resume, the effect done once;
 //! a stalled worker woken after a takeover; and a parked episode listed, reconciled with
-//! `hands batch reconcile` and resumed.
+//! `hands batch reconcile` and resumed; and `hands view --ledger` listing a finished batch and
+//! opening an episode from its checkpoints, over HTTP and in a real Chromium.
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
@@ -436,4 +437,200 @@ fn a_jailed_episode_reads_its_claim_where_its_shell_starts() {
             || seen.contains(r#"{\"episode\":1,\"epoch\":1,"#),
         "the jailed shell did not read its claim: {seen}\n{said}"
     );
+}
+
+/// `GET path` from the view at `addr`: the status line and the body.
+fn http_get(addr: &str, path: &str) -> (String, Vec<u8>) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    std::io::Write::write_all(
+        &mut stream,
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    let mut reply = Vec::new();
+    std::io::Read::read_to_end(&mut stream, &mut reply).unwrap();
+    let split = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("an HTTP answer");
+    let head = String::from_utf8_lossy(&reply[..split]).into_owned();
+    assert!(
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "{head}"
+    );
+    let status = head.lines().next().unwrap_or("").to_owned();
+    (status, reply[split + 4..].to_vec())
+}
+
+fn http_json(addr: &str, path: &str) -> Value {
+    let (status, body) = http_get(addr, path);
+    assert!(status.contains(" 200 "), "{path}: {status}");
+    serde_json::from_slice(&body).unwrap()
+}
+
+#[test]
+fn hands_view_lists_a_batchs_episodes_and_opens_one_from_the_ledger() {
+    use std::io::BufRead as _;
+    let pg = cluster();
+    let url = pg.database("viewed").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // A screenshot, a file written by bash, then done: the page shows the screenshot (from the
+    // ledger's checkpoints) and the command.
+    let sim = SimServer::start(SimConfig::with_policy(|request: &Value| {
+        match answered(request) {
+            0 => Turn::Blocks(vec![hands_sim::policy::toolset_use(
+                "computer",
+                "screenshot",
+                json!({}),
+            )]),
+            1 => Turn::Blocks(vec![tool_use(
+                "bash",
+                json!({"command": "echo done > out.txt"}),
+            )]),
+            _ => Turn::text("Written."),
+        }
+    }))
+    .unwrap();
+    let tasks = [
+        json!({"prompt": "Write out.txt", "environment": {"kind": "desktop"}, "max_steps": 5,
+            "check": "grep -qx done out.txt"}),
+        json!({"prompt": "Write out.txt, judged harshly", "environment": {"kind": "desktop"},
+            "max_steps": 5, "check": "grep -qx never out.txt"}),
+    ];
+    submit(&sim, &url, dir.path(), &tasks);
+    let output = worker(&sim, &url, dir.path(), "2").output().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let mut view = hands(&sim)
+        .args(["view", "--ledger", &url, "--batch", "tasks"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = std::io::BufReader::new(view.stderr.take().unwrap()).lines();
+    let page = loop {
+        let line = said.next().expect("hands view ended early").unwrap();
+        if let Some(at) = line.split(" at http://").nth(1) {
+            break at.trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in said {});
+    let (addr, token) = page.split_once("/?token=").unwrap();
+    // Without the token, nothing.
+    assert!(http_get(addr, "/api/batch").0.contains(" 403 "));
+    assert!(http_get(addr, "/episodes/1/api/run").0.contains(" 403 "));
+    let (status, html) = http_get(addr, "/");
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(String::from_utf8_lossy(&html).contains("api/batch"));
+
+    let listing = http_json(addr, &format!("/api/batch?token={token}"));
+    assert_eq!(listing["batch"], "tasks");
+    let totals = listing["totals_text"].as_str().unwrap();
+    assert!(
+        totals.contains("2 episodes: 0 queued, 0 running, 2 finished"),
+        "{totals}"
+    );
+    assert!(
+        totals.contains("not successful (1): its check failed"),
+        "{totals}"
+    );
+    let episodes = listing["episodes"].as_array().unwrap();
+    assert_eq!(episodes.len(), 2, "{listing}");
+    let (good, bad) = (&episodes[0], &episodes[1]);
+    assert_eq!(good["id"], 1);
+    assert_eq!(good["state"], "finished");
+    assert_eq!(good["success"], true);
+    assert_eq!(good["epoch"], 1);
+    assert_eq!(good["attempts"], 1);
+    assert_eq!(good["steps"], 3);
+    assert!(good["worker"].as_str().unwrap().contains('-'), "{good}");
+    assert!(good["tokens"][0].as_u64().unwrap() > 0, "{good}");
+    assert!(good["checkpoints"].as_u64().unwrap() >= 3, "{good}");
+    assert_eq!(bad["success"], false);
+    assert_eq!(bad["reason"], "its check failed");
+
+    // One episode's page: the run page, its steps read from the ledger.
+    let (status, html) = http_get(addr, "/episodes/1/");
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(String::from_utf8_lossy(&html).contains("api/run"));
+    let episode = http_json(addr, &format!("/episodes/1/api/run?token={token}"));
+    assert_eq!(episode["episode"]["id"], 1);
+    assert_eq!(episode["run"]["start"]["task"], "Write out.txt");
+    let steps = episode["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{episode}");
+    let shot = &steps[0]["actions"][0];
+    assert_eq!(shot["name"], "screenshot", "{shot}");
+    let image = shot["image_after"].as_str().expect("the screenshot");
+    let bash = &steps[1]["actions"][0];
+    assert_eq!(bash["name"], "bash");
+    assert_eq!(bash["arguments"]["command"], "echo done > out.txt");
+    assert_eq!(bash["is_error"], false);
+    assert_eq!(steps[2]["text"][0], "Written.");
+    let (status, png) = http_get(addr, &format!("/episodes/1/{image}?token={token}"));
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(
+        png.starts_with(b"\x89PNG"),
+        "not a PNG: {} bytes",
+        png.len()
+    );
+    // The failed episode says why.
+    let failed = http_json(addr, &format!("/episodes/2/api/run?token={token}"));
+    assert_eq!(failed["episode"]["reason"], "its check failed");
+    assert!(
+        http_get(addr, &format!("/episodes/9/api/run?token={token}"))
+            .0
+            .contains(" 404 ")
+    );
+    // As a person sees it, in a real Chromium: the list, then an episode's page.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let list = format!("http://{page}");
+        let one = format!("http://{addr}/episodes/1/?token={token}");
+        shown_in_chromium(
+            &list,
+            &["its check failed", "Write out.txt, judged harshly"],
+            "batch",
+        )
+        .await;
+        shown_in_chromium(
+            &one,
+            &["Written.", "echo done > out.txt", "the batch"],
+            "episode",
+        )
+        .await;
+    });
+    kill(view);
+}
+
+/// Opens `url` in a headless Chromium, waits until the page shows each of `texts`, and keeps a
+/// screenshot as `hands-view-<name>.png` in the test's temporary directory.
+async fn shown_in_chromium(url: &str, texts: &[&str], name: &str) {
+    use hands_core::browser::Browser as _;
+    use hands_core::browser::args::{PageUrl, WaitText};
+    let cancel = hands_core::CancellationToken::new();
+    let mut browser = hands_cdp::CdpBrowser::launch(hands_cdp::DriverConfig::default())
+        .await
+        .unwrap();
+    browser
+        .navigate(&PageUrl::parse("url", url).unwrap(), None, &cancel)
+        .await
+        .unwrap();
+    for text in texts {
+        browser
+            .wait_for(
+                &WaitText::parse(text).unwrap(),
+                Duration::from_secs(30),
+                None,
+                &cancel,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{url} never showed {text:?}: {e}"));
+    }
+    let shot = browser.screenshot(None, &cancel).await.unwrap();
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hands-view-{name}.png"));
+    std::fs::write(&path, shot.bytes()).unwrap();
 }

@@ -7,16 +7,17 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+mod mcp_stdio;
+
+use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use hands_core::browser::changes::{CHANGES_HEADER, NO_CHANGES};
 use hands_mcp::budget::text_tokens;
 use hands_mcp::consent::{ApprovePolicy, Decider};
-use serde_json::{Value, json};
+use mcp_stdio::McpStdio;
+use serde_json::json;
 
 /// A task list re-rendered whole on every change (every element replaced, as a framework
 /// without keys does), beside a long text.
@@ -79,95 +80,16 @@ fn serve(listener: TcpListener) {
     });
 }
 
-/// A `hands mcp` on stdio, its answers read line by line from a thread.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    next_id: u64,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn spawn(url: &str, origin: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hands"))
-            .args(["mcp", "--browser", url, "--allow-origin", origin])
-            .args(["--approve", "all", "--sandbox", "none"])
-            .env_remove("DISPLAY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut server = Server {
-            child,
-            stdin,
-            lines,
-            next_id: 0,
-        };
-        server.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "mcp_reads test", "version": "0"}}),
-        );
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    /// A tool call's text; panics on a tool error.
-    fn call(&mut self, name: &str, arguments: Value) -> String {
-        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
-        let result = &answer["result"];
-        let text = result["content"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{answer}"))
-            .iter()
-            .filter_map(|c| c["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert_ne!(result["isError"], json!(true), "{name}: {text}");
-        text
-    }
+/// A `hands mcp` on stdio at `url`, allowed `origin`, initialized.
+fn spawn(url: &str, origin: &str) -> McpStdio {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hands"));
+    command
+        .args(["mcp", "--browser", url, "--allow-origin", origin])
+        .args(["--approve", "all", "--sandbox", "none"])
+        .env_remove("DISPLAY");
+    let mut server = McpStdio::spawn(command);
+    server.initialize("mcp_reads test");
+    server
 }
 
 /// The ref of the element line naming `label` (`[e12] checkbox [ ] Done: Task 03`).
@@ -184,7 +106,7 @@ fn a_re_read_sends_what_changed_with_the_same_refs() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     serve(listener);
-    let mut server = Server::spawn(&format!("{origin}/"), &origin);
+    let mut server = spawn(&format!("{origin}/"), &origin);
 
     for filter in ["all", "interactive"] {
         let args = json!({ "filter": filter });

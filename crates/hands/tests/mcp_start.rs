@@ -6,13 +6,15 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+mod mcp_stdio;
+
+use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use mcp_stdio::McpStdio;
+use serde_json::json;
 
 const PAGE: &str = "<!doctype html><title>Start</title><h1>Lighthouse log</h1>\
     <p>The lamp was lit at dusk.</p><button>Ring</button>";
@@ -34,110 +36,19 @@ fn serve(listener: TcpListener) {
     });
 }
 
-/// A `hands mcp` on stdio, its answers read line by line from a thread.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    next_id: u64,
+/// A `hands mcp --browser URL` on stdio, not yet initialized.
+fn spawn(url: &str, sandbox: &str) -> McpStdio {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hands"));
+    command
+        .args(["mcp", "--browser", url, "--sandbox", sandbox])
+        .env_remove("DISPLAY");
+    McpStdio::spawn(command)
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn spawn(url: &str, sandbox: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hands"))
-            .args(["mcp", "--browser", url, "--sandbox", sandbox])
-            .env_remove("DISPLAY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Server {
-            child,
-            stdin,
-            lines,
-            next_id: 0,
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends a request and waits (at most `timeout`) for its answer.
-    fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|e| panic!("no answer to {method} within {timeout:?}: {e}"));
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    fn initialize(&mut self) -> Value {
-        let answer = self.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "mcp_start test", "version": "0"},
-            }),
-            Duration::from_secs(10),
-        );
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        answer
-    }
-
-    /// `browser_read_page`: (is_error, text).
-    fn read_page(&mut self) -> (bool, String) {
-        let answer = self.request(
-            "tools/call",
-            json!({"name": "browser_read_page", "arguments": {"filter": "all"}}),
-            Duration::from_secs(60),
-        );
-        let result = &answer["result"];
-        assert!(result.is_object(), "{answer}");
-        let text = result["content"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|c| c["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        (result["isError"] == json!(true), text)
-    }
-
-    fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
+/// `browser_read_page`: (is_error, text).
+fn read_page(server: &mut McpStdio) -> (bool, String) {
+    let answer = server.try_call("browser_read_page", json!({"filter": "all"}));
+    (answer.is_error, answer.text)
 }
 
 /// `initialize` is answered before any browser is started (< 2 s here, for a loaded machine;
@@ -149,12 +60,12 @@ fn the_server_answers_initialize_before_the_browser_opens() {
     serve(listener);
 
     let spawned = Instant::now();
-    let mut server = Server::spawn(&url, "jail");
-    let init = server.initialize();
+    let mut server = spawn(&url, "jail");
+    let init = server.initialize("mcp_start test");
     let initialized = spawned.elapsed();
     assert_eq!(init["result"]["serverInfo"]["name"], "hands", "{init}");
 
-    let (is_error, text) = server.read_page();
+    let (is_error, text) = read_page(&mut server);
     let first_answer = spawned.elapsed();
     eprintln!(
         "hands mcp: initialize answered {} ms after spawn; first browser answer (launch, start \
@@ -192,11 +103,11 @@ fn start_page_down_then_served(sandbox: &str) {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}/start.html");
-    let mut server = Server::spawn(&url, sandbox);
-    let init = server.initialize();
+    let mut server = spawn(&url, sandbox);
+    let init = server.initialize("mcp_start test");
     assert_eq!(init["result"]["serverInfo"]["name"], "hands", "{init}");
 
-    let (is_error, text) = server.read_page();
+    let (is_error, text) = read_page(&mut server);
     eprintln!("the first call, with the start page down: {text}");
     assert!(is_error, "{text}");
     assert!(text.contains(&url), "{text}");
@@ -204,7 +115,7 @@ fn start_page_down_then_served(sandbox: &str) {
     assert!(server.alive(), "the server exited");
 
     serve(TcpListener::bind(("127.0.0.1", port)).unwrap());
-    let (is_error, text) = server.read_page();
+    let (is_error, text) = read_page(&mut server);
     assert!(!is_error, "{text}");
     assert!(text.contains("The lamp was lit at dusk."), "{text}");
     assert!(server.alive());

@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
+mod mcp_stdio;
+
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
 use std::process::{Command, Output};
@@ -12,10 +14,12 @@ use std::sync::{Arc, Mutex};
 
 use hands_sim::policy::{text, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn};
+use mcp_stdio::McpStdio;
 use serde_json::{Value, json};
 
 const KEY: &str = "correct horse battery staple";
 const SESSION: &str = "opaque-session-42";
+const IDB_TOKEN: &str = "idb-only-token-9";
 
 const SIGN_IN_PAGE: &str = r#"<!doctype html><title>Shop</title><p id=out>Please sign in.</p>
 <form id=f><label>User <input id=user name=user></label>
@@ -42,6 +46,11 @@ if (document.cookie.includes('signed_in=yes') && localStorage.getItem('user')) {
 /// A local sign-in site: `/` the page, `/login` sets the HttpOnly session cookie. Records the
 /// paths it served.
 fn site() -> (String, Arc<Mutex<Vec<String>>>) {
+    site_with(SIGN_IN_PAGE)
+}
+
+/// A local sign-in site serving `page` at `/`.
+fn site_with(page: &'static str) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
         "http://127.0.0.1:{}/",
@@ -54,14 +63,14 @@ fn site() -> (String, Arc<Mutex<Vec<String>>>) {
             let Ok(stream) = stream else { continue };
             // A connection of its own thread: an idle preconnect holds up no other.
             let seen = Arc::clone(&seen);
-            std::thread::spawn(move || answer(stream, &seen));
+            std::thread::spawn(move || answer(stream, &seen, page));
         }
     });
     (url, paths)
 }
 
 /// Answers one request of the sign-in site.
-fn answer(mut stream: std::net::TcpStream, seen: &Mutex<Vec<String>>) {
+fn answer(mut stream: std::net::TcpStream, seen: &Mutex<Vec<String>>, page: &str) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut first = String::new();
     if reader.read_line(&mut first).is_err() {
@@ -74,7 +83,8 @@ fn answer(mut stream: std::net::TcpStream, seen: &Mutex<Vec<String>>) {
     let path = first.split(' ').nth(1).unwrap_or("/").to_owned();
     seen.lock().unwrap().push(path.clone());
     let (kind, extra, body) = match path.as_str() {
-        "/" => ("text/html", String::new(), SIGN_IN_PAGE),
+        "/" => ("text/html", String::new(), page),
+        "/login" if page == IDB_SIGN_IN_PAGE => ("text/plain", String::new(), IDB_TOKEN),
         "/login" => (
             "text/plain",
             format!("Set-Cookie: sid={SESSION}; Max-Age=3600; Path=/; HttpOnly\r\n"),
@@ -211,7 +221,8 @@ fn a_saved_state_signs_the_second_run_in_without_the_password() {
     let output = run(&states, KEY, &url, &sim, &dir.path().join("run2"));
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("2 cookies, localStorage of 1 origins loaded"),
+        stderr(&output)
+            .contains("2 cookies, localStorage of 1 origins, 0 IndexedDB databases loaded"),
         "{}",
         stderr(&output)
     );
@@ -248,141 +259,21 @@ fn a_saved_state_signs_the_second_run_in_without_the_password() {
     );
 }
 
-/// A `hands mcp --state shop` on stdio, its answers read line by line from a thread and its
-/// stderr kept.
-struct McpServer {
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    lines: std::sync::mpsc::Receiver<String>,
-    stderr: Arc<Mutex<String>>,
-    next_id: u64,
-}
-
-impl Drop for McpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl McpServer {
-    fn spawn(states: &std::path::Path, key: &str, url: &str) -> McpServer {
-        use std::process::Stdio;
-        let mut child = hands(states, key)
-            .args([
-                "mcp",
-                "--browser",
-                url,
-                "--approve",
-                "all",
-                "--state",
-                "shop",
-            ])
-            .env_remove("DISPLAY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let kept = Arc::clone(&stderr);
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                let mut kept = kept.lock().unwrap();
-                kept.push_str(&line);
-                kept.push('\n');
-            }
-        });
-        McpServer {
-            child,
-            stdin,
-            lines,
-            stderr,
-            next_id: 0,
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(std::time::Duration::from_secs(120))
-                .unwrap_or_else(|e| {
-                    panic!(
-                        "no answer to {method}: {e}; {}",
-                        self.stderr.lock().unwrap()
-                    )
-                });
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    fn initialize(&mut self) {
-        self.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "state test", "version": "0"},
-            }),
-        );
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    }
-
-    /// Calls a tool: its text, checked not to be an error.
-    fn call(&mut self, name: &str, arguments: Value) -> String {
-        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
-        let result = &answer["result"];
-        let text = result["content"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{answer}"))
-            .iter()
-            .filter_map(|c| c["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert_ne!(result["isError"], json!(true), "{name}: {text}");
-        text
-    }
-
-    /// Waits for the server to end; its stderr.
-    fn wait(mut self) -> (std::process::ExitStatus, String) {
-        let status = self.child.wait().unwrap();
-        // The stderr thread ends at the pipe's end; give it the lines it has.
-        let mut err = String::new();
-        for _ in 0..100 {
-            err = self.stderr.lock().unwrap().clone();
-            if err.contains("state shop saved") || !status.success() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        (status, err)
-    }
+/// `hands mcp --browser URL --state shop` on stdio, its states kept in `states`.
+fn mcp_server(states: &std::path::Path, key: &str, url: &str) -> McpStdio {
+    let mut command = hands(states, key);
+    command
+        .args([
+            "mcp",
+            "--browser",
+            url,
+            "--approve",
+            "all",
+            "--state",
+            "shop",
+        ])
+        .env_remove("DISPLAY");
+    McpStdio::spawn(command)
 }
 
 /// The ref of the compact read's line `[ref] role label …`.
@@ -406,8 +297,8 @@ fn hands_mcp_keeps_a_sign_in_across_server_starts() {
     let states = dir.path().join("states");
 
     // Server 1: the client signs in with the form; the state is saved when stdin closes.
-    let mut server = McpServer::spawn(&states, KEY, &url);
-    server.initialize();
+    let mut server = mcp_server(&states, KEY, &url);
+    server.initialize("state test");
     let read = server.call("browser_read_page", json!({"filter": "interactive"}));
     let user = ref_of(&read, "textbox", "User");
     let pw = ref_of(&read, "textbox", "Password");
@@ -420,8 +311,7 @@ fn hands_mcp_keeps_a_sign_in_across_server_starts() {
         json!({"text": "Signed in.", "timeout_ms": 20000}),
     );
     assert!(paths.lock().unwrap().iter().any(|p| p == "/login"));
-    server.stdin = None;
-    let (status, err) = server.wait();
+    let (status, err) = server.close_and_wait("state shop saved");
     assert!(status.success(), "{err}");
     assert!(
         err.contains("hands mcp: state shop saved: 2 cookies"),
@@ -447,22 +337,22 @@ fn hands_mcp_keeps_a_sign_in_across_server_starts() {
     // Server 2: signed in on its first page, with no password field; stopped by SIGTERM, it
     // saves again.
     paths.lock().unwrap().clear();
-    let mut server = McpServer::spawn(&states, KEY, &url);
-    server.initialize();
+    let mut server = mcp_server(&states, KEY, &url);
+    server.initialize("state test");
     let read = server.call("browser_read_page", json!({"filter": "all"}));
     assert!(read.contains("Welcome back, ada"), "{read}");
     assert!(!read.contains("Password"), "{read}");
     assert!(!read.contains(SESSION), "{read}");
     assert!(!paths.lock().unwrap().iter().any(|p| p == "/login"));
     let killed = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
+        .args(["-TERM", &server.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let (status, err) = server.wait();
+    let (status, err) = server.wait("state shop saved");
     assert!(status.success(), "{err}");
     assert!(
-        err.contains("2 cookies, localStorage of 1 origins loaded"),
+        err.contains("2 cookies, localStorage of 1 origins, 0 IndexedDB databases loaded"),
         "{err}"
     );
     assert!(
@@ -470,4 +360,132 @@ fn hands_mcp_keeps_a_sign_in_across_server_starts() {
         "{err}"
     );
     assert!(!err.contains(SESSION));
+}
+
+/// A sign-in page that keeps its session token in IndexedDB only (no cookie, no localStorage),
+/// read by its first inline script.
+const IDB_SIGN_IN_PAGE: &str = r#"<!doctype html><title>Vault</title><p id=out>Loading.</p>
+<form id=f><label>User <input id=user></label>
+<label>Password <input id=pw type=password></label><button>Sign in</button></form>
+<script>
+const open = indexedDB.open('vault', 1);
+open.onupgradeneeded = () => open.result.createObjectStore('session');
+open.onsuccess = () => {
+  const db = open.result;
+  db.transaction('session').objectStore('session').get('me').onsuccess = (e) => {
+    const me = e.target.result;
+    if (me && me.token) {
+      document.getElementById('f').remove();
+      document.getElementById('out').textContent = 'Welcome back, ' + me.user;
+      return;
+    }
+    document.getElementById('out').textContent = 'Please sign in.';
+    document.getElementById('f').onsubmit = async (e) => {
+      e.preventDefault();
+      if (document.getElementById('pw').value !== 'hunter22') return;
+      const token = await (await fetch('/login', { method: 'POST' })).text();
+      const tx = db.transaction('session', 'readwrite');
+      tx.objectStore('session').put({ user: document.getElementById('user').value, token,
+        since: new Date() }, 'me');
+      tx.oncomplete = () => { document.getElementById('out').textContent = 'Signed in.'; };
+    };
+  };
+};
+</script>"#;
+
+#[test]
+fn an_indexed_db_sign_in_is_kept_and_its_token_stays_sealed() {
+    let (url, paths) = site_with(IDB_SIGN_IN_PAGE);
+    let dir = tempfile::tempdir().unwrap();
+    let states = dir.path().join("states");
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 => Turn::Blocks(vec![toolset_use(
+                "browser",
+                "javascript_exec",
+                json!({"text": "new Promise((done) => { const out = document.getElementById('out'); \
+                        const t = setInterval(() => { if (out.textContent !== 'Please sign in.') return; \
+                        clearInterval(t); document.getElementById('user').value = 'ada'; \
+                        document.getElementById('pw').value = 'hunter22'; \
+                        document.getElementById('f').requestSubmit(); \
+                        const u = setInterval(() => { if (out.textContent === 'Signed in.') \
+                        { clearInterval(u); done('signed in'); } }, 10); }, 10); })"}),
+            )]),
+            _ => Turn::Blocks(vec![text("Signed in.")]),
+        }
+    }))
+    .unwrap();
+    let run1 = dir.path().join("run1");
+    let output = run(&states, KEY, &url, &sim, &run1);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        sim.requests()[1].body.to_string().contains("signed in"),
+        "{}",
+        sim.requests()[1].body
+    );
+    assert!(
+        stderr(&output).contains(
+            "state shop saved: 0 cookies, localStorage of 1 origins, 1 IndexedDB databases"
+        ),
+        "{}",
+        stderr(&output)
+    );
+
+    // Run 2: signed in from IndexedDB alone; no password field, no login request.
+    paths.lock().unwrap().clear();
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        match n {
+            1 => Turn::Blocks(vec![toolset_use("browser", "read_page", json!({}))]),
+            _ => Turn::Blocks(vec![text("You are signed in.")]),
+        }
+    }))
+    .unwrap();
+    let run2 = dir.path().join("run2");
+    let output = run(&states, KEY, &url, &sim, &run2);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("1 IndexedDB databases loaded"),
+        "{}",
+        stderr(&output)
+    );
+    let requests = sim.requests();
+    let read = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .to_string();
+    assert!(read.contains("Welcome back, ada"), "{read}");
+    assert!(!read.contains("Password"), "{read}");
+    assert!(!paths.lock().unwrap().iter().any(|p| p == "/login"));
+    // The token never reaches the model, the logs, the ledger or the file in plain text.
+    for request in &requests {
+        assert!(!request.body.to_string().contains(IDB_TOKEN));
+    }
+    let raw = std::fs::read(states.join("shop.state")).unwrap();
+    assert!(!String::from_utf8_lossy(&raw).contains(IDB_TOKEN));
+    let mut n_dom = 0;
+    for dir in [&run1, &run2]
+        .into_iter()
+        .flat_map(|r| [r.clone(), r.join("dom")])
+    {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(!text.contains(IDB_TOKEN), "{}", path.display());
+            // The DOM snapshots hold the page, never a script's source or a password value.
+            if path.extension().is_some_and(|e| e == "html") {
+                n_dom += 1;
+                assert!(!text.contains("indexedDB.open"), "{text}");
+                assert!(!text.contains("hunter22"), "{text}");
+            }
+        }
+    }
+    assert!(n_dom >= 2, "a DOM snapshot after each run's action");
+    assert!(!stderr(&output).contains(IDB_TOKEN));
 }

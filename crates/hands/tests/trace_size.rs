@@ -2,7 +2,9 @@
 //! every step, so no two screenshots are alike. A real Chromium renders a page of small text
 //! and scrolls it a screen at a time; its 49 PNG screenshots (1280×800, as a model would have
 //! been shown them) and a 50-step log make a run directory, exported by `hands runs export` as
-//! it is by default and with `--as-seen`. Prints both sizes; the default must stay within 2 MB.
+//! it is by default and with `--as-seen`. After each step a DOM snapshot is taken as `hands run`
+//! takes it, and the page's title changes at every step, so no two snapshots are alike either.
+//! Prints both sizes; the default must stay within 2 MB.
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
@@ -101,6 +103,8 @@ async fn a_trace_of_50_steps_of_new_dense_text_stays_within_2_mb() {
     ];
     let mut conversation: Vec<Value> = vec![json!({"role": "user", "content": "Read the page"})];
     let mut pngs = 0;
+    let mut dom_bytes = 0;
+    let dom = browser.dom_tap();
     let mut first = None;
     for step in 1..=STEPS {
         log.push(json!({"kind": "request", "step": step,
@@ -121,10 +125,22 @@ async fn a_trace_of_50_steps_of_new_dense_text_stays_within_2_mb() {
             .call_raw(
                 None,
                 "Runtime.evaluate",
-                json!({"expression": "window.scrollBy(0, 760)"}),
+                json!({"expression": format!("window.scrollBy(0, 760); document.title = 'Dense {step}'")}),
             )
             .await
             .unwrap();
+        let html = dom.snapshot().await.unwrap();
+        assert!(html.contains(&format!("<title>Dense {step}</title>")));
+        dom_bytes += html.len();
+        let hash: String = {
+            use sha2::Digest as _;
+            sha2::Sha256::digest(html.as_bytes())[..8]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
+        std::fs::create_dir_all(run.join("dom")).unwrap();
+        std::fs::write(run.join(format!("dom/{hash}.html")), &html).unwrap();
         let shot = browser.screenshot(None, &cancel).await.unwrap();
         let bytes = shot.bytes();
         assert!(bytes.starts_with(b"\x89PNG"));
@@ -141,6 +157,8 @@ async fn a_trace_of_50_steps_of_new_dense_text_stays_within_2_mb() {
             json!({"kind": "image", "step": step, "call_id": id, "file": file,
             "size": shot.size.to_string()}),
         );
+        log.push(json!({"kind": "dom", "step": step, "call_id": id,
+            "file": format!("dom/{hash}.html"), "bytes": html.len()}));
         conversation.push(json!({"role": "user", "content": [{"type": "tool_result",
             "tool_use_id": id, "content": [{"type": "image", "source": {"type": "base64",
             "media_type": "image/png", "data": format!("<{} base64 bytes>", bytes.len() * 4 / 3)}}]}]}));
@@ -152,16 +170,30 @@ async fn a_trace_of_50_steps_of_new_dense_text_stays_within_2_mb() {
     let fit = export(&run, &dir.path().join("fit.hands"), &[]);
     let as_seen = export(&run, &dir.path().join("as-seen.hands"), &["--as-seen"]);
     let jpeg = export(&run, &dir.path().join("jpeg.hands"), &["--jpeg"]);
+    let trace = hands_view::trace::Trace::open(&dir.path().join("fit.hands")).unwrap();
+    let listed = Command::new("tar")
+        .arg("-tzf")
+        .arg(dir.path().join("fit.hands"))
+        .output()
+        .unwrap();
+    let deltas = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter(|n| n.ends_with(".html.delta"))
+        .count();
     eprintln!(
-        "worst case, {STEPS} steps ({} screenshots, all different): run directory log {log_bytes} B, \
-         PNGs {pngs} B; run.hands: default {fit} B, --jpeg {jpeg} B, --as-seen {as_seen} B",
-        STEPS - 1
+        "worst case, {STEPS} steps ({} screenshots and DOM snapshots, all different): run \
+         directory log {log_bytes} B, PNGs {pngs} B, DOM snapshots {dom_bytes} B; run.hands: \
+         default {fit} B ({} DOM snapshots kept, {deltas} of them as deltas), --jpeg {jpeg} B, --as-seen {as_seen} B (all)",
+        STEPS - 1,
+        trace.doms.len()
     );
     assert!(fit <= 2_000_000, "{fit} bytes per {STEPS} steps");
     assert!(as_seen > fit);
-    // The trace still reads, every screenshot in it.
-    let trace = hands_view::trace::Trace::open(&dir.path().join("fit.hands")).unwrap();
+    // The trace still reads, every screenshot in it, and DOM snapshots through the run.
     assert_eq!(trace.images.len(), STEPS - 1);
+    assert!(!trace.doms.is_empty());
+    let as_seen_trace = hands_view::trace::Trace::open(&dir.path().join("as-seen.hands")).unwrap();
+    assert_eq!(as_seen_trace.doms.len(), STEPS - 1);
     let (name, sample) = trace.images.iter().next().unwrap();
     let path =
         std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-worst-case-sample.jpg");

@@ -235,3 +235,145 @@ fn a_desktop_run_with_video_records_the_screen() {
     assert!(stderr.contains("video.webm:"), "{stderr}");
     probe(&out.join("video.webm"));
 }
+
+/// Evaluates `expression` in the view's page and returns its value.
+async fn eval(browser: &hands_cdp::CdpBrowser, expression: &str) -> Value {
+    let answer = browser
+        .call_raw(
+            None,
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
+        )
+        .await
+        .unwrap();
+    answer["result"]["value"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_on_a_step_in_the_view_seeks_the_video_to_that_step() {
+    use hands_core::browser::Browser as _;
+    use hands_core::browser::args::PageUrl;
+    use hands_core::browser::driver::ReadResult;
+    use std::io::BufRead as _;
+
+    if !on_path("ffmpeg") {
+        println!("skipped: ffmpeg is not on PATH (apt-get install ffmpeg)");
+        return;
+    }
+    // Three steps a second apart, then the end: four answers at four times of the video.
+    let url = site();
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    let sim = SimServer::start(SimConfig::with_policy(move |_: &Value| {
+        n += 1;
+        if n > 3 {
+            return Turn::Blocks(vec![text("Watched.")]);
+        }
+        Turn::Blocks(vec![
+            text(&format!("Step {n}: I wait a second.")),
+            toolset_use(
+                "browser",
+                "javascript_exec",
+                json!({"text": "new Promise((done) => setTimeout(() => done('waited'), 1000))"}),
+            ),
+        ])
+    }))
+    .unwrap();
+    let out = dir.path().join("run");
+    let output = run(&url, &sim, &out, None);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Where each step is in the video, by the log: (its answer's t_ms − the video's) / 1000.
+    let log: Vec<Value> = std::fs::read_to_string(out.join("log.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let start = log.iter().find(|v| v["kind"] == "video").unwrap()["t_ms"]
+        .as_u64()
+        .unwrap();
+    let at = |step: u64| {
+        let answer = log
+            .iter()
+            .find(|v| v["kind"] == "response" && v["step"] == step)
+            .unwrap();
+        (answer["t_ms"].as_u64().unwrap() - start) as f64 / 1000.0
+    };
+
+    let mut view = Command::new(env!("CARGO_BIN_EXE_hands"))
+        .arg("view")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(view.stderr.take().unwrap()).lines();
+    let view_url = loop {
+        let line = lines.next().expect("hands view ended early").unwrap();
+        if let Some(rest) = line.split(" at http").nth(1) {
+            break format!("http{}", rest.trim());
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let mut browser = hands_cdp::CdpBrowser::launch(hands_cdp::DriverConfig::default())
+        .await
+        .unwrap();
+    let cancel = hands_core::CancellationToken::new();
+    browser
+        .navigate(&PageUrl::parse("url", &view_url).unwrap(), None, &cancel)
+        .await
+        .unwrap();
+    // The video is loaded (whole, as a blob) and its length known.
+    let duration = eval(
+        &browser,
+        "new Promise((done) => { const t = setInterval(() => { \
+         const v = document.getElementById('video'); \
+         if (v.src && v.readyState >= 1 && v.duration > 0) { clearInterval(t); done(v.duration); } \
+         }, 20); })",
+    )
+    .await
+    .as_f64()
+    .unwrap();
+    assert!(
+        duration >= at(4),
+        "{duration} s of video, step 4 at {}",
+        at(4)
+    );
+    for step in [3u64, 1, 4, 2] {
+        // A real click on the step's tick in the timeline.
+        let label = format!("Go to step {step}");
+        let Some(ReadResult::Structured(read)) = browser.find(&label, None, &cancel).await.unwrap()
+        else {
+            panic!("find gave no structured read")
+        };
+        let tick = read
+            .elements()
+            .iter()
+            .find(|e| e.label() == label)
+            .unwrap_or_else(|| panic!("no {label} in {read:?}"))
+            .reference()
+            .clone();
+        browser.click(&tick, None, &cancel).await.unwrap();
+        let shown = eval(
+            &browser,
+            &format!(
+                "new Promise((done) => {{ const t = setInterval(() => {{ \
+                 if (document.getElementById('current').textContent.startsWith('At step {step} of')) \
+                 {{ clearInterval(t); done(document.getElementById('video').currentTime); }} \
+                 }}, 20); }})"
+            ),
+        )
+        .await
+        .as_f64()
+        .unwrap();
+        assert!(
+            (shown - at(step)).abs() < 0.001,
+            "step {step}: the video is at {shown} s, the log says {} s",
+            at(step)
+        );
+    }
+    let _ = view.kill();
+    let _ = view.wait();
+}

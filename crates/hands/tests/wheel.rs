@@ -7,21 +7,23 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
+mod viewer;
+
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hands_cdp::{CdpBrowser, DriverConfig};
 use hands_core::CancellationToken;
 use hands_core::browser::Browser as _;
-use hands_core::browser::args::{PageUrl, WaitText};
-use hands_core::browser::driver::ReadResult;
 use hands_runner::ledger::Ledger as _;
 use hands_sim::policy::{text, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn};
 use serde_json::{Value, json};
+use viewer::{
+    ViewedRun, click, element, last_user_text, said_failed, save_shot, wait_js, wait_text,
+};
 
 const FORM_PAGE: &str = r#"<!doctype html><title>Guest book</title>
 <style>h1 { font: 40px sans-serif; margin: 10px; }
@@ -70,80 +72,6 @@ fn site() -> (String, Arc<Mutex<Vec<String>>>) {
     (url, paths)
 }
 
-async fn wait_text(browser: &mut CdpBrowser, text: &str) {
-    let cancel = CancellationToken::new();
-    browser
-        .wait_for(
-            &WaitText::parse(text).unwrap(),
-            Duration::from_secs(60),
-            None,
-            &cancel,
-        )
-        .await
-        .unwrap_or_else(|e| panic!("the page never showed {text:?}: {e}"));
-}
-
-/// The element labelled `label` on the viewer page.
-async fn element(browser: &mut CdpBrowser, label: &str) -> hands_core::browser::read::Ref {
-    let cancel = CancellationToken::new();
-    let Some(ReadResult::Structured(read)) = browser.find(label, None, &cancel).await.unwrap()
-    else {
-        panic!("find gave no structured read")
-    };
-    read.elements()
-        .iter()
-        .find(|e| e.label() == label)
-        .unwrap_or_else(|| panic!("no {label:?} in {read:?}"))
-        .reference()
-        .clone()
-}
-
-async fn click(browser: &mut CdpBrowser, label: &str) {
-    let target = element(browser, label).await;
-    browser
-        .click(&target, None, &CancellationToken::new())
-        .await
-        .unwrap();
-}
-
-/// Waits until `js` is true on the viewer page (what no text shows: an image loaded).
-async fn wait_js(browser: &CdpBrowser, js: &str) {
-    for _ in 0..600 {
-        let answer = browser
-            .call_raw(
-                None,
-                "Runtime.evaluate",
-                json!({"expression": js, "returnByValue": true}),
-            )
-            .await
-            .unwrap();
-        if answer["result"]["value"] == json!(true) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("never true: {js}");
-}
-
-fn save_shot(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::write(&path, bytes).unwrap();
-    eprintln!("{name}: {}", path.display());
-    path
-}
-
-/// The text blocks of the last user message of a Messages request.
-fn last_user_text(body: &Value) -> String {
-    body["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|b| b["type"] == "text")
-        .map(|b| b["text"].as_str().unwrap().to_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told() {
     let (url, paths) = site();
@@ -166,7 +94,8 @@ async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told()
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hands"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hands"));
+    command
         .args([
             "run",
             "--browser",
@@ -178,33 +107,11 @@ async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told()
         .arg("--out")
         .arg(&out)
         .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("ANTHROPIC_BASE_URL", sim.base_url())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let view_url = loop {
-        let line = lines.next().expect("hands run ended early").unwrap();
-        if let Some(at) = line.split(" approve its actions at ").nth(1) {
-            break at.trim().to_owned();
-        }
-    };
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let kept = Arc::clone(&stderr);
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            kept.lock().unwrap().push_str(&(line + "\n"));
-        }
-    });
-
-    let mut browser = CdpBrowser::launch(DriverConfig::default()).await.unwrap();
+        .env("ANTHROPIC_BASE_URL", sim.base_url());
+    let run = ViewedRun::start(command);
+    let stderr = Arc::clone(&run.stderr);
+    let mut browser = run.open_page().await;
     let cancel = CancellationToken::new();
-    browser
-        .navigate(&PageUrl::parse("url", &view_url).unwrap(), None, &cancel)
-        .await
-        .unwrap();
     // The navigation waits for the person; they ask for the wheel, then deny it.
     wait_text(&mut browser, "Waiting for your approval").await;
     wait_text(&mut browser, "The model has the wheel.").await;
@@ -261,19 +168,10 @@ async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told()
         .iter()
         .any(|p| p == "/done?name=Ada+Lovelace");
     if !signed {
-        let said = browser
-            .call_raw(
-                None,
-                "Runtime.evaluate",
-                json!({"expression": "document.getElementById('wheel-status').textContent",
-                       "returnByValue": true}),
-            )
-            .await
-            .unwrap();
+        let said = viewer::wheel_status(&browser).await;
         panic!(
-            "the form was not posted; paths served {:?}; the viewer said {}; hands run: {}",
+            "the form was not posted; paths served {:?}; the viewer said {said}; hands run: {}",
             paths.lock().unwrap(),
-            said["result"]["value"],
             stderr.lock().unwrap()
         );
     }
@@ -283,15 +181,7 @@ async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told()
     );
     click(&mut browser, "Give back").await;
 
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        status.success(),
-        "hands run failed: {}",
-        stderr.lock().unwrap()
-    );
+    run.wait_success().await;
     let requests = sim.requests();
     assert_eq!(requests.len(), 3);
     let note = last_user_text(&requests[2].body);
@@ -368,18 +258,4 @@ async fn a_person_takes_the_wheel_types_through_the_page_and_the_model_is_told()
     let shot = browser.screenshot(None, &cancel).await.unwrap();
     save_shot("hands-wheel-timeline.png", &shot.bytes());
     assert!(takeover.exists());
-}
-
-/// Whether the viewer's wheel box says an input of the person's did not reach the screen.
-async fn said_failed(browser: &CdpBrowser) -> bool {
-    let answer = browser
-        .call_raw(
-            None,
-            "Runtime.evaluate",
-            json!({"expression": "document.getElementById('wheel-status').className === 'failed'",
-                   "returnByValue": true}),
-        )
-        .await
-        .unwrap();
-    answer["result"]["value"] == json!(true)
 }

@@ -41,6 +41,7 @@ from .errors import (
     HandsError,
     SandboxUnavailable,
     StartError,
+    StateError,
 )
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "DesktopGone",
     "ActionError",
     "BrowserError",
+    "StateError",
     "BrowserRefused",
     "BrowserFailed",
     "BrowserGone",

@@ -61,7 +61,8 @@ class _BrowserBase:
         return self._native.host_uid
 
     def close(self) -> None:
-        """Stops a launched Chromium (an attached one is left running) and removes its jail."""
+        """Saves the ``state`` sign-in (if any), stops a launched Chromium (an attached one is
+        left running) and removes its jail."""
         self._native.close()
 
 
@@ -96,7 +97,12 @@ class Browser(_BrowserBase):
         a browser jail of its own — bubblewrap, every namespace unshared, seccomp, a private
         filesystem and uid, limits — whose only way out is the browser's proxy enforcing
         ``allow``; :class:`~hands.errors.SandboxUnavailable` where no jail can be made) or
-        ``"none"`` (on the host, as the caller)."""
+        ``"none"`` (on the host, as the caller); ``state``, a saved sign-in's name, as ``hands run
+        --state``: the cookies, localStorage and IndexedDB of the ``allow`` origins are loaded
+        before the first page and saved, sealed with the passphrase in ``HANDS_STATE_KEY``, when
+        the browser is closed (files in ``HANDS_STATE_DIR``, default
+        ``~/.local/share/hands/state``; :class:`~hands.errors.StateError` for a wrong key or a
+        changed file)."""
         return cls(await _hands.Browser.launch(_settings(settings)))
 
     @classmethod

@@ -76,7 +76,7 @@ class BrowserSettings:
     def __init__(self, *, allow: Optional[List[str]] = None, viewport: Tuple[int, int] = (1280, 800),
                  image_format: str = "jpeg", jpeg_quality: int = 80, values: str = "non_private",
                  executable: Optional[str] = None, sandbox: str = "jail",
-                 init: Optional[str] = None) -> None: ...
+                 init: Optional[str] = None, state: Optional[str] = None) -> None: ...
 
 class Browser:
     @staticmethod

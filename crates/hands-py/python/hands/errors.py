@@ -21,6 +21,7 @@ __all__ = [
     "BrowserRefused",
     "BrowserFailed",
     "BrowserGone",
+    "StateError",
 ]
 
 
@@ -73,3 +74,9 @@ class BrowserFailed(BrowserError):
 
 class BrowserGone(BrowserError):
     """The browser or its connection is gone (or the session was closed): stop the run."""
+
+
+class StateError(HandsError):
+    """A saved sign-in (``state=``) could not be opened or saved: no key in ``HANDS_STATE_KEY``,
+    a wrong key (``"wrong state key"``), a file changed after it was saved, a bad name. The
+    message says what to do."""

@@ -15,58 +15,33 @@ use super::{AnthropicSession, resume, run_plain, text_result, tool_output_result
 use crate::approval::{Decision, Effect, FunctionEffect, refused_text};
 use crate::control::{EarlyCall, EarlyDecision, RunEvent};
 use crate::diagnostics::{Api, Reason};
+use crate::eager::{EagerCalls, EagerPass};
 use crate::executor::{self, CallSite, Finished};
 use crate::functions::Job;
 use crate::outcome::StopReason;
 use crate::session::{ActionDone, Answered, FunctionFailure, Session as _, StepContext};
 
-impl AnthropicSession {
-    /// Whether a complete streamed `tool_use` may run now: an ordinary function the policy
-    /// names (every one without a policy) that `before_early_call` does not defer.
-    pub(super) fn may_run_early(
-        &self,
-        ctx: &mut StepContext<'_>,
-        tool_use: &ToolUse,
-        block: &Value,
-    ) -> bool {
-        if !self.is_ordinary(ctx, tool_use) {
-            return false;
-        }
-        if let Some(policy) = &self.settings.early_execution
-            && !policy.functions.contains(&tool_use.name)
-        {
-            return false;
-        }
-        match ctx.before_early_call.as_mut() {
-            Some(hook) => {
-                hook(&EarlyCall {
-                    call_id: tool_use.id.clone(),
-                    name: tool_use.name.clone(),
-                    item: block.clone(),
-                }) == EarlyDecision::Execute
-            }
-            None => true,
-        }
-    }
+/// A complete `tool_use` block as it streamed in: the call and the block (for the hook).
+pub(crate) struct StreamedUse {
+    tool_use: ToolUse,
+    block: Value,
+}
 
-    /// Reads a stream, running each complete `tool_use` block that may run early as it
-    /// arrives, in order; the first one that may not defers every later one. A call that
-    /// stops the run is kept for after the stream; a stream that fails stops the run with the
-    /// executions recorded.
+impl AnthropicSession {
+    /// Reads a stream, offering each complete `tool_use` block to eager execution as it
+    /// arrives ([`EagerPass`]). A call that stops the run is kept for after the stream; a
+    /// stream that fails stops the run with the executions recorded.
     pub(super) async fn consume_eagerly(
         &mut self,
         ctx: &mut StepContext<'_>,
         mut stream: hands_models::anthropic::MessageStream,
     ) -> Result<hands_models::Completed<Message>, hands_models::Error> {
-        let mut deferred = false;
-        let max_jobs = self.settings.max_concurrent_calls.max(1);
-        let mut jobs: Vec<Job> = Vec::new();
+        let mut pass = EagerPass::new(self.settings.max_concurrent_calls);
         while let Some(event) = stream.next().await {
             let event = match event {
                 Ok(event) => event,
                 Err(e) => {
-                    // Calls already started are waited for, so their records stay whole.
-                    self.settle(ctx, &mut jobs).await;
+                    pass.finish(self, ctx).await;
                     return Err(e);
                 }
             };
@@ -74,7 +49,7 @@ impl AnthropicSession {
             let StreamEvent::ContentBlockStop { index } = event else {
                 continue;
             };
-            if deferred || self.early_stop.is_some() || ctx.cancel.is_cancelled() {
+            if !pass.open(self, ctx) {
                 continue;
             }
             let Some(block) = stream.accumulator().completed_block(index) else {
@@ -83,91 +58,36 @@ impl AnthropicSession {
             let Block::ToolUse(t) = block.view() else {
                 continue;
             };
-            let tool_use = ToolUse {
-                id: t.id.clone(),
-                name: t.name.clone(),
-                toolset_name: t.toolset_name.clone(),
-                input: t.input.clone(),
+            let call = StreamedUse {
+                tool_use: ToolUse {
+                    id: t.id.clone(),
+                    name: t.name.clone(),
+                    toolset_name: t.toolset_name.clone(),
+                    input: t.input.clone(),
+                },
+                block: block.to_value(),
             };
-            let block = block.to_value();
-            if !self.may_run_early(ctx, &tool_use, &block) {
-                deferred = true;
-                self.settle(ctx, &mut jobs).await;
-                continue;
-            }
-            if self.is_independent(ctx, &tool_use) {
-                match self.start_independent(ctx, &tool_use).await {
-                    Ok(Some(job)) => {
-                        jobs.push(job);
-                        if jobs.len() >= max_jobs {
-                            self.settle(ctx, &mut jobs).await;
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(reason) => {
-                        ctx.call_stopped(&tool_use.id, &reason);
-                        self.early_results.insert(
-                            tool_use.id.clone(),
-                            WireResult::error(&tool_use, format!("Error: {reason}")),
-                        );
-                        self.early_stop = Some(reason);
-                        self.settle(ctx, &mut jobs).await;
-                    }
-                }
-                continue;
-            }
-            self.settle(ctx, &mut jobs).await;
-            if self.early_stop.is_some() {
-                continue;
-            }
-            let site = CallSite {
-                call_id: &tool_use.id,
-                name: &tool_use.name,
-            };
-            let start = match executor::begin(ctx, site, Some(resume::proposed(&tool_use)), || {
-                self.snapshot()
-            }) {
-                Ok(start) => start,
-                Err(reason) => {
-                    self.early_stop = Some(reason);
-                    continue;
-                }
-            };
-            // Only ordinary functions run early: never a toolset's block.
-            let mut browser_failed = false;
-            match run_plain(ctx, &mut browser_failed, &tool_use).await {
-                Ok((result, reason)) => {
-                    let finished = Finished {
-                        reason,
-                        summary: result.text().unwrap_or(""),
-                        wire: result.to_json(),
-                        interruption: None,
-                    };
-                    if let Err(reason) = executor::finish(ctx, Api::Messages, site, start, finished)
-                    {
-                        self.early_stop = Some(reason);
-                    }
-                    self.early_results.insert(tool_use.id.clone(), result);
-                }
-                Err(reason) => {
-                    ctx.call_stopped(&tool_use.id, &reason);
-                    self.early_results.insert(
-                        tool_use.id.clone(),
-                        WireResult::error(&tool_use, format!("Error: {reason}")),
-                    );
-                    self.early_stop = Some(reason);
-                }
-            }
+            pass.offer(self, ctx, &call).await;
         }
-        self.settle(ctx, &mut jobs).await;
+        pass.finish(self, ctx).await;
         stream.finish().await
+    }
+
+    /// Keeps `reason` as the run's stop, `tool_use` answered with it.
+    fn stop_at(&mut self, ctx: &mut StepContext<'_>, tool_use: &ToolUse, reason: StopReason) {
+        ctx.call_stopped(&tool_use.id, &reason);
+        self.early_results.insert(
+            tool_use.id.clone(),
+            WireResult::error(tool_use, format!("Error: {reason}")),
+        );
+        self.early_stop = Some(reason);
     }
 
     /// Whether `tool_use` calls an ordinary function marked independent and may run
     /// concurrently: only when no ledger is kept (a ledger's checkpoints follow the calls'
     /// order). Spec: openai-browser-desktop-drivers, "Las ejecuciones persistentes, las acciones
     /// del navegador y las acciones de la computadora mantienen el orden."
-    fn is_independent(&self, ctx: &StepContext<'_>, tool_use: &ToolUse) -> bool {
+    fn is_independent_use(&self, ctx: &StepContext<'_>, tool_use: &ToolUse) -> bool {
         ctx.checkpoints.is_none()
             && self.is_ordinary(ctx, tool_use)
             && ctx
@@ -178,8 +98,8 @@ impl AnthropicSession {
     }
 
     /// Approves and starts an independent function's call; its result is collected by
-    /// [`AnthropicSession::settle`]. A refused call is answered at once (`Ok(None)`).
-    async fn start_independent(
+    /// [`AnthropicSession::settle_jobs`]. A refused call is answered at once (`Ok(None)`).
+    async fn start_independent_use(
         &mut self,
         ctx: &mut StepContext<'_>,
         tool_use: &ToolUse,
@@ -231,7 +151,7 @@ impl AnthropicSession {
 
     /// Waits for every started independent call, in the order they started, and keeps their
     /// results; the first that stops the run is kept as the stop.
-    async fn settle(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<Job>) {
+    async fn settle_jobs(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<Job>) {
         for mut job in jobs.drain(..) {
             let tool_use = ToolUse {
                 id: job.call_id.clone(),
@@ -285,6 +205,92 @@ impl AnthropicSession {
                     }
                 },
             }
+        }
+    }
+}
+
+impl EagerCalls for AnthropicSession {
+    type Call = StreamedUse;
+
+    fn has_stopped(&self) -> bool {
+        self.early_stop.is_some()
+    }
+
+    /// An ordinary function the policy names (every one without a policy) that
+    /// `before_early_call` does not defer.
+    fn may_run_early(&mut self, ctx: &mut StepContext<'_>, call: &StreamedUse) -> bool {
+        let tool_use = &call.tool_use;
+        if !self.is_ordinary(ctx, tool_use) {
+            return false;
+        }
+        if let Some(policy) = &self.settings.early_execution
+            && !policy.functions.contains(&tool_use.name)
+        {
+            return false;
+        }
+        match ctx.before_early_call.as_mut() {
+            Some(hook) => {
+                hook(&EarlyCall {
+                    call_id: tool_use.id.clone(),
+                    name: tool_use.name.clone(),
+                    item: call.block.clone(),
+                }) == EarlyDecision::Execute
+            }
+            None => true,
+        }
+    }
+
+    fn is_independent(&self, ctx: &StepContext<'_>, call: &StreamedUse) -> bool {
+        self.is_independent_use(ctx, &call.tool_use)
+    }
+
+    async fn start_independent(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        call: &StreamedUse,
+    ) -> Result<Option<Job>, StopReason> {
+        self.start_independent_use(ctx, &call.tool_use).await
+    }
+
+    fn stopped_at(&mut self, ctx: &mut StepContext<'_>, call: &StreamedUse, reason: StopReason) {
+        self.stop_at(ctx, &call.tool_use, reason);
+    }
+
+    async fn settle(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<Job>) {
+        self.settle_jobs(ctx, jobs).await;
+    }
+
+    /// Only ordinary functions run early: never a toolset's block.
+    async fn run_in_order(&mut self, ctx: &mut StepContext<'_>, call: &StreamedUse) {
+        let tool_use = &call.tool_use;
+        let site = CallSite {
+            call_id: &tool_use.id,
+            name: &tool_use.name,
+        };
+        let start = match executor::begin(ctx, site, Some(resume::proposed(tool_use)), || {
+            self.snapshot()
+        }) {
+            Ok(start) => start,
+            Err(reason) => {
+                self.early_stop = Some(reason);
+                return;
+            }
+        };
+        let mut browser_failed = false;
+        match run_plain(ctx, &mut browser_failed, tool_use).await {
+            Ok((result, reason)) => {
+                let finished = Finished {
+                    reason,
+                    summary: result.text().unwrap_or(""),
+                    wire: result.to_json(),
+                    interruption: None,
+                };
+                if let Err(reason) = executor::finish(ctx, Api::Messages, site, start, finished) {
+                    self.early_stop = Some(reason);
+                }
+                self.early_results.insert(tool_use.id.clone(), result);
+            }
+            Err(reason) => self.stop_at(ctx, tool_use, reason),
         }
     }
 }

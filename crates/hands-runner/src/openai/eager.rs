@@ -6,6 +6,7 @@
 //! `early_execution`, `before_early_call`, `max_concurrent_calls`).
 
 use super::*;
+use crate::eager::{EagerCalls, EagerPass};
 
 impl OpenAiSession {
     /// Which calls may run early: `None` lets every call run; otherwise the function names
@@ -31,7 +32,7 @@ impl OpenAiSession {
     /// hook does not defer it. Spec: openai-browser-desktop-drivers, "Transmitir y reanudar una
     /// ejecución" (`early_execution`, `before_early_call`: "No puede adelantar una llamada que esté
     /// fuera de la lista permitida").
-    fn may_run_early(
+    fn may_run_early_by(
         ctx: &mut StepContext<'_>,
         policy: Option<&(BTreeSet<String>, bool)>,
         item: &Item,
@@ -60,97 +61,55 @@ impl OpenAiSession {
         hook(&call) == EarlyDecision::Execute
     }
 
-    /// Reads a stream, executing each completed call as it arrives, in order, as the early
-    /// policy allows (the first deferred call defers every later one); returns the whole
-    /// response. Calls of independent functions run concurrently, at most
-    /// `max_concurrent_calls` at a time, when no ledger is kept. An action failure is kept for
-    /// after the stream (the run stops then); a stream that fails or changes an executed item
-    /// stops the run with the executions recorded — calls already started are waited for
-    /// first, so their records stay whole.
+    /// Reads a stream, offering each completed call to eager execution as it arrives
+    /// ([`EagerPass`]); returns the whole response. An action failure is kept for after the
+    /// stream (the run stops then); a stream that fails or changes an executed item stops the
+    /// run with the executions recorded — calls already started are waited for first, so their
+    /// records stay whole.
     pub(super) async fn consume_eagerly(
         &mut self,
         ctx: &mut StepContext<'_>,
         mut stream: hands_models::openai::ResponseStream,
     ) -> Result<hands_models::Completed<Response>, hands_models::Error> {
-        let mut browser_failed = false;
-        let mut failed = false;
-        let mut deferred = false;
         let mut seen = self.call_ids.clone();
+        let mut pass = EagerPass::new(self.settings.max_concurrent_calls);
         let policy = self.early_policy(ctx);
-        let max_jobs = self.settings.max_concurrent_calls.max(1);
-        let mut jobs: Vec<Job> = Vec::new();
+        let mut calls = StreamCalls {
+            session: self,
+            policy,
+            browser_failed: false,
+        };
         while let Some(event) = stream.next().await {
             let event = match event {
                 Ok(event) => event,
                 Err(e) => {
-                    self.settle(ctx, &mut jobs).await;
+                    pass.finish(&mut calls, ctx).await;
                     return Err(e);
                 }
             };
             ctx.event(|| RunEvent::OpenAiStream(event.clone()));
             for (_, item) in stream.take_ready() {
-                self.items.push(item.clone());
-                self.appended_early += 1;
-                if failed || deferred || ctx.cancel.is_cancelled() {
+                calls.session.items.push(item.clone());
+                calls.session.appended_early += 1;
+                if !pass.open(&calls, ctx) {
                     continue;
                 }
                 // Each item is checked as it completes, as the whole response is otherwise: a
                 // call that is not `completed`, or an item the request did not declare, runs
                 // nothing and nothing after it runs.
-                let checked = check_item(&item, &self.declared)
+                let checked = check_item(&item, &calls.session.declared)
                     .and_then(|kind| note_call_id(&item, &mut seen).map(|()| kind));
                 match checked {
-                    Ok(ItemKind::Call) => {}
-                    Ok(_) => continue,
+                    Ok(ItemKind::Call) => pass.offer(&mut calls, ctx, &item).await,
+                    Ok(_) => {}
                     Err(reason) => {
                         tracing::info!(%reason, "a streamed item stopped the run");
-                        self.early_stop = Some(reason);
-                        failed = true;
-                        continue;
-                    }
-                }
-                if !Self::may_run_early(ctx, policy.as_ref(), &item) {
-                    deferred = true;
-                    failed |= self.settle(ctx, &mut jobs).await;
-                    continue;
-                }
-                if self.is_independent(ctx, &item) {
-                    match self.start_independent(ctx, &item).await {
-                        Ok(Some(job)) => {
-                            jobs.push(job);
-                            if jobs.len() >= max_jobs {
-                                failed |= self.settle(ctx, &mut jobs).await;
-                            }
-                        }
-                        Ok(None) => {}
-                        Err(reason) => {
-                            self.early_stop = Some(reason);
-                            failed = true;
-                            failed |= self.settle(ctx, &mut jobs).await;
-                        }
-                    }
-                    continue;
-                }
-                failed |= self.settle(ctx, &mut jobs).await;
-                if failed {
-                    continue;
-                }
-                match self.run_call(ctx, &item, &mut browser_failed).await {
-                    Ok(Some(output)) => {
-                        if let Some(id) = call_id_of(&item) {
-                            self.early_outputs.insert(id, output);
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(reason) => {
-                        tracing::info!(%reason, "an eagerly executed call stopped the run");
-                        self.early_stop = Some(reason);
-                        failed = true;
+                        calls.session.early_stop = Some(reason);
                     }
                 }
             }
         }
-        self.settle(ctx, &mut jobs).await;
+        pass.finish(&mut calls, ctx).await;
         stream.finish().await
     }
 
@@ -158,7 +117,7 @@ impl OpenAiSession {
     /// only when no ledger is kept (a ledger's checkpoints must follow the calls' order).
     /// Spec: openai-browser-desktop-drivers, "Las ejecuciones persistentes, las acciones del
     /// navegador y las acciones de la computadora mantienen el orden."
-    fn is_independent(&self, ctx: &StepContext<'_>, item: &Item) -> bool {
+    fn is_independent_call(&self, ctx: &StepContext<'_>, item: &Item) -> bool {
         if ctx.checkpoints.is_some() {
             return false;
         }
@@ -180,8 +139,8 @@ impl OpenAiSession {
     }
 
     /// Approves and starts an independent function's call; its output is collected by
-    /// [`OpenAiSession::settle`]. A refused call is answered at once (`Ok(None)`).
-    async fn start_independent(
+    /// [`OpenAiSession::settle_jobs`]. A refused call is answered at once (`Ok(None)`).
+    async fn start_independent_call(
         &mut self,
         ctx: &mut StepContext<'_>,
         item: &Item,
@@ -261,9 +220,8 @@ impl OpenAiSession {
     }
 
     /// Waits for every started independent call, in the order they started, and keeps their
-    /// outputs. Returns whether one stopped the run (the first such stop is kept).
-    async fn settle(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<Job>) -> bool {
-        let mut failed = false;
+    /// outputs (and the first stop one of them brings).
+    async fn settle_jobs(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<Job>) {
         for mut job in jobs.drain(..) {
             let result = job.join().await;
             match result {
@@ -277,7 +235,6 @@ impl OpenAiSession {
                         if self.early_stop.is_none() {
                             self.early_stop = Some(reason);
                         }
-                        failed = true;
                     }
                     FunctionFailure::Answer(text) => {
                         let output = Item::function_call_output(&FunctionCallOutput {
@@ -290,7 +247,6 @@ impl OpenAiSession {
                 },
             }
         }
-        failed
     }
 
     /// A function's output, recorded and told, as the item answering its call.
@@ -320,5 +276,64 @@ impl OpenAiSession {
         });
         ctx.call_completed(call_id, name, || output.to_value());
         output
+    }
+}
+
+/// The calls of one streamed response, as eager execution sees them: the session, its
+/// early-execution policy, and whether a browser action already failed in this response.
+struct StreamCalls<'s> {
+    session: &'s mut OpenAiSession,
+    policy: Option<(BTreeSet<String>, bool)>,
+    browser_failed: bool,
+}
+
+impl EagerCalls for StreamCalls<'_> {
+    type Call = Item;
+
+    fn has_stopped(&self) -> bool {
+        self.session.early_stop.is_some()
+    }
+
+    fn may_run_early(&mut self, ctx: &mut StepContext<'_>, item: &Item) -> bool {
+        OpenAiSession::may_run_early_by(ctx, self.policy.as_ref(), item)
+    }
+
+    fn is_independent(&self, ctx: &StepContext<'_>, item: &Item) -> bool {
+        self.session.is_independent_call(ctx, item)
+    }
+
+    async fn start_independent(
+        &mut self,
+        ctx: &mut StepContext<'_>,
+        item: &Item,
+    ) -> Result<Option<Job>, StopReason> {
+        self.session.start_independent_call(ctx, item).await
+    }
+
+    fn stopped_at(&mut self, _: &mut StepContext<'_>, _: &Item, reason: StopReason) {
+        self.session.early_stop = Some(reason);
+    }
+
+    async fn settle(&mut self, ctx: &mut StepContext<'_>, jobs: &mut Vec<Job>) {
+        self.session.settle_jobs(ctx, jobs).await;
+    }
+
+    async fn run_in_order(&mut self, ctx: &mut StepContext<'_>, item: &Item) {
+        match self
+            .session
+            .run_call(ctx, item, &mut self.browser_failed)
+            .await
+        {
+            Ok(Some(output)) => {
+                if let Some(id) = call_id_of(item) {
+                    self.session.early_outputs.insert(id, output);
+                }
+            }
+            Ok(None) => {}
+            Err(reason) => {
+                tracing::info!(%reason, "an eagerly executed call stopped the run");
+                self.session.early_stop = Some(reason);
+            }
+        }
     }
 }

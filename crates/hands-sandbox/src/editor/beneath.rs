@@ -15,47 +15,11 @@ use std::io::{self, Read as _, Write as _};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 
-/// How every path is resolved beneath a root: never above it, never through a symlink or a
-/// `/proc` magic link.
-const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
-    .union(ResolveFlags::NO_SYMLINKS)
-    .union(ResolveFlags::NO_MAGICLINKS);
-
-/// How many times a resolution is retried when the kernel answers `EAGAIN` (a rename elsewhere
-/// in the tree raced the walk).
-const N_RETRIES: usize = 8;
-
-/// `openat2` beneath `dir`, retried on `EAGAIN`. An empty `rest` is `dir` itself.
-pub(crate) fn open<Fd: AsFd>(
-    dir: Fd,
-    rest: &Path,
-    flags: OFlags,
-    mode: Mode,
-) -> io::Result<OwnedFd> {
-    let rest: &Path = if rest.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        rest
-    };
-    // `openat2` is strict: with `O_PATH` any flag but `O_DIRECTORY`, `O_NOFOLLOW` and
-    // `O_CLOEXEC` is `EINVAL`; otherwise a terminal planted in the tree must not become ours.
-    let flags = if flags.contains(OFlags::PATH) {
-        flags | OFlags::CLOEXEC
-    } else {
-        flags | OFlags::CLOEXEC | OFlags::NOCTTY
-    };
-    let mut attempt = 0;
-    loop {
-        match rustix::fs::openat2(dir.as_fd(), rest, flags, mode, RESOLVE) {
-            Err(rustix::io::Errno::AGAIN) if attempt < N_RETRIES => attempt += 1,
-            other => return other.map_err(io::Error::from),
-        }
-    }
-}
+use hands_jail::beneath::file_type;
+pub(crate) use hands_jail::beneath::open;
 
 /// Opens the root directory once, as an `O_PATH` handle every later operation starts from.
 /// Fails with `ENOSYS` on kernels without `openat2` (before 5.6).
@@ -121,30 +85,10 @@ pub(crate) fn first_symlink(root: &OwnedFd, rest: &Path) -> Option<PathBuf> {
     None
 }
 
-fn file_type(fd: &OwnedFd) -> io::Result<FileType> {
-    Ok(FileType::from_raw_mode(rustix::fs::fstat(fd)?.st_mode))
-}
-
 /// Opens the regular file at `rest` for reading and tells its size. A FIFO or device is
 /// refused rather than read (a FIFO would block the editor forever).
 pub(crate) fn open_file(root: &OwnedFd, rest: &Path) -> io::Result<(std::fs::File, u64)> {
-    let fd = open(
-        root,
-        rest,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK,
-        Mode::empty(),
-    )?;
-    let stat = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    Ok((
-        std::fs::File::from(fd),
-        u64::try_from(stat.st_size).unwrap_or(0),
-    ))
+    hands_jail::beneath::open_regular(root, rest)
 }
 
 /// Reads at most `max + 1` bytes of the file at `rest` (one more than allowed, so a file that
@@ -276,18 +220,12 @@ fn split(rest: &Path) -> io::Result<(&Path, &OsStr)> {
 /// A new file `.NAME.hands-PID-N.tmp` in `dir`, made with `O_EXCL` (so nothing already there,
 /// a symlink included, is ever opened).
 fn create_temporary(dir: &OwnedFd, name: &OsStr) -> io::Result<(OsString, OwnedFd)> {
-    static N: AtomicU64 = AtomicU64::new(0);
     loop {
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let mut tmp_name = OsString::from(".");
-        // Long names are shortened so the temporary name stays within NAME_MAX.
-        let stem = &name.as_bytes()[..name.len().min(200)];
-        tmp_name.push(OsStr::from_bytes(stem));
-        tmp_name.push(format!(".hands-{}-{n}.tmp", std::process::id()));
+        let tmp_name = hands_jail::beneath::temp_name(name);
         match open(
             dir,
             Path::new(&tmp_name),
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
             Mode::from_raw_mode(0o666),
         ) {
             Ok(fd) => return Ok((tmp_name, fd)),

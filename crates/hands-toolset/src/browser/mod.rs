@@ -57,8 +57,8 @@ use tokio::sync::watch;
 
 use crate::strings::{
     BROWSER_ACTION_DENIED, BROWSER_BUSY, BROWSER_CALL_SKIPPED, BROWSER_CANCELLED, BROWSER_CLOSED,
-    BROWSER_FAILED, BROWSER_FOCUS_INPUT_REFUSED, BROWSER_NOT_ENABLED, BROWSER_READ_REFUSED,
-    BROWSER_STATE_UNAVAILABLE, BROWSER_UNSUPPORTED, BROWSER_URL_DENIED,
+    BROWSER_FAILED, BROWSER_FOCUS_INPUT_REFUSED, BROWSER_INTERRUPTED, BROWSER_NOT_ENABLED,
+    BROWSER_READ_REFUSED, BROWSER_STATE_UNAVAILABLE, BROWSER_UNSUPPORTED, BROWSER_URL_DENIED,
 };
 pub use consent::{
     Approval, CallbackError, Confirm, ConfirmContext, ConfirmFn, ConfirmPhase, Consent, UrlPolicy,
@@ -945,7 +945,7 @@ impl<B: Browser> BrowserToolset<B> {
                     Some(BrowserFault::Gone(detail)),
                 ));
             }
-            Err(DriverError::Cancelled) => return Err(cancelled(id)),
+            Err(DriverError::Cancelled) => return Err(interrupted(id)),
             Err(other) => {
                 // `Failed`, and any kind added later: the detail stays in the logs.
                 tracing::warn!(target: "hands::browser", %member, error = %other, "browser operation failed");
@@ -1168,7 +1168,15 @@ fn refusal(id: &str, text: &str) -> CallEnd {
     (CallOutput::refusal(id, text), None)
 }
 
-/// A call ended by the run's cancellation.
+/// A call the driver was running when the run was cancelled: part of it may have happened.
+fn interrupted(id: &str) -> CallEnd {
+    (
+        CallOutput::refusal(id, BROWSER_INTERRUPTED),
+        Some(BrowserFault::Cancelled),
+    )
+}
+
+/// A call ended by the run's cancellation before it reached the driver.
 fn cancelled(id: &str) -> CallEnd {
     (
         CallOutput::refusal(id, BROWSER_CANCELLED),

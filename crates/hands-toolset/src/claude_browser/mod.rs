@@ -301,7 +301,12 @@ fn driver_failure(member: Member, error: DriverError) -> Failure {
             tracing::error!(target: "hands::browser", %member, %detail, "browser gone");
             Failure::fault(BrowserFault::Gone(detail))
         }
-        DriverError::Cancelled => Failure::fault(BrowserFault::Cancelled),
+        // The driver was running it: part of it may have happened (the ledger marks it
+        // uncertain), so it is not answered "not executed".
+        DriverError::Cancelled => Failure {
+            text: crate::strings::BROWSER_INTERRUPTED.to_owned(),
+            fault: Some(BrowserFault::Cancelled),
+        },
         other => {
             tracing::warn!(target: "hands::browser", %member, error = %other, "browser operation failed");
             Failure::text(BROWSER_FAILED)

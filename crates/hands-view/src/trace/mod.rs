@@ -1,13 +1,15 @@
 //! One trace per run: a run directory written as one file, `run.hands` — a gzip-compressed tar
 //! (layout in docs/trace-format.md) holding `manifest.json` first, `log.jsonl` (the
 //! conversation and every action with its timing), `approvals.jsonl` (every approval and who
-//! decided it) and `images/` (the screenshots). Secrets are scrubbed on the way in
+//! decided it), `images/` (the screenshots) and `dom/` (a DOM snapshot after each browser
+//! action, one entry per distinct content). Secrets are scrubbed on the way in
 //! ([`redact`]), and the written bytes are checked for the known ones before the file is kept.
 //!
 //! [`Trace::open`] reads a trace back whole into memory (a trace is a few MB), checking its
 //! format and version; a truncated or corrupted file is refused with [`TraceError`], never a
 //! panic.
 
+mod dom;
 pub mod redact;
 
 use std::collections::BTreeMap;
@@ -18,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::steps::read_log;
+pub use dom::{DOM_BUDGET, DOM_DIR, DomInTrace};
 use redact::Redactor;
 
 /// The `format` every manifest names.
@@ -93,6 +96,9 @@ pub struct Counts {
     /// Videos (`hands runs export --video`).
     #[serde(default)]
     pub videos: u64,
+    /// Distinct DOM snapshots.
+    #[serde(default)]
+    pub doms: u64,
 }
 
 /// The trace's `manifest.json`.
@@ -141,6 +147,8 @@ pub struct RunFacts {
     pub jpeg: Option<Reencode>,
     /// Whether the run's videos (`video.webm`, `video-N.webm`) go in the trace.
     pub video: VideoInTrace,
+    /// How many of the run's DOM snapshots go in.
+    pub dom: DomInTrace,
 }
 
 /// Whether a trace holds the run's videos.
@@ -213,6 +221,11 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
     if let Some(jpeg) = facts.jpeg {
         shrink(&mut images, &mut log, jpeg);
     }
+    let doms: BTreeMap<String, String> = dom::read_doms(&dir.join(DOM_DIR))?
+        .into_iter()
+        .map(|(name, html)| (name, redactor.redact_text(&html)))
+        .collect();
+    let doms = dom::fit(&doms, &mut log, facts.dom);
     let videos = match facts.video {
         VideoInTrace::Leave => BTreeMap::new(),
         VideoInTrace::Include => read_videos(dir)?,
@@ -241,6 +254,7 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
             images: images.len() as u64,
             redactions: redactor.replaced,
             videos: videos.len() as u64,
+            doms: doms.kept as u64,
         },
         written_by: format!("hands {}", env!("CARGO_PKG_VERSION")),
     };
@@ -254,6 +268,11 @@ pub fn export(dir: &Path, out: &Path, facts: &RunFacts) -> Result<Manifest, Trac
         images
             .iter()
             .map(|(n, b)| (format!("images/{n}"), b.as_slice())),
+    );
+    entries.extend(
+        doms.entries
+            .iter()
+            .map(|(n, b)| (format!("{DOM_DIR}/{n}"), b.as_slice())),
     );
     for (name, bytes) in &entries {
         if let Some(len) = redactor.leak(bytes) {
@@ -389,6 +408,8 @@ pub struct Trace {
     pub images: BTreeMap<String, Vec<u8>>,
     /// The videos, by file name (without `video/`).
     pub videos: BTreeMap<String, Vec<u8>>,
+    /// The DOM snapshots, by file name (without `dom/`).
+    pub doms: BTreeMap<String, Vec<u8>>,
 }
 
 impl Trace {
@@ -486,6 +507,7 @@ impl Trace {
                 crate::steps::video_name_ok(file).then(|| (file.to_owned(), bytes.clone()))
             })
             .collect();
+        let doms = dom::unpack(&files).map_err(corrupt)?;
         let images = files
             .into_iter()
             .filter_map(|(name, bytes)| {
@@ -499,6 +521,7 @@ impl Trace {
             approvals,
             images,
             videos,
+            doms,
         })
     }
 

@@ -174,3 +174,153 @@ fn a_repeated_screenshot_is_stored_once_and_read_back_whole() {
     assert_eq!(trace.images.len(), 3);
     assert!(trace.images.values().all(|b| b == &big));
 }
+
+/// Adds a distinct DOM snapshot after each of the run's `n` actions: incompressible text of
+/// `bytes` bytes each, a secret in the last one.
+fn add_doms(dir: &Path, n: u64, bytes: usize) -> Vec<String> {
+    std::fs::create_dir(dir.join(DOM_DIR)).unwrap();
+    let mut log = std::fs::read_to_string(dir.join(LOG)).unwrap();
+    let mut names = Vec::new();
+    let mut seed: u64 = 1;
+    for step in 1..=n {
+        let mut html = format!("<p>step {step} ");
+        while html.len() < bytes {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            html.push(char::from(b'a' + (seed >> 59) as u8 % 26));
+        }
+        if step == n {
+            html.push_str(" sk-canary-dom-0123456789");
+        }
+        let name = format!("{step:016x}.html");
+        std::fs::write(dir.join(DOM_DIR).join(&name), &html).unwrap();
+        log.push_str(
+            &(json!({"kind": "dom", "step": step, "call_id": format!("t{step}"),
+                    "file": format!("dom/{name}"), "bytes": html.len()})
+            .to_string()
+                + "\n"),
+        );
+        names.push(name);
+    }
+    std::fs::write(dir.join(LOG), log).unwrap();
+    names
+}
+
+#[test]
+fn dom_snapshots_fit_their_budget_evenly_and_the_left_out_lose_their_link() {
+    let dir = run_dir(8);
+    let names = add_doms(dir.path(), 8, 20_000);
+    let secret = "sk-canary-dom-0123456789".to_owned();
+    // All of them, scrubbed.
+    let out = dir.path().join("all.hands");
+    let facts = RunFacts {
+        secrets: vec![secret.clone()],
+        dom: DomInTrace::All,
+        ..RunFacts::default()
+    };
+    assert_eq!(export(dir.path(), &out, &facts).unwrap().counts.doms, 8);
+    let trace = Trace::open(&out).unwrap();
+    let last = String::from_utf8(trace.doms[&names[7]].clone()).unwrap();
+    assert!(
+        !last.contains(&secret) && last.contains("<redacted>"),
+        "{last}"
+    );
+    let run = read_log(&trace.log);
+    assert_eq!(
+        run.steps[2].actions[0].dom.as_deref(),
+        Some(names[2].as_str())
+    );
+    // A budget for about three (each ~12 KB compressed): every other one left out, twice,
+    // the last always kept.
+    let out = dir.path().join("fit.hands");
+    let facts = RunFacts {
+        dom: DomInTrace::Fit { budget: 40_000 },
+        ..RunFacts::default()
+    };
+    assert_eq!(export(dir.path(), &out, &facts).unwrap().counts.doms, 2);
+    let trace = Trace::open(&out).unwrap();
+    let kept: Vec<&String> = trace.doms.keys().collect();
+    assert_eq!(kept, [&names[3], &names[7]]);
+    let run = read_log(&trace.log);
+    let links: Vec<Option<&str>> = run
+        .steps
+        .iter()
+        .map(|s| s.actions[0].dom.as_deref())
+        .collect();
+    assert_eq!(links[3], Some(names[3].as_str()));
+    assert_eq!(links[7], Some(names[7].as_str()));
+    assert_eq!(links.iter().filter(|l| l.is_some()).count(), 2);
+    assert!(trace.log.contains(&format!("dom-omitted/{}", names[0])));
+    // Too small for even one: none, and no link.
+    let out = dir.path().join("none.hands");
+    let facts = RunFacts {
+        dom: DomInTrace::Fit { budget: 100 },
+        ..RunFacts::default()
+    };
+    assert_eq!(export(dir.path(), &out, &facts).unwrap().counts.doms, 0);
+}
+
+#[test]
+fn dom_names_are_sixteen_hex_digits() {
+    use crate::steps::dom_name_ok;
+    assert!(dom_name_ok("0123456789abcdef.html"));
+    for bad in [
+        "0123456789ABCDEF.html",
+        "0123456789abcde.html",
+        "../0123456789abcdef.html",
+        "0123456789abcdef.htm",
+        "0123456789abcdefg.html",
+        "",
+    ] {
+        assert!(!dom_name_ok(bad), "{bad}");
+    }
+}
+
+#[test]
+fn snapshots_that_differ_by_a_word_are_stored_as_deltas_and_read_back_whole() {
+    let dir = run_dir(6);
+    std::fs::create_dir(dir.path().join(DOM_DIR)).unwrap();
+    let mut log = std::fs::read_to_string(dir.path().join(LOG)).unwrap();
+    let mut seed: u64 = 3;
+    let body: String = (0..60_000)
+        .map(|_| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            char::from(b'a' + (seed >> 59) as u8 % 26)
+        })
+        .collect();
+    let mut written = Vec::new();
+    for step in 1..=6u64 {
+        let html = format!("<title>Step {step} ✓</title><p>{body}</p>");
+        let name = format!("{:016x}.html", step * 17);
+        std::fs::write(dir.path().join(DOM_DIR).join(&name), &html).unwrap();
+        log.push_str(
+            &(json!({"kind": "dom", "step": step, "call_id": format!("t{step}"),
+                    "file": format!("dom/{name}")})
+            .to_string()
+                + "\n"),
+        );
+        written.push((name, html));
+    }
+    std::fs::write(dir.path().join(LOG), log).unwrap();
+    // A budget one whole snapshot fits (~45 KB compressed), six would not.
+    let out = dir.path().join("run.hands");
+    let facts = RunFacts {
+        dom: DomInTrace::Fit { budget: 60_000 },
+        ..RunFacts::default()
+    };
+    assert_eq!(export(dir.path(), &out, &facts).unwrap().counts.doms, 6);
+    let trace = Trace::open(&out).unwrap();
+    for (name, html) in &written {
+        assert_eq!(trace.doms[name], html.as_bytes(), "{name}");
+    }
+    let list = std::process::Command::new("tar")
+        .arg("-tzf")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let names = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(
+        names.lines().filter(|n| n.ends_with(".html.delta")).count(),
+        5,
+        "{names}"
+    );
+}

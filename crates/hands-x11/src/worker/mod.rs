@@ -97,6 +97,8 @@ pub(crate) struct XState {
     /// Keycodes and buttons we pressed and have not released: released on shutdown.
     held_keys: Vec<Keycode>,
     held_buttons: Vec<u8>,
+    /// Which window of each id this is ([`crate::windows::Creations`]).
+    creations: crate::windows::Creations,
 }
 
 impl XState {
@@ -220,6 +222,7 @@ impl XState {
             proven_seq: 0,
             held_keys: Vec::new(),
             held_buttons: Vec::new(),
+            creations: crate::windows::Creations::default(),
         })
     }
 
@@ -306,6 +309,7 @@ impl XState {
                     };
                 }
             }
+            Event::CreateNotify(e) if e.parent == self.root => self.creations.created(e.window),
             Event::DestroyNotify(_) | Event::ReparentNotify(_) | Event::UnmapNotify(_) => {
                 self.catchup.forget_windows();
             }
@@ -400,6 +404,14 @@ impl XState {
     pub(crate) fn move_pointer(&mut self, to: ScreenPoint) -> Result<(), X11Error> {
         self.warp(to)?;
         self.input_done(InputKind::Move)
+    }
+
+    /// The desktop's windows now ([`crate::windows`]).
+    pub(crate) fn windows(&mut self) -> Result<crate::windows::WindowsNow, X11Error> {
+        // Every window created before this point is counted before the list is read.
+        self.sync()?;
+        self.pump_events();
+        crate::windows::windows_now(&self.conn, self.root, &self.creations)
     }
 
     pub(crate) fn pointer(&mut self) -> Result<ScreenPoint, X11Error> {

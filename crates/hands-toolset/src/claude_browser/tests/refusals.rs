@@ -586,6 +586,30 @@ async fn wait_sleeps_on_the_clock_and_can_be_cancelled() {
     assert_eq!(outcome.results[0].text(), Some(BROWSER_CANCELLED));
 }
 
+/// A cancellation the driver reports while it runs a block (a held key, a click whose page is
+/// settling) may come after its input was sent: the block is answered as interrupted, never as
+/// "not executed".
+#[tokio::test]
+async fn a_block_the_driver_was_running_when_cancelled_is_interrupted_not_unexecuted() {
+    let log = Log::default();
+    let fake = FakeBrowser::new(&log).answer(BrowserMember::ClickAt, Err(DriverError::Cancelled));
+    let mut toolset = ClaudeBrowserToolset::new(fake, config(&log)).unwrap();
+    let outcome = turn(
+        &mut toolset,
+        &[
+            block("toolu_1", "left_click", json!({"target": coordinate(1, 1)})),
+            block("toolu_2", "screenshot", json!({})),
+        ],
+    )
+    .await;
+    assert_eq!(outcome.fault, Some(BrowserFault::Cancelled));
+    assert_eq!(
+        outcome.results[0].text(),
+        Some(crate::strings::BROWSER_INTERRUPTED)
+    );
+    assert_eq!(outcome.results[1].text(), Some(BROWSER_NOT_EXECUTED));
+}
+
 #[test]
 fn refused_focused_input_needs_the_keyboard_members_disabled() {
     // The API's `type` has no target: it always types into the focused element.

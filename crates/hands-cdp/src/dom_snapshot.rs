@@ -1,0 +1,89 @@
+//! DOM snapshots for a run's trace (issue 22): after each action, the active tab's document
+//! serialized as HTML by `dom_snapshot.js` in an isolated world — open shadow roots as
+//! declarative templates, frames noted, no script contents, no event-handler attributes, no
+//! password value. A [`DomTap`] outlives the browser's handing to a toolset, as
+//! [`crate::network_tap::NetworkTap`] does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::driver::CdpBrowser;
+use crate::events::Shared;
+
+/// The serializer: a function of the most characters to write.
+const DOM_SNAPSHOT_JS: &str = include_str!("dom_snapshot.js");
+/// The isolated world the serializer runs in.
+pub const DOM_WORLD: &str = "__hands_dom";
+/// The most characters a snapshot holds; a larger document is cut, with a note.
+pub const MAX_SNAPSHOT_CHARS: usize = 2 << 20;
+/// How long one snapshot may take.
+const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Takes DOM snapshots of the active tab ([`DomTap::snapshot`]).
+#[derive(Clone)]
+pub struct DomTap {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for DomTap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DomTap")
+    }
+}
+
+impl CdpBrowser {
+    /// A handle that takes DOM snapshots after the browser was handed away.
+    pub fn dom_tap(&self) -> DomTap {
+        DomTap {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl DomTap {
+    /// The active tab's document as HTML (scripts dropped, no password value), or `None` when
+    /// there is no ready tab or the page did not answer in time.
+    pub async fn snapshot(&self) -> Option<String> {
+        let (session, frame) = {
+            let state = self.shared.lock();
+            let tab = state.tab(state.active.as_ref()?)?;
+            if !tab.ready || tab.crashed {
+                return None;
+            }
+            (tab.session.clone(), tab.target_id.clone())
+        };
+        let conn = &self.shared.conn;
+        let world = conn
+            .call_with(
+                Some(&session),
+                "Page.createIsolatedWorld",
+                json!({"frameId": frame, "worldName": DOM_WORLD}),
+                SNAPSHOT_TIMEOUT,
+                None,
+            )
+            .await
+            .ok()?;
+        let context = world.get("executionContextId")?.as_i64()?;
+        let answer = conn
+            .call_with(
+                Some(&session),
+                "Runtime.callFunctionOn",
+                json!({
+                    "functionDeclaration": DOM_SNAPSHOT_JS,
+                    "executionContextId": context,
+                    "arguments": [{"value": MAX_SNAPSHOT_CHARS}],
+                    "returnByValue": true,
+                }),
+                SNAPSHOT_TIMEOUT,
+                None,
+            )
+            .await
+            .ok()?;
+        answer
+            .pointer("/result/value")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+}
