@@ -175,17 +175,21 @@ def run_tool(name, args, state, base, workdir):
     return tool, results, starts
 
 
-def re_reads(calls, starts, count):
-    """Per page: the tokens of the first read (whole) and of the largest re-read that sent what
-    changed (hands' `browser_read_page` after the first read of a document)."""
+def re_reads(calls, starts, count, whole_reads):
+    """Per page: the tokens of the first read (whole), of the largest re-read that sent what
+    changed (hands' `browser_read_page` after the first read of a document), and the largest
+    ratio of such a re-read to the whole read of the same moment (`whole_reads`: call index ->
+    that whole read's text)."""
     out = []
     bounds = [i for _, i in starts[1:]] + [len(calls)]
     for (page, start), end in zip(starts, bounds):
         reads = [count(text) for kind, text, _ in calls[start:end] if kind == "read"]
-        changes = [count(text) for kind, text, _ in calls[start:end]
-                   if kind == "read" and text.startswith(("Since the last read:", "No changes since"))]
+        changes = [(count(text), i) for i, (kind, text, _) in enumerate(calls[start:end], start)
+                   if kind == "read" and text.startswith(("Changes:", "No changes since"))]
         if reads and changes:
-            out.append((page, reads[0], max(changes), statistics.median(changes)))
+            now = [n / max(1, count(whole_reads[i])) for n, i in changes if i in whole_reads]
+            out.append((page, reads[0], max(n for n, _ in changes),
+                        statistics.median(n for n, _ in changes), max(now, default=None)))
     return out
 
 
@@ -201,6 +205,11 @@ def summarize(name, calls, results, count):
         "over_25k": sum(1 for t in tokens if t > 25_000),
         "median_action_ms": statistics.median(actions) * 1000 if actions else float("nan"),
         "median_effect_ms": statistics.median(effects) * 1000 if effects else float("nan"),
+        # Until the action had answered and its effect was in the page, whichever came later:
+        # what a model that reads right after the action waits for the truth.
+        "median_done_ms": statistics.median(
+            max(r[4], r[5]) for r in results if r[4] is not None and r[5] is not None
+        ) * 1000 if effects else float("nan"),
         "ok": sum(1 for r in results if r[2]),
         "steps": len(results),
         "stale": sum(1 for r in results if r[3]),
@@ -219,15 +228,16 @@ def table(rows, tokenizer):
     out = [
         f"tokens: {tokenizer}; ratios are the tool's over hands'",
         "| tool | calls | tokens | largest answer | answers > 25k | median action | "
-        "median effect | steps ok | stale |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "median effect | median answer and effect | steps ok | stale |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(
             f"| {r['tool']} | {r['calls']} | {r['tokens']:,}{ratio(r, 'tokens')} | "
             f"{r['largest']:,}{ratio(r, 'largest')} | {r['over_25k']} | "
             f"{r['median_action_ms']:.0f} ms{ratio(r, 'median_action_ms')} | "
-            f"{r['median_effect_ms']:.0f} ms | {r['ok']}/{r['steps']} | {r['stale']} |"
+            f"{r['median_effect_ms']:.0f} ms | {r['median_done_ms']:.0f} ms{ratio(r, 'median_done_ms')} | "
+            f"{r['ok']}/{r['steps']} | {r['stale']} |"
         )
     return "\n".join(out)
 
@@ -278,7 +288,8 @@ def main():
             tool, results, starts = run_tool(name, args, state, base, workdir)
             rows.append(summarize(name, tool.calls, results, count))
             rows[-1]["retries"] = tool.retries
-            rows[-1]["re_reads"] = re_reads(tool.calls, starts, count)
+            rows[-1]["re_reads"] = re_reads(tool.calls, starts, count,
+                                            dict(getattr(tool, "whole_reads", [])))
     finally:
         server.shutdown()
     print(table(rows, tokenizer))
@@ -288,9 +299,11 @@ def main():
                   f"{r['tokens'] / max(1, r['steps']):.0f} tokens per step; {r['retries']} actions "
                   "on a remembered ref were refused and retried after a read")
     for r in rows:
-        for page, first, largest, median in r.get("re_reads", []):
+        for page, first, largest, median, now in r.get("re_reads", []):
+            vs_now = "" if now is None else f"; at most {now:.2f}x the whole read of that moment"
             print(f"{r['tool']}: {page}: first read {first:,} tokens; re-reads that sent what "
-                  f"changed: largest {largest:,} ({largest / first:.2f}x), median {median:,.0f}")
+                  f"changed: largest {largest:,} ({largest / first:.2f}x), median {median:,.0f}"
+                  f"{vs_now}")
     for r in rows:
         for page, step, note in r["failures"]:
             print(f"{r['tool']}: {page} step {step} failed: {note}")

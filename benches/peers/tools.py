@@ -107,19 +107,24 @@ class McpTool(Tool):
 
 class Hands(McpTool):
     """hands keeps each element's ref from read to read of a document, and `browser_read_page`
-    answers a re-read with what changed since the last one (`+`/`-`/`~` lines). Like a model,
+    answers a re-read with what changed since the last one (`+`/`-`/`~` lines, a `~` line with
+    only what changed). Like a model,
     the adapter keeps what its reads showed (ref -> kind and name) and brings it up to date from
     each answer; every step still re-reads (the page may have changed) before it looks the
     target up."""
 
     name = "hands"
-    CHANGES = "Since the last read:"
+    CHANGES = "Changes:"
     NO_CHANGES = "No changes since the last read."
 
     def __init__(self, workdir, hands_bin, base, locate):
         self.locate_mode = locate
         self.known = {}
         self.cursor = None
+        # (index in `calls` of a read that sent what changed, the whole read of that moment):
+        # the whole read is asked right after (`full: true`) to measure the changes against it,
+        # and counted nowhere else.
+        self.whole_reads = []
         super().__init__(
             workdir,
             [hands_bin, "mcp", "--browser", f"{base}/", "--allow-origin", base,
@@ -134,6 +139,9 @@ class Hands(McpTool):
     # `[e12] button Sort by price`, `[e44] checkbox [ ] Subscribe`, `[e43] textbox Comment = ""`,
     # `[e9] combobox Country {France=FR, …}`, `[e7] button Skip (off-screen)`
     LINE = re.compile(r'^\s*\[(e\d+)\] (\S+) (?:\[[ x-]\] )?(.*?)(?: = ".*"| \{.*\})?(?: \(off-screen\))?$')
+    # `~ [e4] [x]`, `~ [e1] = ""`, `~ [e2] New name`: the ref and only what changed (the kind
+    # never changes under one ref).
+    CHANGED = re.compile(r'^~ \[(e\d+)\](?: \[[ x-]\])?(?: (?!= )(.*?))?(?: = .*| \{.*\})?(?: \((?:off|on)-screen\))?$')
 
     def _absorb(self, text, whole):
         """Brings `known` up to date from a read's answer: a changes answer edits it, a whole
@@ -144,6 +152,12 @@ class Hands(McpTool):
                 gone = re.match(r"^- \[(e\d+)\] ", line)
                 if gone:
                     self.known.pop(gone.group(1), None)
+                    continue
+                changed = self.CHANGED.match(line)
+                if changed and changed.group(1) in self.known:
+                    if changed.group(2):
+                        kind = self.known[changed.group(1)][0]
+                        self.known[changed.group(1)] = (kind, changed.group(2).strip())
                     continue
                 m = self.LINE.match(line[2:])
                 if m:
@@ -196,6 +210,9 @@ class Hands(McpTool):
         if self.locate_mode in ("read", "remember"):
             text, _ = self.call("read", "browser_read_page", {"filter": "interactive"})
             self._absorb(text, whole=True)
+            if text.startswith(self.CHANGES):
+                whole, _ = self.mcp.call("browser_read_page", {"filter": "interactive", "full": True})
+                self.whole_reads.append((len(self.calls) - 1, whole))
             ref = self._lookup(role, name)
             # The rest of a read cut at the budget, page by page, until the target is in it.
             while not ref and self.cursor:

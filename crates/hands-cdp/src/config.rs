@@ -19,7 +19,8 @@ pub struct SettleConfig {
     /// No DOM mutation for this long counts as DOM quiet.
     pub dom_quiet: Duration,
     /// After an action aimed at an element (click, type, select, set_checked, hover) that
-    /// changed the document: no further change for this long counts as settled. An action that
+    /// changed the document: no further change for this long counts as settled. The action
+    /// answers once its change shows; the tab's next call waits for this quiet. An action that
     /// changed nothing answers after one turn of the page's event loop.
     pub action_quiet: Duration,
     /// Never wait longer than this after an action (a page that never finishes loading, a

@@ -21,11 +21,13 @@ use crate::proxy::PolicyProxy;
 use crate::refs::{RefBinding, RefTable, Stale};
 
 /// The page agent's source, installed in an isolated world of each document: `install` from
-/// `agent.js`, which sees `refIdentity` from `refs.js` (a function expression evaluating to
-/// `install`).
+/// `agent.js`, which sees `refIdentity` from `refs.js` and `labelLooks` from `labels.js` (a
+/// function expression evaluating to `install`).
 pub const AGENT_JS: &str = concat!(
     "(function () {\n",
     include_str!("refs.js"),
+    "\n",
+    include_str!("labels.js"),
     "\nreturn (\n",
     include_str!("agent.js"),
     "\n);\n})()"
@@ -451,7 +453,9 @@ impl CdpBrowser {
                 "tab {id} was not set up in time"
             )));
         }
-        self.page(Some(&id))
+        let page = self.page(Some(&id))?;
+        self.await_settling(&page).await;
+        Ok(page)
     }
 
     /// Waits until `done(state)` holds, or `timeout` passes (false), or `cancel` fires (false).

@@ -120,12 +120,18 @@ pub struct Tab {
     pub inflight: HashMap<String, Instant>,
     /// The last time a request started or ended.
     pub last_network: Instant,
+    /// Requests started in the tab so far (counted from the browser's network events).
+    pub n_requests: u64,
     /// When the main frame last asked to navigate (a link, a form, script) or to open a window,
     /// and has neither committed a new document nor moved within its own since: an action that
     /// sees one settles the long way, waiting for the new document or tab.
     pub nav_requested: Option<Instant>,
     /// A chooser waiting for a file.
     pub chooser: Option<FileChooser>,
+    /// An action answered once its effect showed, before the page had been quiet for the
+    /// settle's `action_quiet`: the tab's next call waits for that quiet first
+    /// ([`crate::driver::CdpBrowser::page_ready`]).
+    pub settling: bool,
     /// HTTP statuses of the main frame's recent document responses, by loader (request) id.
     pub doc_statuses: VecDeque<(String, u16)>,
     /// Console and network history, bounded.
@@ -677,6 +683,7 @@ fn on_request_sent(shared: &Shared, session: &SessionId, sent: &RequestWillBeSen
             tab.inflight.insert(sent.request_id.clone(), now);
         }
         tab.last_network = now;
+        tab.n_requests += 1;
         tab.rings.push_network(NetworkEntry::started(
             &sent.request_id,
             &sent.request.method,
@@ -813,8 +820,10 @@ fn on_attached(shared: &Arc<Shared>, parent: Option<&SessionId>, attached: Attac
                 doc: Document::default(),
                 inflight: HashMap::new(),
                 last_network: Instant::now(),
+                n_requests: 0,
                 nav_requested: None,
                 chooser: None,
+                settling: false,
                 doc_statuses: VecDeque::new(),
                 rings,
             });

@@ -14,7 +14,6 @@ use hands_core::browser::{DriverError, TabId};
 use crate::driver::{AgentError, CdpBrowser};
 use crate::pointer::ResolveOpts;
 use crate::refs::{Replaced, Stale, refusal};
-use crate::settle::ActionTimer;
 
 #[derive(Deserialize)]
 struct Selected {
@@ -42,9 +41,14 @@ impl CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
-        let mut timer = ActionTimer::start("select_option");
+        let mut timer = self.action_timer(&page, "select_option");
         let binding = self.bound(target.as_str(), &page, false)?;
-        let args = json!({"ref": target.as_str(), "doc": binding.doc, "values": values});
+        let args = json!({
+            "ref": target.as_str(),
+            "doc": binding.doc,
+            "values": values,
+            "token": self.shared.listener_token,
+        });
         let timeout = self.config.call_timeout;
         let result: Selected = match self
             .agent(&page, "selectOption", args, timeout, cancel)
@@ -90,7 +94,7 @@ impl CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
-        let mut timer = ActionTimer::start("set_checked");
+        let mut timer = self.action_timer(&page, "set_checked");
         let opts = ResolveOpts {
             checked: true,
             ..ResolveOpts::default()

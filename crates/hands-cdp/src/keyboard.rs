@@ -195,7 +195,7 @@ impl CdpBrowser {
         let started = Instant::now();
         // Focusing the target arms the page's action watch, so typing into one settles by what
         // it caused; typing at the caret settles the long way.
-        let mut timer = target.map(|_| ActionTimer::start("type"));
+        let mut timer = target.map(|_| self.action_timer(&page, "type"));
         if let Some(target) = target {
             let opts = ResolveOpts {
                 scroll: true,

@@ -88,9 +88,10 @@
 //!   intercepted drag events, so the page gets its `drop`.
 //!
 //! Layout: [`launch`] (the process), [`connection`], `transport` (the WebSocket and the pipes)
-//! and [`protocol`] (CDP), `events` (the event loop, targets, tabs), [`policy`], `agent.js` with
-//! `reads`, `refs` and `settle`, one module per member family (`pointer`, `keyboard`, `forms`,
-//! `tabs`, `images`, `scripts`, `transfers`), [`files`] (grants) and [`diagnostics`].
+//! and [`protocol`] (CDP), `events` (the event loop, targets, tabs), [`policy`], `agent.js` (with
+//! `refs.js` and `labels.js`) with `reads`, `refs` and `settle`, one module per member family
+//! (`pointer`, `keyboard`, `forms`, `tabs`, `images`, `scripts`, `transfers`), [`files`] (grants)
+//! and [`diagnostics`].
 
 mod beneath;
 pub mod config;

@@ -5,7 +5,8 @@
 // with one `TOKEN:mark` event per noted target, so the agent (in its isolated world, which
 // cannot see the page's JavaScript) learns which elements have handlers. jQuery's delegated
 // handlers (`$(root).on('click', '.row', …)`) are answered for the elements their selector
-// matches. TOKEN is replaced per driver session.
+// matches. It also counts the requests the page's scripts start (`fetch`, `XMLHttpRequest`), which
+// the agent asks for around an action. TOKEN is replaced per driver session.
 (() => {
   'use strict';
   const TOKEN = '__HANDS_TOKEN__';
@@ -47,6 +48,30 @@
       });
     }
   }
+  // Requests the page's scripts start, counted so the agent can tell that an action started one
+  // before the browser's network events for it reach the driver (answered on `TOKEN:requests`).
+  let requests = 0;
+  const fetch = globalThis.fetch;
+  if (typeof fetch === 'function') {
+    globalThis.fetch = {
+      fetch(input) {
+        requests++;
+        return fetch.apply(this, arguments);
+      },
+    }.fetch;
+  }
+  const xhr = globalThis.XMLHttpRequest && globalThis.XMLHttpRequest.prototype;
+  const send = xhr && xhr.send;
+  if (typeof send === 'function') {
+    Object.defineProperty(xhr, 'send', {
+      value: { send() { requests++; return send.apply(this, arguments); } }.send,
+      writable: true, enumerable: true, configurable: true,
+    });
+  }
+  add.call(document, TOKEN + ':requests', (e) => {
+    e.stopImmediatePropagation();
+    document.dispatchEvent(new CustomEvent(TOKEN + ':count', { detail: requests }));
+  }, true);
   const mark = (node, flag) => {
     node.dispatchEvent(new CustomEvent(TOKEN + ':mark', { detail: flag, composed: true }));
   };

@@ -105,6 +105,7 @@ impl CdpBrowser {
             "selectAll": opts.select_all,
             "checked": opts.checked,
             "guard": opts.guard,
+            "token": self.shared.listener_token,
         });
         let timeout = self.config.call_timeout;
         let resolved: Resolved = match self.agent(page, "resolve", args, timeout, cancel).await {
@@ -187,6 +188,9 @@ impl CdpBrowser {
             // The guard's verdict comes with the first look of the settle, in one call.
             let look = self.look(page, timer.started(), true, cancel).await;
             timer.phase("guard");
+            if let Ok(watched) = &look.outcome {
+                timer.guard = watched.guard.clone();
+            }
             match &look.outcome {
                 Ok(watched) if watched.guard.as_deref() == Some("missed") => {
                     tracing::debug!(
@@ -290,7 +294,7 @@ impl CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
-        let mut timer = ActionTimer::start("click");
+        let mut timer = self.action_timer(&page, "click");
         let look = self
             .click_ref(&page, target, PointerButton::Left, &mut timer, cancel)
             .await?;
@@ -308,7 +312,7 @@ impl CdpBrowser {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, DriverError> {
         let page = self.page_ready(tab).await?;
-        let mut timer = ActionTimer::start("hover");
+        let mut timer = self.action_timer(&page, "hover");
         let (x, y) = self.ref_point(&page, target, false, cancel).await?;
         timer.phase("aim");
         self.mouse(&page, "mouseMoved", x, y, None, 0, 0, ModifierSet::NONE)

@@ -1,7 +1,8 @@
 // Ref identity (docs/decisions.md, "A ref follows its re-rendered element only when no reader
 // could tell the two apart"): what a ref's element looked like when it was read (its
 // fingerprint), and the one element that matches it after a re-render replaced or re-purposed
-// the node. AGENT_JS puts this file and agent.js in one function; `h` is agent.js's helpers.
+// the node. AGENT_JS puts this file, labels.js and agent.js in one function; `h` is agent.js's
+// helpers.
 function refIdentity(h) {
   'use strict';
   // A row's text longer than this is no key (a ref read inside it is not followed).

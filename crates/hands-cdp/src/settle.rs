@@ -1,4 +1,4 @@
-//! Settling after an action by events, not sleeps: an action aimed at an element waits for what it caused (its DOM changes to go quiet, the requests it started to end, then one more turn), and answers after one turn of the page when it changed nothing; other actions and navigations wait for the document to load, no request in flight for a quiet period and no DOM mutation for a quiet period, each bounded by a cap. [`ActionTimer`] logs where an action's time went.
+//! Settling after an action by events, not sleeps: an action aimed at an element waits for what it caused (the requests it started to end, then one more turn) and answers once its effect shows, leaving the wait for its DOM changes to go quiet to the tab's next call; it answers after one turn of the page when it changed nothing; other actions and navigations wait for the document to load, no request in flight for a quiet period and no DOM mutation for a quiet period, each bounded by a cap. [`ActionTimer`] logs where an action's time went.
 
 use std::time::Duration;
 
@@ -11,6 +11,9 @@ use hands_core::browser::DriverError;
 
 use crate::driver::{AgentError, CdpBrowser, Page};
 use crate::events::Tab;
+
+/// How long an action waits to hear of the requests the page says it started.
+const REQUESTS_HEARD_CAP: Duration = Duration::from_millis(1000);
 
 /// What a settle wait saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +43,13 @@ pub(crate) struct Watched {
     /// When the first change came, in ms after the watch was armed (right before the input).
     #[serde(default)]
     first_ms: Option<f64>,
+    /// How long ago the last change came, in ms.
+    #[serde(default)]
+    last_ms: Option<f64>,
+    /// Requests the page's scripts started since the watch was armed (`None` where the page's
+    /// listener log did not answer).
+    #[serde(default)]
+    requests: Option<u64>,
 }
 
 /// A look at the page after an action's input: when it was asked, and what it answered.
@@ -61,11 +71,20 @@ pub(crate) struct ActionTimer {
     first_change_ms: Option<f64>,
     mutations: u64,
     long_way: bool,
+    /// The press guard's verdict (`hit`, `missed`, `none`), for a guarded click.
+    pub(crate) guard: Option<String>,
+    /// Whether the action answered before the page's quiet (the next call waits for it).
+    settling: bool,
+    /// The tab's count of requests seen ([`Tab::n_requests`]) when the action started.
+    requests_before: u64,
+    /// Requests the page started that the driver waited to hear of.
+    requests_awaited: u64,
 }
 
 impl ActionTimer {
-    /// Starts timing `member` now.
-    pub(crate) fn start(member: &'static str) -> ActionTimer {
+    /// Starts timing `member` now, before any of its input, in a tab that has seen
+    /// `requests_before` requests so far.
+    pub(crate) fn start(member: &'static str, requests_before: u64) -> ActionTimer {
         let now = Instant::now();
         ActionTimer {
             member,
@@ -75,6 +94,10 @@ impl ActionTimer {
             first_change_ms: None,
             mutations: 0,
             long_way: false,
+            guard: None,
+            settling: false,
+            requests_before,
+            requests_awaited: 0,
         }
     }
 
@@ -112,6 +135,9 @@ impl ActionTimer {
             first_change_ms = self.first_change_ms,
             mutations = self.mutations,
             long_way = self.long_way,
+            guard = self.guard.as_deref(),
+            settling = self.settling,
+            requests_awaited = self.requests_awaited,
             %phases,
             "browser action timings"
         );
@@ -119,6 +145,44 @@ impl ActionTimer {
 }
 
 impl CdpBrowser {
+    /// Starts timing an action aimed at an element of `page` (see [`ActionTimer`]).
+    pub(crate) fn action_timer(&self, page: &Page, member: &'static str) -> ActionTimer {
+        let seen = self
+            .shared
+            .lock()
+            .tab(&page.id)
+            .map_or(0, |tab| tab.n_requests);
+        ActionTimer::start(member, seen)
+    }
+
+    /// Waits until the driver has heard of `started` requests in the tab since the action
+    /// began (the page's scripts started them; their network events can reach the driver after
+    /// the page's answer), at most [`REQUESTS_HEARD_CAP`] or until `deadline`.
+    async fn hear_requests(
+        &self,
+        page: &Page,
+        timer: &ActionTimer,
+        started: u64,
+        deadline: Instant,
+    ) {
+        let before = timer.requests_before;
+        let id = page.id.clone();
+        let wait = REQUESTS_HEARD_CAP.min(deadline.saturating_duration_since(Instant::now()));
+        let heard = self
+            .wait_until(wait, &CancellationToken::new(), |state| {
+                state
+                    .tab(&id)
+                    .is_none_or(|tab| tab.n_requests.saturating_sub(before) >= started)
+            })
+            .await;
+        if !heard {
+            tracing::debug!(
+                started,
+                "the page started requests the driver did not hear of"
+            );
+        }
+    }
+
     /// Waits until the tab is network-idle and DOM-quiet at the same time, or the settle cap
     /// passes. `since` is when the action started: a request it triggered a little later still
     /// counts, because the network must stay quiet for `network_quiet` after it.
@@ -133,10 +197,12 @@ impl CdpBrowser {
     }
 
     /// Settles after an action aimed at an element, whose resolve armed the page's action
-    /// watch before the input: waits one turn of the page, then for its changes to go quiet for
-    /// `action_quiet` (no wait when it changed nothing), then for the requests it started to end
-    /// and again for the page's answer to them. An action that asked for a navigation settles
-    /// the long way ([`CdpBrowser::settle`]), waiting for the new document.
+    /// watch before the input: waits one turn of the page, then for the requests it started to
+    /// end and one more turn for the page's answer to them. When the page changed and has not
+    /// been quiet for `action_quiet` yet, the action answers anyway (its effect shows) and marks
+    /// the tab settling: the next call waits for that quiet first ([`CdpBrowser::await_settling`]).
+    /// An action that asked for a navigation settles the long way ([`CdpBrowser::settle`]),
+    /// waiting for the new document.
     pub(crate) async fn settle_action(
         &mut self,
         page: &Page,
@@ -165,6 +231,17 @@ impl CdpBrowser {
                 Ok(watched) if watched.armed => {
                     timer.mutations = watched.mutations;
                     timer.first_change_ms = watched.first_ms;
+                    // Changed, and not yet quiet for `action_quiet`: the effect shows, so the
+                    // action answers now; the tab's next call waits for the quiet.
+                    timer.settling = watched.mutations > 0
+                        && watched.last_ms.is_none_or(|ms| {
+                            ms < self.config.settle.action_quiet.as_secs_f64() * 1000.0
+                        });
+                    // Requests the action started: the settle below must know of them.
+                    if let Some(started) = watched.requests.filter(|n| *n > 0) {
+                        timer.requests_awaited = started;
+                        self.hear_requests(page, timer, started, deadline).await;
+                    }
                 }
                 // A document the watch was not armed in: the action navigated.
                 Ok(_) | Err(AgentError::ContextGone) => break None,
@@ -201,12 +278,18 @@ impl CdpBrowser {
                     return Err(DriverError::Cancelled);
                 }
                 self.check_alive()?;
+                if timer.settling
+                    && let Some(tab) = self.shared.lock().tab_mut(&page.id)
+                {
+                    tab.settling = true;
+                }
                 Settled {
                     quiet,
                     waited: since.elapsed(),
                 }
             }
             None => {
+                timer.settling = false;
                 timer.long_way = true;
                 self.settle_within(page, since, deadline, cancel).await?
             }
@@ -216,7 +299,9 @@ impl CdpBrowser {
     }
 
     /// Asks the page's action watch (see [`CdpBrowser::settle_action`]) for the action that
-    /// started at `since`; with `guard`, the press guard's verdict comes in the same call.
+    /// started at `since`: it answers after one turn of the page (the tasks the input queued
+    /// have run), without waiting for the page to go quiet. With `guard`, it first waits for
+    /// the guarded press to be released, and the guard's verdict comes in the same call.
     pub(crate) async fn look(
         &self,
         page: &Page,
@@ -228,7 +313,7 @@ impl CdpBrowser {
         let settle = self.config.settle;
         let remaining = (since + settle.cap).saturating_duration_since(asked);
         let args = json!({
-            "quietMs": settle.action_quiet.as_millis() as u64,
+            "quietMs": 0,
             "capMs": remaining.as_millis() as u64,
             "guard": guard,
         });
@@ -237,6 +322,36 @@ impl CdpBrowser {
             .agent::<Watched>(page, "settled", args, timeout, cancel)
             .await;
         Look { asked, outcome }
+    }
+
+    /// Before a call on a tab whose last action answered while the page was still changing
+    /// ([`Tab::settling`]): waits until the page's action watch has seen no change for
+    /// `action_quiet` (at most the settle cap), so what the call reads or aims at is what the
+    /// action left. Usually the quiet has already passed and this is one look.
+    pub(crate) async fn await_settling(&self, page: &Page) {
+        let settling = self
+            .shared
+            .lock()
+            .tab_mut(&page.id)
+            .map(|tab| std::mem::take(&mut tab.settling))
+            .unwrap_or(false);
+        if !settling {
+            return;
+        }
+        let settle = self.config.settle;
+        let args = json!({
+            "quietMs": settle.action_quiet.as_millis() as u64,
+            "capMs": settle.cap.as_millis() as u64,
+            "guard": false,
+        });
+        let timeout = settle.cap + Duration::from_secs(1);
+        let cancel = CancellationToken::new();
+        if let Err(e) = self
+            .agent::<Watched>(page, "settled", args, timeout, &cancel)
+            .await
+        {
+            tracing::debug!(error = ?e, "the wait for a settling page failed");
+        }
     }
 
     /// Whether the tab's main frame asked to navigate since `since` and has not moved yet.

@@ -64,13 +64,15 @@ async fn streaming_content_still_holds_a_settle() {
     assert!(text.contains("still loading"), "{text}");
 }
 
-/// A list rendered anew after a slow save, a second render a task after the first, and a link to
-/// another page: the answers of `click`, `set_checked`, `type` and `select_option` come only once
-/// their effect is in the page, so a read right after each sees it.
+/// A list rendered anew after a slow save, a second render a task after the first, a change 8 ms
+/// after the first, and a link to another page: the answers of `click`, `set_checked`, `type` and
+/// `select_option` come only once their effect is in the page, and a read right after each sees
+/// all of it.
 const AFTER_PAGE: &str = r#"<!doctype html><title>After</title>
 <p id="status">idle</p>
 <button onclick="save()">Save</button>
 <button onclick="twice()">Twice</button>
+<button onclick="late()">Late</button>
 <button onclick="">Nothing</button>
 <label>Name <input id="name" oninput="later('typed ' + this.value)"></label>
 <label>Size <select id="size" onchange="later('size ' + this.value)"><option>S</option><option>M</option></select></label>
@@ -87,6 +89,10 @@ function later(text) {
   fetch('/slow').then(r => r.text()).then(() => { document.getElementById('status').textContent = text; });
 }
 function save() { later('saved'); }
+function late() {
+  document.getElementById('status').textContent = 'early';
+  setTimeout(() => { document.getElementById('status').textContent = 'late'; }, 8);
+}
 function twice() {
   document.getElementById('status').textContent = 'first';
   setTimeout(() => { document.getElementById('status').textContent = 'second'; }, 0);
@@ -135,9 +141,19 @@ async fn an_action_answers_once_its_effect_is_in_the_page() {
     // A second render a task after the first: the answer waits for it.
     browser.click(&r["Twice"], None, &c).await.unwrap();
     assert_eq!(eval(&browser, status).await, json!("second"));
+    // A change 8 ms after the first, with nothing on the network between: the click may answer
+    // once the first shows, and then the tab's next call waits for the page's quiet, so a read
+    // right after it sees the second.
+    browser.click(&r["Late"], None, &c).await.unwrap();
+    match browser.read_page(ReadFilter::All, None, &c).await.unwrap() {
+        Some(ReadResult::Structured(read)) => {
+            assert!(read.text().contains("late"), "{}", read.text());
+        }
+        other => panic!("{other:?}"),
+    }
     // A click that changes nothing answers (and changes nothing).
     browser.click(&r["Nothing"], None, &c).await.unwrap();
-    assert_eq!(eval(&browser, status).await, json!("second"));
+    assert_eq!(eval(&browser, status).await, json!("late"));
     // Typing and selecting whose page answers after a request.
     browser
         .type_text("Ada", Some(&r["Name"]), None, &c)

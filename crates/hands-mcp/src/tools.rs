@@ -167,9 +167,10 @@ pub fn browser_schema(member: BrowserMember) -> Value {
             FULL_ARG.to_owned(),
             json!({"type": "boolean", "default": false, "description": "Send the whole read. \
                    By default a read of the document the tab's last read (with the same filter) \
-                   showed sends only what changed since: elements added (+), removed (-) or \
-                   changed (~), lines of text added or removed; refs stay the same. A new \
-                   document always gets the whole read."}),
+                   showed sends only what changed since, under `Changes:`: elements added (+), \
+                   removed (-, ref and name) or changed (~, ref and only what changed: \
+                   `~ [e4] [x]`, `~ [e1] = \"\"`), lines of text added or removed; refs stay \
+                   the same. A new document always gets the whole read."}),
         );
     }
     if browser_is_action(member) {

@@ -21,23 +21,27 @@
 //! let changes = ReadChanges::between(&before, &after);
 //! assert_eq!(
 //!     changes.to_compact(),
-//!     "Since the last read:\n~ [e1] checkbox [x] Done: milk\n- 3 left\n+ 2 left"
+//!     "Changes:\n~ [e1] [x]\n- 3 left\n+ 2 left"
 //! );
 //! ```
 
 use std::collections::{HashMap, HashSet};
 
-use crate::browser::read::{BrowserRead, Omitted, ReadElement, Ref, compact_line, text_item};
+use crate::browser::read::{
+    BrowserRead, Omitted, ReadElement, Ref, changed_line, compact_line, text_item,
+};
 
-/// The first line of a read that sends only what changed.
-pub const CHANGES_HEADER: &str = "Since the last read:";
+/// The first line of a read that sends only what changed (since the tab's last read with the
+/// same filter, as the tool's description says).
+pub const CHANGES_HEADER: &str = "Changes:";
 /// The whole answer of a re-read when nothing changed.
 pub const NO_CHANGES: &str = "No changes since the last read.";
 /// Before an element that is new, or a line of text that is new.
 pub const ADDED_MARK: &str = "+ ";
 /// Before an element that is gone (its ref and name), or a line of text that is gone.
 pub const REMOVED_MARK: &str = "- ";
-/// Before an element whose name, value, state or options changed (as it is now).
+/// Before an element whose name, value, state or options changed: its ref and what changed
+/// ([`changed_line`]).
 pub const CHANGED_MARK: &str = "~ ";
 
 /// Most cells of the table the text diff fills; past it, every line between the common start
@@ -49,7 +53,8 @@ const MAX_DIFF_CELLS: usize = 1 << 20;
 pub struct ReadChanges {
     added: Vec<ReadElement>,
     removed: Vec<ReadElement>,
-    changed: Vec<ReadElement>,
+    /// As it was, and as it is now.
+    changed: Vec<(ReadElement, ReadElement)>,
     text_removed: Vec<String>,
     text_added: Vec<String>,
     omitted: Option<Vec<Omitted>>,
@@ -74,7 +79,9 @@ impl ReadChanges {
         for e in after.elements() {
             match old.get(e.reference()) {
                 None => changes.added.push(e.clone()),
-                Some(was) if !same_element(was, e) => changes.changed.push(e.clone()),
+                Some(was) if !same_element(was, e) => {
+                    changes.changed.push(((*was).clone(), e.clone()));
+                }
                 Some(_) => {}
             }
         }
@@ -123,8 +130,8 @@ impl ReadChanges {
         &self.removed
     }
 
-    /// Elements whose name, value, state or options changed, as they are now.
-    pub fn changed(&self) -> &[ReadElement] {
+    /// Elements whose name, value, state or options changed: (as they were, as they are now).
+    pub fn changed(&self) -> &[(ReadElement, ReadElement)] {
         &self.changed
     }
 
@@ -134,7 +141,8 @@ impl ReadChanges {
     }
 
     /// The lines a model reads: [`CHANGES_HEADER`], then one line per change — `~ ` and the
-    /// element as it is now, `+ ` and a new element (both in the compact form of
+    /// element's ref with only what changed ([`changed_line`]: `~ [e1] = ""`, `~ [e4] [x]`; the
+    /// whole line when its kind changed), `+ ` and a new element (in the compact form of
     /// [`compact_line`]), `- ` and a gone element's ref and name (`- [e3] Delete milk`), `- ` /
     /// `+ ` and a line of text — then `(omitted: …)` when what the read left out changed. Just
     /// [`NO_CHANGES`] when nothing did.
@@ -144,7 +152,14 @@ impl ReadChanges {
         }
         let mut lines = vec![CHANGES_HEADER.to_owned()];
         let marked = |mark: &str, e: &ReadElement| format!("{mark}{}", compact_line(e));
-        lines.extend(self.changed.iter().map(|e| marked(CHANGED_MARK, e)));
+        lines.extend(
+            self.changed
+                .iter()
+                .map(|(was, now)| match changed_line(was, now) {
+                    Some(line) => format!("{CHANGED_MARK}{line}"),
+                    None => marked(CHANGED_MARK, now),
+                }),
+        );
         lines.extend(self.removed.iter().map(|e| {
             let mut line = format!("{REMOVED_MARK}[{}] ", e.reference());
             text_item(&mut line, e.label(), false);
@@ -273,8 +288,8 @@ mod tests {
             &after,
             &[
                 CHANGES_HEADER,
-                "~ [e1] textbox New task = \"\"",
-                "~ [e4] checkbox [x] Done: Buy milk",
+                "~ [e1] = \"\"",
+                "~ [e4] [x]",
                 "- [e3] Delete Call the bank",
                 "+ [e9] button Delete Write report",
             ],
@@ -282,7 +297,74 @@ mod tests {
         check(&after, &after, &[NO_CHANGES]);
         let renamed = read("Tasks\n3 left", vec![el("e2", "Adding…", Role::Button)]);
         let was = read("Tasks\n3 left", vec![el("e2", "Add task", Role::Button)]);
-        check(&was, &renamed, &[CHANGES_HEADER, "~ [e2] button Adding…"]);
+        check(&was, &renamed, &[CHANGES_HEADER, "~ [e2] Adding…"]);
+    }
+
+    #[test]
+    fn a_changed_element_shows_only_what_changed() {
+        use crate::browser::read::{Kind, ReadOption};
+        let opts = |chosen: &str| {
+            ["s", "m"]
+                .iter()
+                .map(|v| {
+                    ReadOption::new(v.to_uppercase(), (*v).into())
+                        .unwrap()
+                        .selected(*v == chosen)
+                })
+                .collect::<Vec<_>>()
+        };
+        let size = |value: &str, options: Vec<ReadOption>| {
+            let role = if options.iter().any(|o| o.is_selected().is_some()) {
+                Role::Listbox
+            } else {
+                Role::Combobox
+            };
+            el("e3", "Size", role)
+                .with_value(value.into())
+                .unwrap()
+                .with_options(options)
+                .unwrap()
+        };
+        let one = |e: ReadElement| read("", vec![e]);
+        let plain = |v: &str| size(v, vec![ReadOption::new("S".into(), "s".into()).unwrap()]);
+        check(
+            &one(plain("s")),
+            &one(plain("m")),
+            &[CHANGES_HEADER, "~ [e3] = m"],
+        );
+        check(
+            &one(size("s", opts("s"))),
+            &one(size("m", opts("m"))),
+            &[CHANGES_HEADER, "~ [e3] = m {S=s, M=m*}"],
+        );
+        let box_ = |checked: bool, label: &str| {
+            el("e4", label, Role::Checkbox)
+                .with_checked(checked)
+                .unwrap()
+        };
+        check(
+            &one(box_(false, "Agree")),
+            &one(box_(true, "I agree [required]")),
+            &[CHANGES_HEADER, "~ [e4] [x] \"I agree [required]\""],
+        );
+        check(
+            &one(el("e5", "Skip", Role::Button)),
+            &one(el("e5", "Skip", Role::Button).off_screen()),
+            &[CHANGES_HEADER, "~ [e5] (off-screen)"],
+        );
+        check(
+            &one(el("e5", "Skip", Role::Button).off_screen()),
+            &one(el("e5", "Skip", Role::Button)),
+            &[CHANGES_HEADER, "~ [e5] (on-screen)"],
+        );
+        // A kind that changed under one ref (a driver keeps a ref only while the kind stays):
+        // the whole line.
+        let tab = el("e6", "Go", Role::Button).with_kind(Kind::Tab).unwrap();
+        check(
+            &one(el("e6", "Go", Role::Button)),
+            &one(tab),
+            &[CHANGES_HEADER, "~ [e6] tab Go"],
+        );
     }
 
     #[test]

@@ -706,21 +706,7 @@ fn compact_line_with(e: &ReadElement, like: Option<&Ref>) -> String {
         out.push_str(like.as_str());
         out.push('}');
     } else if e.options.is_some() {
-        out.push_str(" {");
-        for (i, o) in options.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            text_item(&mut out, &o.label, true);
-            if o.value != o.label {
-                out.push('=');
-                text_item(&mut out, &o.value, true);
-            }
-            if o.selected == Some(true) || starred == Some(i) {
-                out.push('*');
-            }
-        }
-        out.push('}');
+        push_options(&mut out, options, starred);
     }
     if e.offscreen {
         out.push(' ');
@@ -729,8 +715,88 @@ fn compact_line_with(e: &ReadElement, like: Option<&Ref>) -> String {
     out
 }
 
+/// ` {label=value, …}` with `*` after the selected options and after option `starred`.
+fn push_options(out: &mut String, options: &[ReadOption], starred: Option<usize>) {
+    out.push_str(" {");
+    for (i, o) in options.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        text_item(out, &o.label, true);
+        if o.value != o.label {
+            out.push('=');
+            text_item(out, &o.value, true);
+        }
+        if o.selected == Some(true) || starred == Some(i) {
+            out.push('*');
+        }
+    }
+    out.push('}');
+}
+
+/// What changed in an element between two reads, in the compact form's syntax without what
+/// stayed: `[ref]`, then only the parts that differ — `[x]` / `[ ]`, the name, ` = value`, the
+/// options in braces (unstarred: the value says which is chosen), [`OFF_SCREEN_MARK`] or
+/// [`ON_SCREEN_MARK`]. `None` when the kind differs or a part appeared or vanished that the
+/// syntax cannot say (a value or a checked state gone): the caller shows the whole element.
+///
+/// ```
+/// use hands_core::browser::read::{changed_line, ReadElement, Ref, Role};
+/// let field = |v: &str| {
+///     ReadElement::new(Ref::new("e1").unwrap(), "New task".into(), Role::Textbox)
+///         .unwrap()
+///         .with_value(v.into())
+///         .unwrap()
+/// };
+/// assert_eq!(changed_line(&field("Write report"), &field("")).unwrap(), "[e1] = \"\"");
+/// ```
+pub fn changed_line(was: &ReadElement, now: &ReadElement) -> Option<String> {
+    if was.kind != now.kind
+        || (was.checked.is_some() && now.checked.is_none())
+        || (was.value.is_some() && now.value.is_none())
+        || (was.options.is_some() && now.options.is_none())
+    {
+        return None;
+    }
+    let mut out = format!("[{}]", now.reference.as_str());
+    if now.checked != was.checked {
+        out.push_str(if now.checked == Some(true) {
+            " [x]"
+        } else {
+            " [ ]"
+        });
+    }
+    if now.label != was.label {
+        out.push(' ');
+        text_item(&mut out, &now.label, false);
+    }
+    if let Some(value) = &now.value
+        && was.value.as_ref() != Some(value)
+    {
+        out.push_str(" = ");
+        text_item(&mut out, value, false);
+    }
+    if let Some(options) = &now.options
+        && was.options.as_ref() != Some(options)
+    {
+        push_options(&mut out, options, None);
+    }
+    if now.offscreen != was.offscreen {
+        out.push(' ');
+        out.push_str(if now.offscreen {
+            OFF_SCREEN_MARK
+        } else {
+            ON_SCREEN_MARK
+        });
+    }
+    Some(out)
+}
+
 /// What the compact form puts after a zero-size control the keyboard reaches.
 pub const OFF_SCREEN_MARK: &str = "(off-screen)";
+
+/// After a changed element that was off-screen and is not any more (see [`changed_line`]).
+pub const ON_SCREEN_MARK: &str = "(on-screen)";
 
 /// One piece of the compact form, in page order.
 enum Piece<'a> {
