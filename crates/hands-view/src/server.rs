@@ -133,6 +133,17 @@ pub async fn serve(dir: &Path, addr: SocketAddr, live: Option<Live>) -> Result<V
         .route("/dom/{file}", get(dom))
         .merge(crate::wheel_api::routes())
         .with_state(shared);
+    let stop = serve_until_stopped(listener, router, "the view");
+    Ok(View { addr, token, stop })
+}
+
+/// Serves `router` on `listener` from a task until the token it returns is cancelled; a failure
+/// of the server is logged as `what`'s.
+pub(crate) fn serve_until_stopped(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    what: &'static str,
+) -> CancellationToken {
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     tokio::spawn(async move {
@@ -140,10 +151,10 @@ pub async fn serve(dir: &Path, addr: SocketAddr, live: Option<Live>) -> Result<V
             .with_graceful_shutdown(async move { stopped.cancelled().await })
             .await;
         if let Err(e) = served {
-            tracing::warn!(error = %e, "the view stopped");
+            tracing::warn!(error = %e, "{what} stopped");
         }
     });
-    Ok(View { addr, token, stop })
+    stop
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -273,32 +284,107 @@ async fn answer(
     }
 }
 
+/// A file a run stored beside its log, served as it was kept: a screenshot, the video, a DOM
+/// snapshot.
+#[derive(Debug, Clone, Copy)]
+enum Stored {
+    Image,
+    Video,
+    Dom,
+}
+
+impl Stored {
+    /// Whether `name` is a bare file name of this kind (no separators, no `..`).
+    fn name_ok(self, name: &str) -> bool {
+        match self {
+            Stored::Image => image_name_ok(name),
+            Stored::Video => video_name_ok(name),
+            Stored::Dom => dom_name_ok(name),
+        }
+    }
+
+    /// What it is called in an answer.
+    fn what(self) -> &'static str {
+        match self {
+            Stored::Image => "image",
+            Stored::Video => "video",
+            Stored::Dom => "DOM snapshot",
+        }
+    }
+
+    /// Where a run directory keeps it, and where a trace does.
+    async fn read(self, source: &Source, name: &str) -> Option<Vec<u8>> {
+        match (source, self) {
+            (Source::Dir(dir), Stored::Image) => {
+                tokio::fs::read(dir.join("images").join(name)).await.ok()
+            }
+            (Source::Dir(dir), Stored::Video) => tokio::fs::read(dir.join(name)).await.ok(),
+            (Source::Dir(dir), Stored::Dom) => {
+                tokio::fs::read(dir.join(DOM_DIR).join(name)).await.ok()
+            }
+            (Source::Trace(trace), Stored::Image) => trace.images.get(name).cloned(),
+            (Source::Trace(trace), Stored::Video) => trace.videos.get(name).cloned(),
+            (Source::Trace(trace), Stored::Dom) => trace.doms.get(name).cloned(),
+        }
+    }
+
+    /// The headers it is served with. A DOM snapshot's HTML is never rendered in the view's
+    /// origin: `text/plain` with `nosniff`, and `Content-Security-Policy: sandbox` should a
+    /// browser render it anyway (an opaque origin, no scripts).
+    fn headers(self, name: &str) -> Vec<(header::HeaderName, &'static str)> {
+        match self {
+            Stored::Image if name.ends_with(".png") => vec![(header::CONTENT_TYPE, "image/png")],
+            Stored::Image => vec![(header::CONTENT_TYPE, "image/jpeg")],
+            Stored::Video => vec![(header::CONTENT_TYPE, "video/webm")],
+            Stored::Dom => vec![
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (header::CONTENT_SECURITY_POLICY, DOM_CSP),
+            ],
+        }
+    }
+
+    /// The answer to `GET` of `name`: only with the view's token, only a name of this kind.
+    async fn serve(
+        self,
+        shared: &Shared,
+        headers: &HeaderMap,
+        query: &Auth,
+        name: &str,
+    ) -> Response {
+        if !authorised(shared, headers, query) {
+            return refused();
+        }
+        if !self.name_ok(name) {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("not a {} name", self.what()),
+            )
+                .into_response();
+        }
+        match self.read(&shared.source, name).await {
+            Some(bytes) => {
+                let mut answer = bytes.into_response();
+                for (key, value) in self.headers(name) {
+                    answer
+                        .headers_mut()
+                        .insert(key, header::HeaderValue::from_static(value));
+                }
+                answer
+            }
+            None => (StatusCode::NOT_FOUND, format!("no such {}", self.what())).into_response(),
+        }
+    }
+}
+
+/// `GET /images/{file}`: a screenshot the run kept.
 async fn image(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     UrlPath(file): UrlPath<String>,
     Query(query): Query<Auth>,
 ) -> Response {
-    if !authorised(&shared, &headers, &query) {
-        return refused();
-    }
-    // A bare file name of the images folder: no separators, no `..`.
-    if !image_name_ok(&file) {
-        return (StatusCode::BAD_REQUEST, "not an image name").into_response();
-    }
-    let mime = if file.ends_with(".png") {
-        "image/png"
-    } else {
-        "image/jpeg"
-    };
-    let bytes = match &shared.source {
-        Source::Dir(dir) => tokio::fs::read(dir.join("images").join(&file)).await.ok(),
-        Source::Trace(trace) => trace.images.get(&file).cloned(),
-    };
-    match bytes {
-        Some(bytes) => ([(header::CONTENT_TYPE, mime)], bytes).into_response(),
-        None => (StatusCode::NOT_FOUND, "no such image").into_response(),
-    }
+    Stored::Image.serve(&shared, &headers, &query, &file).await
 }
 
 /// `GET /video/{file}`: the run's video (`hands run --video`), from its directory or trace.
@@ -308,53 +394,17 @@ async fn video(
     UrlPath(file): UrlPath<String>,
     Query(query): Query<Auth>,
 ) -> Response {
-    if !authorised(&shared, &headers, &query) {
-        return refused();
-    }
-    if !video_name_ok(&file) {
-        return (StatusCode::BAD_REQUEST, "not a video name").into_response();
-    }
-    let bytes = match &shared.source {
-        Source::Dir(dir) => tokio::fs::read(dir.join(&file)).await.ok(),
-        Source::Trace(trace) => trace.videos.get(&file).cloned(),
-    };
-    match bytes {
-        Some(bytes) => ([(header::CONTENT_TYPE, "video/webm")], bytes).into_response(),
-        None => (StatusCode::NOT_FOUND, "no such video").into_response(),
-    }
+    Stored::Video.serve(&shared, &headers, &query, &file).await
 }
 
-/// `GET /dom/{file}`: a DOM snapshot, as text. The page's HTML is never rendered in the view's
-/// origin: `text/plain` with `nosniff`, and `Content-Security-Policy: sandbox` should a browser
-/// render it anyway (an opaque origin, no scripts).
+/// `GET /dom/{file}`: a DOM snapshot, as text (see [`Stored::headers`]).
 async fn dom(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     UrlPath(file): UrlPath<String>,
     Query(query): Query<Auth>,
 ) -> Response {
-    if !authorised(&shared, &headers, &query) {
-        return refused();
-    }
-    if !dom_name_ok(&file) {
-        return (StatusCode::BAD_REQUEST, "not a DOM snapshot name").into_response();
-    }
-    let bytes = match &shared.source {
-        Source::Dir(dir) => tokio::fs::read(dir.join(DOM_DIR).join(&file)).await.ok(),
-        Source::Trace(trace) => trace.doms.get(&file).cloned(),
-    };
-    match bytes {
-        Some(bytes) => (
-            [
-                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
-                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-                (header::CONTENT_SECURITY_POLICY, DOM_CSP),
-            ],
-            bytes,
-        )
-            .into_response(),
-        None => (StatusCode::NOT_FOUND, "no such DOM snapshot").into_response(),
-    }
+    Stored::Dom.serve(&shared, &headers, &query, &file).await
 }
 
 /// The policy a DOM snapshot is served with: no script, no plugin, an opaque origin.

@@ -23,7 +23,6 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::server::{Auth, View, ViewError, random_token, refused, token_ok};
 use crate::trace::image_name_ok;
@@ -147,16 +146,7 @@ pub async fn serve_batch(
             get(|| async { ([(header::CONTENT_TYPE, "text/javascript")], "") }),
         )
         .with_state(shared);
-    let stop = CancellationToken::new();
-    let stopped = stop.clone();
-    tokio::spawn(async move {
-        let served = axum::serve(listener, router)
-            .with_graceful_shutdown(async move { stopped.cancelled().await })
-            .await;
-        if let Err(e) = served {
-            tracing::warn!(error = %e, "the batch view stopped");
-        }
-    });
+    let stop = crate::server::serve_until_stopped(listener, router, "the batch view");
     Ok(View { addr, token, stop })
 }
 
