@@ -171,30 +171,17 @@ mod tests {
     }
 
     #[test]
-    fn symlinks_fifos_and_escapes_are_refused() {
+    fn symlinks_are_never_followed_here() {
         let dir = temp("refused");
         std::fs::write(dir.join("real"), "real").unwrap();
         std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            dir.join("fifo"),
-            FileType::Fifo,
-            Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
         let fd = open_dir(&dir).unwrap();
-        let (mut file, size) = open_regular(&fd, OsStr::new("real")).unwrap();
-        let mut text = String::new();
-        file.read_to_string(&mut text).unwrap();
-        assert_eq!((text.as_str(), size), ("real", 4));
+        // What `open_regular` refuses is tested with `hands_jail::beneath`; here, that this
+        // module goes through it.
+        let (_, size) = open_regular(&fd, OsStr::new("real")).unwrap();
+        assert_eq!(size, 4);
         let err = open_regular(&fd, OsStr::new("link")).unwrap_err();
         assert!(is(&err, Errno::LOOP), "{err}");
-        // A FIFO is refused at once rather than read.
-        let err = open_regular(&fd, OsStr::new("fifo")).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
-        // `..` leaves the directory: refused by the kernel.
-        assert!(open_regular(&fd, OsStr::new("../x")).is_err());
         // A symlinked directory is not opened as the directory.
         std::os::unix::fs::symlink(&dir, dir.join("dirlink")).unwrap();
         assert!(open_dir(&dir.join("dirlink")).is_err());

@@ -133,7 +133,8 @@ fn aim(arguments: &Value) -> (Option<[f64; 2]>, Option<Vec<[f64; 2]>>) {
     (None, None)
 }
 
-fn text_of(content: &Value) -> String {
+/// A message's text: a string, or its blocks' texts one per line.
+pub(crate) fn text_of(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => blocks

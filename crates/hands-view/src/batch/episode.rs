@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::steps::{RunView, StepView};
+use crate::steps::{RunView, StepView, text_of};
 
 /// A screenshot of the episode, ready to serve.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,18 +119,6 @@ enum Turn {
     Task(String),
     /// The model's text and calls (id, name, arguments).
     Model { text: Vec<String>, calls: Vec<Call> },
-}
-
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// The image of an Anthropic `image` block or an OpenAI `data:` URL.
