@@ -47,6 +47,8 @@
           + ". What you did after it was dropped; look at the screen and go on from there.";
         status.textContent = failed;
         status.className = "failed";
+        // Kept after the next input succeeds, for whoever looks back (and the tests).
+        status.dataset.lastFailure = failed;
       } else if (failed) {
         failed = null;
         status.className = "";

@@ -27,8 +27,8 @@ use hands_testkit::GtkText;
 use hands_x11::{X11Desktop, XvfbConfig};
 use serde_json::{Value, json};
 use viewer::{
-    ViewedRun, click, click_screen_at, last_user_text, log_line, said_failed, save_shot, type_keys,
-    wait_js, wait_text,
+    ViewedRun, click, click_screen_at, last_user_text, log_line, save_shot, type_keys, wait_js,
+    wait_text,
 };
 use x11rb::connection::Connection as _;
 use x11rb::protocol::xproto::ConnectionExt as _;
@@ -190,10 +190,10 @@ async fn a_person_takes_the_desktops_wheel_opens_a_window_and_the_model_is_told(
         .await
         .unwrap();
     save_shot("hands-wheel-desktop.png", &shot.bytes());
-    assert!(
-        !said_failed(&browser).await,
-        "the viewer reported a failed input: {}",
-        viewer::wheel_status(&browser).await
+    assert_eq!(
+        viewer::last_failure(&browser).await,
+        None,
+        "the viewer reported a failed input"
     );
     click(&mut browser, "Give back").await;
     let stderr = std::sync::Arc::clone(&run.stderr);
@@ -295,8 +295,10 @@ async fn the_jailed_desktop_of_a_default_run_is_handed_over_too() {
     type_keys(&mut browser, "\n").await;
     // Both inputs are answered before the wheel goes back (the page waits for its queue).
     click(&mut browser, "Give back").await;
+    let failure = viewer::last_failure(&browser).await;
     let stderr = std::sync::Arc::clone(&run.stderr);
     run.wait_success().await;
+    assert_eq!(failure, None, "hands run: {}", stderr.lock().unwrap());
     let requests = sim.requests();
     assert_eq!(requests.len(), 2, "{}", stderr.lock().unwrap());
     let note = last_user_text(&requests[1].body);

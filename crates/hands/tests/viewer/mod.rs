@@ -242,12 +242,19 @@ pub fn last_user_text(body: &Value) -> String {
 
 /// Whether the viewer's wheel box says an input of the person's did not reach the screen.
 pub async fn said_failed(browser: &CdpBrowser) -> bool {
+    last_failure(browser).await.is_some()
+}
+
+/// The last input of the person's the viewer said did not reach the screen (kept after later
+/// inputs succeed), if any.
+pub async fn last_failure(browser: &CdpBrowser) -> Option<String> {
     eval(
         browser,
-        "document.getElementById('wheel-status').className === 'failed'",
+        "document.getElementById('wheel-status').dataset.lastFailure || null",
     )
     .await
-        == json!(true)
+    .as_str()
+    .map(str::to_owned)
 }
 
 /// What the viewer's wheel box says now.
