@@ -37,14 +37,8 @@ async fn page_labels(browser: &hands_cdp::CdpBrowser, control: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn walk_labels_match_el_labels_and_refs_stay_actionable() {
-    let server = Server::start().await;
-    server.html("/", PAGE);
-    let mut browser = launch(config()).await;
+    let (_server, mut browser) = open_page(PAGE).await;
     let c = cancel();
-    browser
-        .navigate(&server.page_url("/"), None, &c)
-        .await
-        .unwrap();
 
     let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
     let labels: Vec<&str> = read.elements().iter().map(|e| e.label()).collect();

@@ -51,14 +51,8 @@ fn refs(read: &BrowserRead) -> HashMap<String, Vec<Ref>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refs_survive_a_new_name_and_a_certain_re_render_only() {
-    let server = Server::start().await;
-    server.html("/", PAGE);
-    let mut browser = launch(config()).await;
+    let (_server, mut browser) = open_page(PAGE).await;
     let c = cancel();
-    browser
-        .navigate(&server.page_url("/"), None, &c)
-        .await
-        .unwrap();
     let first = refs(&structured(
         browser.read_page(ReadFilter::All, None, &c).await.unwrap(),
     ));

@@ -151,14 +151,8 @@ const REBOUND: &str = "now names its re-rendered element.";
 /// row that was read follows that row, never the row now in its place.
 #[tokio::test]
 async fn a_resorted_list_never_sends_a_click_to_the_row_now_in_its_place() {
-    let server = Server::start().await;
-    server.html("/", LIST_PAGE);
-    let mut browser = launch(config()).await;
+    let (_server, mut browser) = open_page(LIST_PAGE).await;
     let c = cancel();
-    browser
-        .navigate(&server.page_url("/"), None, &c)
-        .await
-        .unwrap();
     for mode in ["unkeyed", "patch", "keyed"] {
         set_items(&mut browser, &["Bob", "Carol", "Dan"], mode).await;
         let read = read_list(&mut browser).await;
@@ -200,14 +194,8 @@ async fn a_resorted_list_never_sends_a_click_to_the_row_now_in_its_place() {
 /// Two rows no reader can tell apart when read: neither ref follows a re-render.
 #[tokio::test]
 async fn twins_when_read_are_refused_after_a_rerender() {
-    let server = Server::start().await;
-    server.html("/", LIST_PAGE);
-    let mut browser = launch(config()).await;
+    let (_server, mut browser) = open_page(LIST_PAGE).await;
     let c = cancel();
-    browser
-        .navigate(&server.page_url("/"), None, &c)
-        .await
-        .unwrap();
     set_items(&mut browser, &["Bob", "Bob", "Dan"], "unkeyed").await;
     let read = read_list(&mut browser).await;
     let del = read[2].0.reference().clone();
@@ -266,9 +254,7 @@ async fn a_ref_never_follows_into_a_new_frame_document() {
 /// button of the host it was read in.
 #[tokio::test]
 async fn a_component_given_another_item_is_not_followed() {
-    let server = Server::start().await;
-    server.html(
-        "/",
+    let (_server, mut browser) = open_page(
         r#"<h1>Tasks</h1><task-row>Bob</task-row><task-row>Carol</task-row>
 <script>
 customElements.define('task-row', class extends HTMLElement {
@@ -281,13 +267,9 @@ document.addEventListener('click', (e) => {
   if (b.tagName === 'BUTTON') window.hits.push(b.getRootNode().host.textContent);
 });
 </script>"#,
-    );
-    let mut browser = launch(config()).await;
+    )
+    .await;
     let c = cancel();
-    browser
-        .navigate(&server.page_url("/"), None, &c)
-        .await
-        .unwrap();
     let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
     let bob = read.elements()[0].reference().clone();
     browser.click(&bob, None, &c).await.unwrap();
@@ -308,22 +290,16 @@ document.addEventListener('click', (e) => {
 /// showing another item refuses the ref, whether its button was made anew or kept.
 #[tokio::test]
 async fn a_detail_view_showing_another_item_refuses_its_button() {
-    let server = Server::start().await;
-    server.html(
-        "/",
+    let (_server, mut browser) = open_page(
         r#"<h1>Contacts</h1><h2 id=name>Bob</h2><div id=tools><button>Delete</button></div>
 <script>
 window.hits = [];
 document.addEventListener('click', () => window.hits.push(document.getElementById('name').textContent));
 function redraw() { document.getElementById('tools').innerHTML = '<button>Delete</button>'; }
 </script>"#,
-    );
-    let mut browser = launch(config()).await;
+    )
+    .await;
     let c = cancel();
-    browser
-        .navigate(&server.page_url("/"), None, &c)
-        .await
-        .unwrap();
     let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
     let delete = read.elements()[0].reference().clone();
     // Drawn anew for the same contact: followed.
@@ -414,14 +390,8 @@ async fn rerender_fuzz_never_clicks_a_wrong_element() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x5eed_2121);
-    let server = Server::start().await;
-    server.html("/", LIST_PAGE);
-    let mut browser = launch(config()).await;
+    let (_server, mut browser) = open_page(LIST_PAGE).await;
     let c = cancel();
-    browser
-        .navigate(&server.page_url("/"), None, &c)
-        .await
-        .unwrap();
     let mut rng = Rng(seed | 1);
     let mut counts = Counts::default();
     let modes = ["keyed", "unkeyed", "patch"];

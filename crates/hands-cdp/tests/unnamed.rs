@@ -51,14 +51,8 @@ fn structured(read: Option<ReadResult>) -> BrowserRead {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn targets_without_text_are_named_by_what_they_look_like() {
-    let server = Server::start().await;
-    server.html("/", PAGE);
-    let mut browser = launch(config()).await;
+    let (_server, mut browser) = open_page(PAGE).await;
     let c = cancel();
-    browser
-        .navigate(&server.page_url("/"), None, &c)
-        .await
-        .unwrap();
     let read = structured(browser.read_page(ReadFilter::All, None, &c).await.unwrap());
     let labels: Vec<&str> = read.elements().iter().map(|e| e.label()).collect();
     println!("{}", read.to_compact());

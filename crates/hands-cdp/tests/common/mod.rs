@@ -216,6 +216,17 @@ pub async fn launch(config: DriverConfig) -> CdpBrowser {
     CdpBrowser::launch(config).await.expect("Chromium starts")
 }
 
+/// A page server holding `html` at `/`, and a launched browser (the test config) at it.
+pub async fn open_page(html: &str) -> (Server, CdpBrowser) {
+    let server = Server::start().await;
+    server.html("/", html);
+    let mut browser = launch(config()).await;
+    hands_core::browser::Browser::navigate(&mut browser, &server.page_url("/"), None, &cancel())
+        .await
+        .unwrap();
+    (server, browser)
+}
+
 pub fn cancel() -> CancellationToken {
     CancellationToken::new()
 }
