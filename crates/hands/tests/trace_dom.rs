@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
+mod viewer;
+
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
@@ -17,6 +19,7 @@ use hands_core::browser::args::PageUrl;
 use hands_sim::policy::{text, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn};
 use serde_json::{Value, json};
+use viewer::eval;
 
 const PAGE: &str = r#"<!doctype html><title>Shop</title>
 <h1 id=h>Basket</h1>
@@ -73,18 +76,6 @@ fn get(url: &str) -> (String, String) {
     stream.read_to_string(&mut answer).unwrap();
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
     (head.to_ascii_lowercase(), body.to_owned())
-}
-
-async fn eval(browser: &CdpBrowser, expression: &str) -> Value {
-    let answer = browser
-        .call_raw(
-            None,
-            "Runtime.evaluate",
-            json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
-        )
-        .await
-        .unwrap();
-    answer["result"]["value"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,6 +8,8 @@
     reason = "a test fails by panicking; it prints the video's size and why it skips"
 )]
 
+mod viewer;
+
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
 use std::path::Path;
@@ -16,6 +18,7 @@ use std::process::{Command, Output};
 use hands_sim::policy::{text, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn};
 use serde_json::{Value, json};
+use viewer::eval;
 
 /// A page that changes (a counter), so the screencast has pictures to send.
 const PAGE: &str = r#"<!doctype html><title>Clock</title><h1 id=n>0</h1>
@@ -234,19 +237,6 @@ fn a_desktop_run_with_video_records_the_screen() {
     assert!(output.status.success(), "{stderr}");
     assert!(stderr.contains("video.webm:"), "{stderr}");
     probe(&out.join("video.webm"));
-}
-
-/// Evaluates `expression` in the view's page and returns its value.
-async fn eval(browser: &hands_cdp::CdpBrowser, expression: &str) -> Value {
-    let answer = browser
-        .call_raw(
-            None,
-            "Runtime.evaluate",
-            json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
-        )
-        .await
-        .unwrap();
-    answer["result"]["value"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,45 +6,20 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
+mod viewer;
+
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use hands_cdp::{CdpBrowser, DriverConfig};
 use hands_core::CancellationToken;
 use hands_core::browser::Browser as _;
-use hands_core::browser::args::{PageUrl, WaitText};
+use hands_core::browser::args::PageUrl;
 use hands_core::browser::driver::ReadResult;
 use hands_sim::policy::{text, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn};
 use serde_json::{Value, json};
-
-async fn wait_text(browser: &mut CdpBrowser, text: &str) {
-    let cancel = CancellationToken::new();
-    browser
-        .wait_for(
-            &WaitText::parse(text).unwrap(),
-            Duration::from_secs(30),
-            None,
-            &cancel,
-        )
-        .await
-        .unwrap_or_else(|e| panic!("the page never showed {text:?}: {e}"));
-}
-
-async fn button(browser: &mut CdpBrowser, label: &str) -> hands_core::browser::read::Ref {
-    let cancel = CancellationToken::new();
-    let Some(ReadResult::Structured(read)) = browser.find(label, None, &cancel).await.unwrap()
-    else {
-        panic!("find gave no structured read")
-    };
-    read.elements()
-        .iter()
-        .find(|e| e.label() == label)
-        .unwrap_or_else(|| panic!("no {label} button in {read:?}"))
-        .reference()
-        .clone()
-}
+use viewer::{element, wait_text};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approve_click_on_the_page_reaches_the_runner_and_the_action_runs() {
@@ -111,7 +86,7 @@ async fn an_approve_click_on_the_page_reaches_the_runner_and_the_action_runs() {
     let pending = browser.screenshot(None, &cancel).await.unwrap();
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("hands-view-pending.png");
     std::fs::write(&path, pending.bytes()).unwrap();
-    let approve = button(&mut browser, "Approve").await;
+    let approve = element(&mut browser, "Approve").await;
     browser.click(&approve, None, &cancel).await.unwrap();
     wait_text(&mut browser, "approved (person)").await;
 
@@ -369,7 +344,7 @@ async fn a_50_step_run_exported_as_one_trace_is_served_with_a_timeline_and_a_scr
         "At step 1 of 50 — Turn 1: I look at the screen.",
     )
     .await;
-    let tick = button(&mut browser, "Go to step 37").await;
+    let tick = element(&mut browser, "Go to step 37").await;
     browser.click(&tick, None, &cancel).await.unwrap();
     wait_text(
         &mut browser,

@@ -159,7 +159,7 @@ pub async fn eval(browser: &CdpBrowser, js: &str) -> Value {
         .call_raw(
             None,
             "Runtime.evaluate",
-            json!({"expression": js, "returnByValue": true}),
+            json!({"expression": js, "returnByValue": true, "awaitPromise": true}),
         )
         .await
         .unwrap();
