@@ -187,6 +187,20 @@ impl State {
         self.tabs.iter().find(|t| &t.id == id)
     }
 
+    /// The tabs a call can reach: loaded and not crashed.
+    pub fn live_tabs(&self) -> impl Iterator<Item = &Tab> {
+        self.tabs.iter().filter(|t| t.ready && !t.crashed)
+    }
+
+    /// The active tab's session, when that tab is live.
+    pub fn active_session(&self) -> Option<SessionId> {
+        self.active
+            .as_ref()
+            .and_then(|id| self.tab(id))
+            .filter(|t| t.ready && !t.crashed)
+            .map(|t| t.session.clone())
+    }
+
     /// The HTTP status of the tab's current document, when it came over HTTP.
     pub fn doc_status(tab: &Tab) -> Option<u16> {
         tab.doc_statuses

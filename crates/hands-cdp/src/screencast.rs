@@ -62,13 +62,7 @@ impl CdpBrowser {
 impl Screencast {
     /// The active tab's session, if a tab is open.
     fn active(&self) -> Option<SessionId> {
-        let state = self.shared.lock();
-        state
-            .active
-            .as_ref()
-            .and_then(|id| state.tab(id))
-            .filter(|t| t.ready && !t.crashed)
-            .map(|t| t.session.clone())
+        self.shared.lock().active_session()
     }
 
     /// Casts the active tab (JPEG at `quality`, within `max`) until `cancel` fires or the

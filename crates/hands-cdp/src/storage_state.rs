@@ -267,9 +267,7 @@ impl StateSaver {
         let tabs: Vec<(SessionId, String, String)> = self
             .shared
             .lock()
-            .tabs
-            .iter()
-            .filter(|t| t.ready && !t.crashed)
+            .live_tabs()
             .map(|t| (t.session.clone(), t.target_id.clone(), t.url.clone()))
             .collect();
         for (session, frame, url) in &tabs {

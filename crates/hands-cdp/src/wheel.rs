@@ -155,13 +155,9 @@ fn failed(what: &str, e: impl std::fmt::Display) -> DriverError {
 impl BrowserWheel {
     /// The active tab's session.
     fn active(&self) -> Result<SessionId, DriverError> {
-        let state = self.shared.lock();
-        state
-            .active
-            .as_ref()
-            .and_then(|id| state.tab(id))
-            .filter(|t| t.ready && !t.crashed)
-            .map(|t| t.session.clone())
+        self.shared
+            .lock()
+            .active_session()
             .ok_or_else(|| DriverError::Failed("no tab is open".into()))
     }
 
@@ -260,9 +256,7 @@ impl BrowserWheel {
         let tabs: Vec<(String, SessionId, String)> = self
             .shared
             .lock()
-            .tabs
-            .iter()
-            .filter(|t| t.ready && !t.crashed)
+            .live_tabs()
             .map(|t| {
                 (
                     t.id.as_str().to_owned(),
@@ -326,9 +320,7 @@ impl Watching {
         let sessions: Vec<SessionId> = self
             .shared
             .lock()
-            .tabs
-            .iter()
-            .filter(|t| t.ready && !t.crashed)
+            .live_tabs()
             .map(|t| t.session.clone())
             .collect();
         for session in &sessions {

@@ -96,16 +96,7 @@ impl LocalCluster {
             .tempdir()
             .map_err(|e| FleetError::Cluster(format!("a temporary directory: {e}")))?;
         let run_as = if rustix::process::geteuid().is_root() {
-            let status = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(dir.path())
-                .status()
-                .map_err(|e| FleetError::Cluster(format!("chown: {e}")))?;
-            if !status.success() {
-                return Err(FleetError::Cluster(
-                    "running as root, PostgreSQL needs the `postgres` user (Debian's postgresql package creates it): run scripts/install-system-deps.sh".into(),
-                ));
-            }
+            give_to_postgres(dir.path())?;
             Some("postgres".to_owned())
         } else {
             None
@@ -149,16 +140,7 @@ impl LocalCluster {
             .tempdir()
             .map_err(|e| FleetError::Cluster(format!("a temporary directory: {e}")))?;
         if self.run_as.is_some() {
-            let status = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(dir.path())
-                .status()
-                .map_err(|e| FleetError::Cluster(format!("chown: {e}")))?;
-            if !status.success() {
-                return Err(FleetError::Cluster(
-                    "chown of the standby's directory".into(),
-                ));
-            }
+            give_to_postgres(dir.path())?;
         }
         let standby = LocalCluster {
             dir,
@@ -438,4 +420,19 @@ impl Drop for LocalCluster {
             tracing::warn!("stopping the private PostgreSQL: {e}");
         }
     }
+}
+
+/// Gives `dir` to the `postgres` user (hands runs as root; PostgreSQL refuses to).
+fn give_to_postgres(dir: &Path) -> Result<(), FleetError> {
+    let status = Command::new("chown")
+        .args(["-R", "postgres:postgres"])
+        .arg(dir)
+        .status()
+        .map_err(|e| FleetError::Cluster(format!("chown: {e}")))?;
+    if status.success() {
+        return Ok(());
+    }
+    Err(FleetError::Cluster(
+        "running as root, PostgreSQL needs the `postgres` user (Debian's postgresql package creates it): run scripts/install-system-deps.sh".into(),
+    ))
 }
