@@ -261,41 +261,21 @@ fn breakdown(bare: (&[LogTimes], &[f64], f64), worker: (&[LogTimes], &[Value], f
         fleet_wall,
     );
     let run = |l: &LogTimes| l.total;
-    let env = |l: &LogTimes| l.env;
-    let model = |l: &LogTimes| l.model;
-    let actions = |l: &LogTimes| l.actions;
     let saves = |l: &LogTimes| l.saves.iter().sum::<f64>();
-    let rest = |l: &LogTimes| l.total - l.env - l.model - l.actions - l.saves.iter().sum::<f64>();
-    row(
-        "    the run (its log)",
-        of(bare_logs, &run),
-        of(fleet_logs, &run),
-    );
-    row(
-        "      environment start, runner built",
-        of(bare_logs, &env),
-        of(fleet_logs, &env),
-    );
-    row(
-        "      the model (stand-in)",
-        of(bare_logs, &model),
-        of(fleet_logs, &model),
-    );
-    row(
-        "      actions",
-        of(bare_logs, &actions),
-        of(fleet_logs, &actions),
-    );
-    row(
-        "      checkpoint saves",
-        of(bare_logs, &saves),
-        of(fleet_logs, &saves),
-    );
-    row(
-        "      the rest of the run",
-        of(bare_logs, &rest),
-        of(fleet_logs, &rest),
-    );
+    type Phase<'a> = (&'a str, &'a dyn Fn(&LogTimes) -> f64);
+    let phases: [Phase; 6] = [
+        ("    the run (its log)", &run),
+        ("      environment start, runner built", &|l| l.env),
+        ("      the model (stand-in)", &|l| l.model),
+        ("      actions", &|l| l.actions),
+        ("      checkpoint saves", &saves),
+        ("      the rest of the run", &|l| {
+            l.total - l.env - l.model - l.actions - saves(l)
+        }),
+    ];
+    for (what, phase) in phases {
+        row(what, of(bare_logs, phase), of(fleet_logs, phase));
+    }
     row(
         "    outside the run",
         mean(bare_walls.iter().copied()) - of(bare_logs, &run),
