@@ -98,6 +98,22 @@ STEPS = {
     ],
 }
 
+# What a read right after a step's action must show (role, name, whether it is there), where the
+# step's effect is in the page's controls; every step is also checked by time (below).
+SEEN = {
+    ("article", 9): [("button", "Marked as read", True)],
+    ("spa", 1): [("checkbox", "Done: Write report", True)],
+    ("spa", 3): [("button", "Delete Call the bank", False)],
+    ("spa", 5): [("checkbox", "Done: Book dentist", False)],
+    ("spa", 6): [("checkbox", "Done: Buy milk", False)],
+    ("spa", 7): [("checkbox", "Done: Book dentist", True)],
+    ("spa", 8): [("button", "Delete Book dentist", False)],
+    ("spa", 9): [("checkbox", "Done: Write report", False)],
+    ("controls", 2): [("button", "Saved item 17", True)],
+    ("controls", 6): [("button", "Saved item 250", True)],
+    ("controls", 9): [("button", "Saved item 499", True)],
+}
+
 TOOLS = ["hands", "playwright-mcp", "chrome-devtools-mcp", "agent-browser"]
 # How long a step's effect may take to land after the action returned before the step fails.
 EFFECT_DEADLINE_S = 3.0
@@ -115,23 +131,24 @@ def counter():
 
 
 def check(state, page, key, want, returned_at):
-    """(ok, stale, effect landed in s after the action started or None)."""
+    """(ok, whether the effect landed after `returned_at`, when it landed or None)."""
     got = state.get(page, key)
     if got and got[0] == want:
-        return True, False, got[1]
+        return True, got[1] > returned_at, got[1]
     deadline = time.time() + EFFECT_DEADLINE_S
     while time.time() < deadline:
         time.sleep(0.005)
         got = state.get(page, key)
         if got and got[0] == want:
-            # Landed after the action had returned: a read at once would not have seen it.
             return True, got[1] > returned_at, got[1]
     return False, False, None
 
 
 def run_tool(name, args, state, base, workdir):
     tool = tools.make(name, workdir, args.hands, base, args.locate)
-    results = []  # (page, step index, ok, stale, action s, effect s or None, note)
+    # (page, step index, ok, stale read, action s, effect s or None, note, answered before the
+    # effect, action and the read right after s)
+    results = []
     starts = []  # (page, index of its first call)
     try:
         for page in args.pages:
@@ -146,7 +163,8 @@ def run_tool(name, args, state, base, workdir):
                     remembered = tool.remembered(role, target) if args.locate == "remember" else None
                     ref = remembered or tool.locate(role, target)
                 except tools.NotFound as e:
-                    results.append((page, idx, False, False, None, None, f"not found: {e}"[:300]))
+                    results.append((page, idx, False, False, None, None, f"not found: {e}"[:300],
+                                        False, None))
                     continue
                 started, ended, text = tool.act(step, ref)
                 if remembered and text.startswith("ERROR"):
@@ -156,19 +174,34 @@ def run_tool(name, args, state, base, workdir):
                     try:
                         ref = tool.locate(role, target)
                     except tools.NotFound as e:
-                        results.append((page, idx, False, False, None, None, f"not found: {e}"[:300]))
+                        results.append((page, idx, False, False, None, None, f"not found: {e}"[:300],
+                                        False, None))
                         continue
                     started, ended, text = tool.act(step, ref)
-                ok, stale, landed = check(state, page, key, want, ended)
+                # A read right after the action, as a model that reads at once makes it.
+                probe, probed = tool.probe()
+                ok, early, landed = check(state, page, key, want, ended)
+                # Stale: the page reported the effect only after that read had returned (the
+                # page reports from the handler that changed its DOM, in the same task, so the
+                # read cannot have seen it), or the read lacks what the effect shows.
+                unseen = [(role_, name_) for role_, name_, there in SEEN.get((page, idx), [])
+                          if tool.seen(probe, role_, name_) != there]
+                stale = ok and (landed > probed or bool(unseen))
                 note = "" if ok else f"page says {state.get(page, key)!r}, answer {text[:200]!r}"
                 if ok and text.startswith("ERROR"):
                     # The effect landed, but the tool told the model it failed.
                     ok, note = False, f"the page changed, but the answer was an error: {text[:200]!r}"
+                if stale:
+                    note = f"the read right after missed {unseen or 'the effect'}"
                 results.append((page, idx, ok, stale, ended - started,
-                                None if landed is None else landed - started, note))
+                                None if landed is None else landed - started, note, early,
+                                probed - started))
                 if args.verbose:
                     print(f"  {name} {page} {idx + 1} {verb} {target!r}: ok={ok} stale={stale} "
-                          f"{(ended - started) * 1000:.0f} ms {note}", file=sys.stderr)
+                          f"{(ended - started) * 1000:.0f} ms, effect "
+                          f"{'-' if landed is None else f'{(landed - started) * 1000:.0f} ms'}, "
+                          f"read after {(probed - started) * 1000:.0f} ms {note}",
+                          file=sys.stderr)
     finally:
         tool.close()
         tools.dump(os.path.join(workdir, f"{name}.jsonl"), tool)
@@ -210,9 +243,13 @@ def summarize(name, calls, results, count):
         "median_done_ms": statistics.median(
             max(r[4], r[5]) for r in results if r[4] is not None and r[5] is not None
         ) * 1000 if effects else float("nan"),
+        # From the action's start to the end of a read made right after it.
+        "median_read_after_ms": statistics.median(
+            r[8] for r in results if r[8] is not None) * 1000 if actions else float("nan"),
         "ok": sum(1 for r in results if r[2]),
         "steps": len(results),
         "stale": sum(1 for r in results if r[3]),
+        "early": sum(1 for r in results if r[7]),
         "failures": [(r[0], r[1] + 1, r[6]) for r in results if not r[2]],
     }
 
@@ -228,8 +265,9 @@ def table(rows, tokenizer):
     out = [
         f"tokens: {tokenizer}; ratios are the tool's over hands'",
         "| tool | calls | tokens | largest answer | answers > 25k | median action | "
-        "median effect | median answer and effect | steps ok | stale |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "median effect | median answer and effect | median action and read | steps ok | "
+        "answered before effect | stale reads |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(
@@ -237,7 +275,8 @@ def table(rows, tokenizer):
             f"{r['largest']:,}{ratio(r, 'largest')} | {r['over_25k']} | "
             f"{r['median_action_ms']:.0f} ms{ratio(r, 'median_action_ms')} | "
             f"{r['median_effect_ms']:.0f} ms | {r['median_done_ms']:.0f} ms{ratio(r, 'median_done_ms')} | "
-            f"{r['ok']}/{r['steps']} | {r['stale']} |"
+            f"{r['median_read_after_ms']:.0f} ms{ratio(r, 'median_read_after_ms')} | "
+            f"{r['ok']}/{r['steps']} | {r['early']} | {r['stale']} |"
         )
     return "\n".join(out)
 

@@ -84,6 +84,17 @@ class Tool:
         self.record("action", text, ended - started)
         return started, ended, text
 
+    def seen(self, probe, role, name):
+        """Whether the read `probe` shows the control (`role`, `name`)."""
+        return self.find_in(probe, role, name) is not None
+
+    def probe(self):
+        """A read of the page right after an action, as a model that reads at once gets it:
+        (text, when it returned). Not one of the step's calls: not counted in tokens, and it
+        leaves what the tool remembers of its reads alone."""
+        text = self._probe()
+        return text, time.time()
+
     def close(self):
         pass
 
@@ -103,6 +114,10 @@ class McpTool(Tool):
 
     def close(self):
         self.mcp.close()
+
+    def _probe_text(self, tool, args):
+        text, _ = self.mcp.call(tool, args)
+        return text
 
 
 class Hands(McpTool):
@@ -228,6 +243,28 @@ class Hands(McpTool):
             raise NotFound(text[-400:])
         return ref
 
+    def _probe(self):
+        # `filter: "all"` keeps its own last read, so the step reads (`"interactive"`) still
+        # send what changed since the previous step's read.
+        text = self._probe_text("browser_read_page", {"filter": "all", "full": True})
+        # A read cut at the budget: its other pages (of the same read, no new one).
+        pages = [text]
+        cursor = re.search(r'cursor "([^"]+)"', text)
+        while cursor:
+            more = self._probe_text("browser_read_page", {"filter": "all", "cursor": cursor.group(1)})
+            pages.append(more)
+            cursor = re.search(r'cursor "([^"]+)"', more)
+        return "\n".join(pages)
+
+    def seen(self, probe, role, name):
+        # A page of more elements than one read holds (`(omitted: …)`, the 2,000 controls) is
+        # looked up past the cut with `browser_find`, after the read (so no earlier).
+        if self._find(probe, role, name) is not None:
+            return True
+        if "(omitted" not in probe:
+            return False
+        return self._find(self._probe_text("browser_find", {"query": name}), role, name) is not None
+
     def _act(self, verb, ref, arg, name):
         if verb == "click":
             tool, args = "browser_click", {"target": ref}
@@ -271,6 +308,9 @@ class PlaywrightMcp(McpTool):
             raise NotFound(text[-400:])
         return ref
 
+    def _probe(self):
+        return self._probe_text("browser_snapshot", {})
+
     def _act(self, verb, ref, arg, name):
         if verb == "type":
             tool, args = "browser_type", {"element": name, "target": ref, "text": arg}
@@ -312,6 +352,9 @@ class ChromeDevtoolsMcp(McpTool):
         if not ref:
             raise NotFound(text[-400:])
         return ref
+
+    def _probe(self):
+        return self._probe_text("take_snapshot", {"pageId": self.page_id})
 
     def _act(self, verb, ref, arg, name):
         if verb == "type":
@@ -366,6 +409,9 @@ class AgentBrowser(Tool):
         if not ref:
             raise NotFound(text[-400:])
         return ref
+
+    def _probe(self):
+        return self.run("snapshot", "-i")
 
     def _act(self, verb, ref, arg, name):
         target = "@" + ref

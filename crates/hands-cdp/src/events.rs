@@ -128,10 +128,10 @@ pub struct Tab {
     pub nav_requested: Option<Instant>,
     /// A chooser waiting for a file.
     pub chooser: Option<FileChooser>,
-    /// An action answered once its effect showed, before the page had been quiet for the
-    /// settle's `action_quiet`: the tab's next call waits for that quiet first
-    /// ([`crate::driver::CdpBrowser::page_ready`]).
-    pub settling: bool,
+    /// An action answered before the page was done with it (its DOM not yet quiet for the
+    /// settle's `action_quiet`, or requests it caused still in flight): the tab's next call
+    /// waits for that first ([`crate::driver::CdpBrowser::page_ready`]).
+    pub settling: Option<crate::settle::Settling>,
     /// HTTP statuses of the main frame's recent document responses, by loader (request) id.
     pub doc_statuses: VecDeque<(String, u16)>,
     /// Console and network history, bounded.
@@ -837,7 +837,7 @@ fn on_attached(shared: &Arc<Shared>, parent: Option<&SessionId>, attached: Attac
                 n_requests: 0,
                 nav_requested: None,
                 chooser: None,
-                settling: false,
+                settling: None,
                 doc_statuses: VecDeque::new(),
                 rings,
             });

@@ -135,7 +135,18 @@ impl CdpBrowser {
         // Reading the state back from the control's successor (the click re-rendered it) is no
         // news for the answer.
         let told = self.rebound.len();
-        let after = match self.resolve_ref(&page, target, opts, cancel).await {
+        let mut after = self.resolve_ref(&page, target, opts, cancel).await;
+        // A page that sets the state from its server's answer: wait for what the click caused
+        // (otherwise the tab's next call would) and read again.
+        if after
+            .as_ref()
+            .is_ok_and(|after| after.checked != Some(checked))
+            && self.is_settling(&page)
+        {
+            self.await_settling(&page).await;
+            after = self.resolve_ref(&page, target, opts, cancel).await;
+        }
+        let after = match after {
             Ok(after) => after,
             // The press landed on the control (the guard saw it), then the page rendered the
             // control anew: there is nothing left to verify on.

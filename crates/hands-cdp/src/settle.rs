@@ -1,4 +1,4 @@
-//! Settling after an action by events, not sleeps: an action aimed at an element waits for what it caused (the requests it started to end, then one more turn) and answers once its effect shows, leaving the wait for its DOM changes to go quiet to the tab's next call; it answers after one turn of the page when it changed nothing; other actions and navigations wait for the document to load, no request in flight for a quiet period and no DOM mutation for a quiet period, each bounded by a cap. [`ActionTimer`] logs where an action's time went.
+//! Settling after an action by events, not sleeps: an action aimed at an element answers after one look at the page, one turn of its event loop after the input (what the input did at once shows), and leaves what is still to come (the requests it caused, the page's answer to them, the DOM going quiet) to the tab's next call, which waits for it before it reads or aims; an action that navigated, and other actions and navigations, wait for the document to load, no request in flight for a quiet period and no DOM mutation for a quiet period, each bounded by a cap. [`ActionTimer`] logs where an action's time went.
 
 use std::time::Duration;
 
@@ -15,10 +15,34 @@ use crate::events::Tab;
 /// How long an action waits to hear of the requests the page says it started.
 const REQUESTS_HEARD_CAP: Duration = Duration::from_millis(1000);
 
+/// What an action that answered early left for the tab's next call
+/// ([`CdpBrowser::await_settling`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Settling {
+    /// When the action started.
+    since: Instant,
+    /// The tab's count of requests heard of ([`Tab::n_requests`]) when the action started.
+    requests_before: u64,
+    /// What is left to wait for.
+    left: Left,
+}
+
+/// What an action that answered early left to wait for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Left {
+    /// The page changed and had not been quiet for `action_quiet`.
+    Quiet,
+    /// Requests the action caused, `started` of them by the page's scripts, were in flight, not
+    /// heard of yet, or ended after the page was asked: their end, the page's answer to them,
+    /// then the quiet.
+    Requests { started: u64 },
+}
+
 /// What a settle wait saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settled {
-    /// False when the cap ran out first (the action still counts as done).
+    /// False when the cap ran out first (the action still counts as done), or when an action
+    /// answered before the page was done with it (the tab's next call waits for the rest).
     pub quiet: bool,
     /// Time spent.
     pub waited: Duration,
@@ -156,16 +180,10 @@ impl CdpBrowser {
     }
 
     /// Waits until the driver has heard of `started` requests in the tab since the action
-    /// began (the page's scripts started them; their network events can reach the driver after
-    /// the page's answer), at most [`REQUESTS_HEARD_CAP`] or until `deadline`.
-    async fn hear_requests(
-        &self,
-        page: &Page,
-        timer: &ActionTimer,
-        started: u64,
-        deadline: Instant,
-    ) {
-        let before = timer.requests_before;
+    /// began, when the tab had heard of `before` (the page's scripts started them; their network
+    /// events can reach the driver after the page's answer), at most [`REQUESTS_HEARD_CAP`] or
+    /// until `deadline`.
+    async fn hear_requests(&self, page: &Page, before: u64, started: u64, deadline: Instant) {
         let id = page.id.clone();
         let wait = REQUESTS_HEARD_CAP.min(deadline.saturating_duration_since(Instant::now()));
         let heard = self
@@ -183,6 +201,20 @@ impl CdpBrowser {
         }
     }
 
+    /// Whether the tab's network may still hold something of an action: a request the page
+    /// says it started (`started` since the tab had heard of `before`) that the driver has not
+    /// heard of yet, a request in flight, or one that started or ended after the page was last
+    /// asked (`asked`: the page's answer to it may not have run then).
+    fn requests_pending(&self, page: &Page, before: u64, started: u64, asked: Instant) -> bool {
+        let state = self.shared.lock();
+        let Some(tab) = state.tab(&page.id) else {
+            return false;
+        };
+        tab.n_requests.saturating_sub(before) < started
+            || self.tab_busy(tab, Instant::now())
+            || tab.last_network >= asked
+    }
+
     /// Waits until the tab is network-idle and DOM-quiet at the same time, or the settle cap
     /// passes. `since` is when the action started: a request it triggered a little later still
     /// counts, because the network must stay quiet for `network_quiet` after it.
@@ -197,94 +229,41 @@ impl CdpBrowser {
     }
 
     /// Settles after an action aimed at an element, whose resolve armed the page's action
-    /// watch before the input: waits one turn of the page, then for the requests it started to
-    /// end and one more turn for the page's answer to them. When the page changed and has not
-    /// been quiet for `action_quiet` yet, the action answers anyway (its effect shows) and marks
-    /// the tab settling: the next call waits for that quiet first ([`CdpBrowser::await_settling`]).
+    /// watch before the input: one look after one turn of the page. The action answers then:
+    /// what its input did at once shows. What is still to come is left to the tab's next call
+    /// ([`CdpBrowser::await_settling`]): the DOM going quiet when the page changed and has not
+    /// been quiet for `action_quiet` yet, and, when the action caused requests (in flight, not
+    /// heard of yet, or ended after the look began), their end and the page's answer to them.
     /// An action that asked for a navigation settles the long way ([`CdpBrowser::settle`]),
     /// waiting for the new document.
     pub(crate) async fn settle_action(
         &mut self,
         page: &Page,
         timer: &mut ActionTimer,
-        mut first: Option<Look>,
+        first: Option<Look>,
         cancel: &CancellationToken,
     ) -> Result<Settled, DriverError> {
         let since = timer.started();
         let deadline = since + self.config.settle.cap;
-        let settled = loop {
-            if cancel.is_cancelled() {
-                return Err(DriverError::Cancelled);
-            }
-            if self.navigation_since(page, since) {
-                break None;
-            }
-            if deadline <= Instant::now() {
-                break Some(false);
-            }
-            let look = match first.take() {
-                Some(look) => look,
-                None => self.look(page, since, false, cancel).await,
-            };
-            let asked = look.asked;
-            match look.outcome {
-                Ok(watched) if watched.armed => {
-                    timer.mutations = watched.mutations;
-                    timer.first_change_ms = watched.first_ms;
-                    // Changed, and not yet quiet for `action_quiet`: the effect shows, so the
-                    // action answers now; the tab's next call waits for the quiet.
-                    timer.settling = watched.mutations > 0
-                        && watched.last_ms.is_none_or(|ms| {
-                            ms < self.config.settle.action_quiet.as_secs_f64() * 1000.0
-                        });
-                    // Requests the action started: the settle below must know of them.
-                    if let Some(started) = watched.requests.filter(|n| *n > 0) {
-                        timer.requests_awaited = started;
-                        self.hear_requests(page, timer, started, deadline).await;
-                    }
-                }
-                // A document the watch was not armed in: the action navigated.
-                Ok(_) | Err(AgentError::ContextGone) => break None,
-                Err(AgentError::Cdp(crate::connection::CdpError::Timeout { .. })) => {
-                    break Some(false);
-                }
-                Err(e) => return Err(self.agent_error(e)),
-            }
-            let (busy, last_network) = {
-                let state = self.shared.lock();
-                match state.tab(&page.id) {
-                    Some(tab) => (self.tab_busy(tab, Instant::now()), tab.last_network),
-                    None => (false, since),
-                }
-            };
-            // Nothing on the network since the page's turn began: what the page shows now is
-            // what the action did.
-            if !busy && last_network < asked {
-                break Some(true);
-            }
-            if self.navigation_since(page, since) {
-                break None;
-            }
-            if !self
-                .network_idle(page, since, Duration::ZERO, deadline, cancel)
-                .await
-            {
-                break Some(false);
-            }
-        };
-        let settled = match settled {
-            Some(quiet) => {
+        let left = self.first_look(page, timer, first, cancel).await?;
+        let settled = match left {
+            Some(left) => {
                 if cancel.is_cancelled() {
                     return Err(DriverError::Cancelled);
                 }
                 self.check_alive()?;
-                if timer.settling
+                timer.settling = left.is_some();
+                if let Some(left) = left
                     && let Some(tab) = self.shared.lock().tab_mut(&page.id)
                 {
-                    tab.settling = true;
+                    tab.settling = Some(Settling {
+                        since,
+                        requests_before: timer.requests_before,
+                        left,
+                    });
                 }
                 Settled {
-                    quiet,
+                    quiet: left.is_none(),
                     waited: since.elapsed(),
                 }
             }
@@ -298,6 +277,54 @@ impl CdpBrowser {
         Ok(settled)
     }
 
+    /// The look after an action's input (`first`, when the click already took it): `None` when
+    /// the action navigated (or the page did not answer) and must settle the long way, else
+    /// what the tab's next call must still wait for, if anything.
+    async fn first_look(
+        &self,
+        page: &Page,
+        timer: &mut ActionTimer,
+        first: Option<Look>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Option<Left>>, DriverError> {
+        let since = timer.started();
+        if cancel.is_cancelled() {
+            return Err(DriverError::Cancelled);
+        }
+        if self.navigation_since(page, since) {
+            return Ok(None);
+        }
+        let look = match first {
+            Some(look) => look,
+            None => self.look(page, since, false, cancel).await,
+        };
+        let watched = match look.outcome {
+            Ok(watched) if watched.armed => watched,
+            // A document the watch was not armed in: the action navigated.
+            Ok(_) | Err(AgentError::ContextGone) => return Ok(None),
+            Err(AgentError::Cdp(crate::connection::CdpError::Timeout { .. })) => {
+                return Ok(Some(None));
+            }
+            Err(e) => return Err(self.agent_error(e)),
+        };
+        timer.mutations = watched.mutations;
+        timer.first_change_ms = watched.first_ms;
+        let started = watched.requests.unwrap_or(0);
+        timer.requests_awaited = started;
+        if self.navigation_since(page, since) {
+            return Ok(None);
+        }
+        if self.requests_pending(page, timer.requests_before, started, look.asked) {
+            return Ok(Some(Some(Left::Requests { started })));
+        }
+        // Changed, and not yet quiet for `action_quiet`.
+        let unquiet = watched.mutations > 0
+            && watched
+                .last_ms
+                .is_none_or(|ms| ms < self.config.settle.action_quiet.as_secs_f64() * 1000.0);
+        Ok(Some(unquiet.then_some(Left::Quiet)))
+    }
+
     /// Asks the page's action watch (see [`CdpBrowser::settle_action`]) for the action that
     /// started at `since`: it answers after one turn of the page (the tasks the input queued
     /// have run), without waiting for the page to go quiet. With `guard`, it first waits for
@@ -309,11 +336,25 @@ impl CdpBrowser {
         guard: bool,
         cancel: &CancellationToken,
     ) -> Look {
+        let deadline = since + self.config.settle.cap;
+        self.look_for(page, deadline, guard, Duration::ZERO, cancel)
+            .await
+    }
+
+    /// [`CdpBrowser::look`] that also waits until the page's DOM has not changed for `quiet`,
+    /// at most until `deadline`.
+    async fn look_for(
+        &self,
+        page: &Page,
+        deadline: Instant,
+        guard: bool,
+        quiet: Duration,
+        cancel: &CancellationToken,
+    ) -> Look {
         let asked = Instant::now();
-        let settle = self.config.settle;
-        let remaining = (since + settle.cap).saturating_duration_since(asked);
+        let remaining = deadline.saturating_duration_since(asked);
         let args = json!({
-            "quietMs": 0,
+            "quietMs": quiet.as_millis() as u64,
             "capMs": remaining.as_millis() as u64,
             "guard": guard,
         });
@@ -324,33 +365,79 @@ impl CdpBrowser {
         Look { asked, outcome }
     }
 
-    /// Before a call on a tab whose last action answered while the page was still changing
-    /// ([`Tab::settling`]): waits until the page's action watch has seen no change for
-    /// `action_quiet` (at most the settle cap), so what the call reads or aims at is what the
-    /// action left. Usually the quiet has already passed and this is one look.
+    /// Whether the tab's last action answered before the page was done with it.
+    pub(crate) fn is_settling(&self, page: &Page) -> bool {
+        self.shared
+            .lock()
+            .tab(&page.id)
+            .is_some_and(|tab| tab.settling.is_some())
+    }
+
+    /// Before a call on a tab whose last action answered before the page was done with it
+    /// ([`Tab::settling`]): waits for what was left, so what the call reads or aims at is what
+    /// the action left. The requests it caused end, the page answers them (a list rendered from a
+    /// response), its DOM goes quiet for `action_quiet`; a navigation they led to is waited for
+    /// the long way. All within the settle cap from the action's start, and at least one look.
+    /// By the time a model's next call comes this is usually one look.
     pub(crate) async fn await_settling(&self, page: &Page) {
-        let settling = self
+        let Some(pending) = self
             .shared
             .lock()
             .tab_mut(&page.id)
-            .map(|tab| std::mem::take(&mut tab.settling))
-            .unwrap_or(false);
-        if !settling {
+            .and_then(|tab| tab.settling.take())
+        else {
             return;
-        }
+        };
         let settle = self.config.settle;
-        let args = json!({
-            "quietMs": settle.action_quiet.as_millis() as u64,
-            "capMs": settle.cap.as_millis() as u64,
-            "guard": false,
-        });
-        let timeout = settle.cap + Duration::from_secs(1);
         let cancel = CancellationToken::new();
+        // At least one look, however late the call comes.
+        let deadline = (pending.since + settle.cap).max(Instant::now() + settle.action_quiet * 4);
+        let mut started = match pending.left {
+            Left::Quiet => None,
+            Left::Requests { started } => Some(started),
+        };
+        loop {
+            if let Some(started) = started {
+                self.hear_requests(page, pending.requests_before, started, deadline)
+                    .await;
+                if !self
+                    .network_idle(page, pending.since, Duration::ZERO, deadline, &cancel)
+                    .await
+                {
+                    return;
+                }
+            }
+            if self.navigation_since(page, pending.since) {
+                break;
+            }
+            let look = self
+                .look_for(page, deadline, false, settle.action_quiet, &cancel)
+                .await;
+            let watched = match look.outcome {
+                Ok(watched) if watched.armed => watched,
+                Ok(_) | Err(AgentError::ContextGone) => break,
+                Err(e) => {
+                    tracing::debug!(error = ?e, "the wait for a settling page failed");
+                    return;
+                }
+            };
+            if self.navigation_since(page, pending.since) {
+                break;
+            }
+            let now_started = watched.requests.unwrap_or(0);
+            if !self.requests_pending(page, pending.requests_before, now_started, look.asked)
+                || Instant::now() >= deadline
+            {
+                return;
+            }
+            started = Some(now_started);
+        }
+        // The action's requests led to a navigation: wait for the new document.
         if let Err(e) = self
-            .agent::<Watched>(page, "settled", args, timeout, &cancel)
+            .settle_within(page, pending.since, deadline, &cancel)
             .await
         {
-            tracing::debug!(error = ?e, "the wait for a settling page failed");
+            tracing::debug!(error = ?e, "the wait for a settling page's navigation failed");
         }
     }
 
@@ -365,7 +452,7 @@ impl CdpBrowser {
 
     /// [`CdpBrowser::settle`] with an explicit deadline.
     pub(crate) async fn settle_within(
-        &mut self,
+        &self,
         page: &Page,
         since: Instant,
         deadline: Instant,

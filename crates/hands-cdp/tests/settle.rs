@@ -66,8 +66,9 @@ async fn streaming_content_still_holds_a_settle() {
 
 /// A list rendered anew after a slow save, a second render a task after the first, a change 8 ms
 /// after the first, and a link to another page: the answers of `click`, `set_checked`, `type` and
-/// `select_option` come only once their effect is in the page, and a read right after each sees
-/// all of it.
+/// `select_option` come once what their input did at once shows (the requests it caused and the
+/// renders after them are left to the tab's next call), and a read right after each sees all of
+/// it.
 const AFTER_PAGE: &str = r#"<!doctype html><title>After</title>
 <p id="status">idle</p>
 <button onclick="save()">Save</button>
@@ -102,9 +103,9 @@ document.getElementById('list').addEventListener('change', e => {
   fetch('/slow').then(() => { done = on; render(); });
 });
 document.getElementById('copies').addEventListener('change', e => {
-  // Saved, the control is rendered twice: no one can say which is the one clicked.
+  // At once, the control is rendered twice: no one can say which is the one clicked.
   const box = '<label><input type="checkbox" checked> Done: copy</label>';
-  fetch('/slow').then(() => { document.getElementById('copies').innerHTML = box + box; });
+  document.getElementById('copies').innerHTML = box + box;
 });
 render();
 </script>"#;
@@ -166,15 +167,25 @@ async fn an_action_answers_once_its_effect_is_in_the_page() {
         .unwrap();
     assert_eq!(eval(&browser, status).await, json!("size M"));
 
-    // A checkbox the page renders anew after a slow save: checked in the page when the answer
-    // comes, and read back from the control that replaced it (the same row, the same name)
-    // rather than refusing a stale ref.
+    // A checkbox the page renders anew after a slow save: checked when the answer comes, and the
+    // control that replaced it is checked in a read right after.
     let said = browser
         .set_checked(&r["Done: report"], true, None, &c)
         .await
         .unwrap();
     assert_eq!(said.as_deref(), Some("Checked."));
-    // Rendered twice instead: the answer says it clicked and cannot verify.
+    match browser.read_page(ReadFilter::All, None, &c).await.unwrap() {
+        Some(ReadResult::Structured(read)) => {
+            let report = read
+                .elements()
+                .iter()
+                .find(|e| e.label() == "Done: report")
+                .expect("the re-rendered checkbox");
+            assert_eq!(report.checked(), Some(true), "{}", read.text());
+        }
+        other => panic!("{other:?}"),
+    }
+    // Rendered twice at once instead: the answer says it clicked and cannot verify.
     let said = browser
         .set_checked(&r["Done: copy"], true, None, &c)
         .await
