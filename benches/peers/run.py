@@ -218,7 +218,7 @@ def re_reads(calls, starts, count, whole_reads):
     for (page, start), end in zip(starts, bounds):
         reads = [count(text) for kind, text, _ in calls[start:end] if kind == "read"]
         changes = [(count(text), i) for i, (kind, text, _) in enumerate(calls[start:end], start)
-                   if kind == "read" and text.startswith(("Changes:", "No changes since"))]
+                   if kind == "read" and tools.Hands.is_changes(text)]
         if reads and changes:
             now = [n / max(1, count(whole_reads[i])) for n, i in changes if i in whole_reads]
             out.append((page, reads[0], max(n for n, _ in changes),

@@ -154,17 +154,23 @@ class Hands(McpTool):
     # `[e12] button Sort by price`, `[e44] checkbox [ ] Subscribe`, `[e43] textbox Comment = ""`,
     # `[e9] combobox Country {France=FR, …}`, `[e7] button Skip (off-screen)`
     LINE = re.compile(r'^\s*\[(e\d+)\] (\S+) (?:\[[ x-]\] )?(.*?)(?: = ".*"| \{.*\})?(?: \(off-screen\))?$')
-    # `~ [e4] [x]`, `~ [e1] = ""`, `~ [e2] New name`: the ref and only what changed (the kind
+    # `~[e4] [x]`, `~[e1] = ""`, `~[e2] New name`: the ref and only what changed (the kind
     # never changes under one ref).
-    CHANGED = re.compile(r'^~ \[(e\d+)\](?: \[[ x-]\])?(?: (?!= )(.*?))?(?: = .*| \{.*\})?(?: \((?:off|on)-screen\))?$')
+    CHANGED = re.compile(r'^~\[(e\d+)\](?: \[[ x-]\])?(?: (?!= )(.*?))?(?: = .*| \{.*\})?(?: \((?:off|on)-screen\))?$')
+
+    @classmethod
+    def is_changes(cls, text):
+        """Whether a read's answer is what changed since the last read: a header (when page
+        text changed), or element lines marked `+[`, `-[`, `~[`."""
+        return text.startswith((cls.CHANGES, cls.NO_CHANGES, "+[", "-[", "~["))
 
     def _absorb(self, text, whole):
         """Brings `known` up to date from a read's answer: a changes answer edits it, a whole
         read (`whole`: not a continuation) replaces it."""
         lines = text.splitlines()
-        if lines and lines[0] in (self.CHANGES, self.NO_CHANGES):
-            for line in lines[1:]:
-                gone = re.match(r"^- \[(e\d+)\] ", line)
+        if self.is_changes(text):
+            for line in lines:
+                gone = re.match(r"^-\[(e\d+)\] ", line)
                 if gone:
                     self.known.pop(gone.group(1), None)
                     continue
@@ -174,7 +180,7 @@ class Hands(McpTool):
                         kind = self.known[changed.group(1)][0]
                         self.known[changed.group(1)] = (kind, changed.group(2).strip())
                     continue
-                m = self.LINE.match(line[2:])
+                m = line.startswith("+[") and self.LINE.match(line[1:])
                 if m:
                     self.known[m.group(1)] = (m.group(2), m.group(3).strip())
             return
@@ -225,7 +231,7 @@ class Hands(McpTool):
         if self.locate_mode in ("read", "remember"):
             text, _ = self.call("read", "browser_read_page", {"filter": "interactive"})
             self._absorb(text, whole=True)
-            if text.startswith(self.CHANGES):
+            if self.is_changes(text) and not text.startswith(self.NO_CHANGES):
                 whole, _ = self.mcp.call("browser_read_page", {"filter": "interactive", "full": True})
                 self.whole_reads.append((len(self.calls) - 1, whole))
             ref = self._lookup(role, name)

@@ -20,6 +20,12 @@ pub const DOM_WORLD: &str = "__hands_dom";
 pub const MAX_SNAPSHOT_CHARS: usize = 2 << 20;
 /// How long one snapshot may take.
 const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a snapshot waits for the tab's requests in flight to end: an action answers before
+/// the requests it caused end (the tab's next call waits for them), and the trace should show
+/// what they did.
+const REQUESTS_WAIT: Duration = Duration::from_secs(2);
+/// A request in flight for longer (a long poll, a stream) is not waited for.
+const LONG_REQUEST: Duration = Duration::from_secs(5);
 
 /// Takes DOM snapshots of the active tab ([`DomTap::snapshot`]).
 #[derive(Clone)]
@@ -46,6 +52,7 @@ impl DomTap {
     /// The active tab's document as HTML (scripts dropped, no password value), or `None` when
     /// there is no ready tab or the page did not answer in time.
     pub async fn snapshot(&self) -> Option<String> {
+        self.requests_done().await;
         let (session, frame) = {
             let state = self.shared.lock();
             let tab = state.tab(state.active.as_ref()?)?;
@@ -85,5 +92,34 @@ impl DomTap {
             .pointer("/result/value")
             .and_then(Value::as_str)
             .map(str::to_owned)
+    }
+
+    /// Waits until the active tab has no request in flight (younger than [`LONG_REQUEST`]), at
+    /// most [`REQUESTS_WAIT`].
+    async fn requests_done(&self) {
+        let deadline = tokio::time::Instant::now() + REQUESTS_WAIT;
+        let mut changed = self.shared.changed.subscribe();
+        loop {
+            let busy = {
+                let state = self.shared.lock();
+                let now = tokio::time::Instant::now();
+                state
+                    .active
+                    .as_ref()
+                    .and_then(|id| state.tab(id))
+                    .is_some_and(|tab| {
+                        tab.inflight
+                            .values()
+                            .any(|started| now.duration_since(*started) < LONG_REQUEST)
+                    })
+            };
+            if !busy {
+                return;
+            }
+            tokio::select! {
+                r = changed.changed() => if r.is_err() { return },
+                () = tokio::time::sleep_until(deadline) => return,
+            }
+        }
     }
 }

@@ -21,8 +21,11 @@
 //! let changes = ReadChanges::between(&before, &after);
 //! assert_eq!(
 //!     changes.to_compact(),
-//!     "Changes:\n~ [e1] [x]\n- 3 left\n+ 2 left"
+//!     "Changes:\n~[e1] [x]\n- 3 left\n+ 2 left"
 //! );
+//! // Only elements changed: no header, a line each.
+//! let fewer = BrowserRead::new("2 left".into(), vec![], vec![]).unwrap();
+//! assert_eq!(ReadChanges::between(&after, &fewer).to_compact(), "-[e1] Done: milk");
 //! ```
 
 use std::collections::{HashMap, HashSet};
@@ -32,17 +35,23 @@ use crate::browser::read::{
 };
 
 /// The first line of a read that sends only what changed (since the tab's last read with the
-/// same filter, as the tool's description says).
+/// same filter, as the tool's description says) when lines of page text changed: a whole read's
+/// text may start with `+` or `-` too. Element lines alone need none (a whole read's element
+/// line starts with its `[ref]`).
 pub const CHANGES_HEADER: &str = "Changes:";
 /// The whole answer of a re-read when nothing changed.
 pub const NO_CHANGES: &str = "No changes since the last read.";
-/// Before an element that is new, or a line of text that is new.
-pub const ADDED_MARK: &str = "+ ";
-/// Before an element that is gone (its ref and name), or a line of text that is gone.
-pub const REMOVED_MARK: &str = "- ";
+/// Before an element that is new, as in a unified diff (`+[e9] button Delete`).
+pub const ADDED_MARK: &str = "+";
+/// Before an element that is gone: its ref and name (`-[e3] Delete milk`).
+pub const REMOVED_MARK: &str = "-";
 /// Before an element whose name, value, state or options changed: its ref and what changed
-/// ([`changed_line`]).
-pub const CHANGED_MARK: &str = "~ ";
+/// ([`changed_line`]: `~[e4] [x]`).
+pub const CHANGED_MARK: &str = "~";
+/// Before a line of page text that is new.
+pub const TEXT_ADDED_MARK: &str = "+ ";
+/// Before a line of page text that is gone.
+pub const TEXT_REMOVED_MARK: &str = "- ";
 
 /// Most cells of the table the text diff fills; past it, every line between the common start
 /// and the common end counts as changed.
@@ -140,17 +149,21 @@ impl ReadChanges {
         (&self.text_removed, &self.text_added)
     }
 
-    /// The lines a model reads: [`CHANGES_HEADER`], then one line per change — `~ ` and the
-    /// element's ref with only what changed ([`changed_line`]: `~ [e1] = ""`, `~ [e4] [x]`; the
-    /// whole line when its kind changed), `+ ` and a new element (in the compact form of
-    /// [`compact_line`]), `- ` and a gone element's ref and name (`- [e3] Delete milk`), `- ` /
-    /// `+ ` and a line of text — then `(omitted: …)` when what the read left out changed. Just
-    /// [`NO_CHANGES`] when nothing did.
+    /// The lines a model reads, one per change: `~` and the element's ref with only what
+    /// changed ([`changed_line`]: `~[e1] = ""`, `~[e4] [x]`; the whole line when its kind
+    /// changed), `-` and a gone element's ref and name (`-[e3] Delete milk`), `+` and a new
+    /// element (in the compact form of [`compact_line`]), `- ` / `+ ` and a line of text — then
+    /// `(omitted: …)` when what the read left out changed. [`CHANGES_HEADER`] comes first when a
+    /// line of text changed, or when no element did. Just [`NO_CHANGES`] when nothing did.
     pub fn to_lines(&self) -> Vec<String> {
         if self.is_empty() {
             return vec![NO_CHANGES.to_owned()];
         }
-        let mut lines = vec![CHANGES_HEADER.to_owned()];
+        let mut lines = Vec::new();
+        let elements = self.added.len() + self.removed.len() + self.changed.len();
+        if elements == 0 || !self.text_removed.is_empty() || !self.text_added.is_empty() {
+            lines.push(CHANGES_HEADER.to_owned());
+        }
         let marked = |mark: &str, e: &ReadElement| format!("{mark}{}", compact_line(e));
         lines.extend(
             self.changed
@@ -169,9 +182,13 @@ impl ReadChanges {
         lines.extend(
             self.text_removed
                 .iter()
-                .map(|l| format!("{REMOVED_MARK}{l}")),
+                .map(|l| format!("{TEXT_REMOVED_MARK}{l}")),
         );
-        lines.extend(self.text_added.iter().map(|l| format!("{ADDED_MARK}{l}")));
+        lines.extend(
+            self.text_added
+                .iter()
+                .map(|l| format!("{TEXT_ADDED_MARK}{l}")),
+        );
         if let Some(omitted) = &self.omitted {
             let codes: Vec<&str> = omitted.iter().map(|o| o.code()).collect();
             lines.push(if codes.is_empty() {
@@ -287,17 +304,16 @@ mod tests {
             &before,
             &after,
             &[
-                CHANGES_HEADER,
-                "~ [e1] = \"\"",
-                "~ [e4] [x]",
-                "- [e3] Delete Call the bank",
-                "+ [e9] button Delete Write report",
+                "~[e1] = \"\"",
+                "~[e4] [x]",
+                "-[e3] Delete Call the bank",
+                "+[e9] button Delete Write report",
             ],
         );
         check(&after, &after, &[NO_CHANGES]);
         let renamed = read("Tasks\n3 left", vec![el("e2", "Adding…", Role::Button)]);
         let was = read("Tasks\n3 left", vec![el("e2", "Add task", Role::Button)]);
-        check(&was, &renamed, &[CHANGES_HEADER, "~ [e2] Adding…"]);
+        check(&was, &renamed, &["~[e2] Adding…"]);
     }
 
     #[test]
@@ -327,15 +343,11 @@ mod tests {
         };
         let one = |e: ReadElement| read("", vec![e]);
         let plain = |v: &str| size(v, vec![ReadOption::new("S".into(), "s".into()).unwrap()]);
-        check(
-            &one(plain("s")),
-            &one(plain("m")),
-            &[CHANGES_HEADER, "~ [e3] = m"],
-        );
+        check(&one(plain("s")), &one(plain("m")), &["~[e3] = m"]);
         check(
             &one(size("s", opts("s"))),
             &one(size("m", opts("m"))),
-            &[CHANGES_HEADER, "~ [e3] = m {S=s, M=m*}"],
+            &["~[e3] = m {S=s, M=m*}"],
         );
         let box_ = |checked: bool, label: &str| {
             el("e4", label, Role::Checkbox)
@@ -345,17 +357,17 @@ mod tests {
         check(
             &one(box_(false, "Agree")),
             &one(box_(true, "I agree [required]")),
-            &[CHANGES_HEADER, "~ [e4] [x] \"I agree [required]\""],
+            &["~[e4] [x] \"I agree [required]\""],
         );
         check(
             &one(el("e5", "Skip", Role::Button)),
             &one(el("e5", "Skip", Role::Button).off_screen()),
-            &[CHANGES_HEADER, "~ [e5] (off-screen)"],
+            &["~[e5] (off-screen)"],
         );
         check(
             &one(el("e5", "Skip", Role::Button).off_screen()),
             &one(el("e5", "Skip", Role::Button)),
-            &[CHANGES_HEADER, "~ [e5] (on-screen)"],
+            &["~[e5] (on-screen)"],
         );
         // A kind that changed under one ref (a driver keeps a ref only while the kind stays):
         // the whole line.
@@ -363,7 +375,7 @@ mod tests {
         check(
             &one(el("e6", "Go", Role::Button)),
             &one(tab),
-            &[CHANGES_HEADER, "~ [e6] tab Go"],
+            &["~[e6] tab Go"],
         );
     }
 
