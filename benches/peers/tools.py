@@ -154,15 +154,15 @@ class Hands(McpTool):
     # `[e12] button Sort by price`, `[e44] checkbox [ ] Subscribe`, `[e43] textbox Comment = ""`,
     # `[e9] combobox Country {France=FR, …}`, `[e7] button Skip (off-screen)`
     LINE = re.compile(r'^\s*\[(e\d+)\] (\S+) (?:\[[ x-]\] )?(.*?)(?: = ".*"| \{.*\})?(?: \(off-screen\))?$')
-    # `~[e4] [x]`, `~[e1] = ""`, `~[e2] New name`: the ref and only what changed (the kind
+    # `*[e4] [x]`, `*[e1] = ""`, `*[e2] New name`: the ref and only what changed (the kind
     # never changes under one ref).
-    CHANGED = re.compile(r'^~\[(e\d+)\](?: \[[ x-]\])?(?: (?!= )(.*?))?(?: = .*| \{.*\})?(?: \((?:off|on)-screen\))?$')
+    CHANGED = re.compile(r'^\*\[(e\d+)\](?: \[[ x-]\])?(?: (?!= )(.*?))?(?: = .*| \{.*\})?(?: \((?:off|on)-screen\))?$')
 
     @classmethod
     def is_changes(cls, text):
         """Whether a read's answer is what changed since the last read: a header (when page
-        text changed), or element lines marked `+[`, `-[`, `~[`."""
-        return text.startswith((cls.CHANGES, cls.NO_CHANGES, "+[", "-[", "~["))
+        text changed), or element lines marked `+[`, `-[`, `*[`."""
+        return text.startswith((cls.CHANGES, cls.NO_CHANGES, "+[", "-[", "*["))
 
     def _absorb(self, text, whole):
         """Brings `known` up to date from a read's answer: a changes answer edits it, a whole

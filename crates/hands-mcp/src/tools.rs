@@ -169,7 +169,7 @@ pub fn browser_schema(member: BrowserMember) -> Value {
                    By default a read of the document the tab's last read (with the same filter) \
                    showed sends only what changed since, a line each: an element added \
                    (`+[e9] button Delete`), removed (`-[e3] Delete milk`: ref and name) or \
-                   changed (`~[e4] [x]`, `~[e1] = \"\"`: ref and only what changed); lines of \
+                   changed (`*[e4] [x]`, `*[e1] = \"\"`: ref and only what changed); lines of \
                    page text added or removed (`+ text`, `- text`, under `Changes:`). Refs stay \
                    the same. A new document always gets the whole read."}),
         );

@@ -104,7 +104,7 @@ fn ref_of(text: &str, label: &str) -> String {
 /// Whether a read's answer is what changed (a header when page text changed, else the first
 /// element line's mark) rather than a whole read (whose element lines start with their ref).
 fn is_changes(text: &str) -> bool {
-    text.starts_with(CHANGES_HEADER) || ["~[", "+[", "-["].iter().any(|m| text.starts_with(m))
+    text.starts_with(CHANGES_HEADER) || ["*[", "+[", "-["].iter().any(|m| text.starts_with(m))
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn a_re_read_sends_what_changed_with_the_same_refs() {
             filter == "all",
             "{changes}"
         );
-        assert!(changes.contains(&format!("~[{check}] [x]")), "{changes}");
+        assert!(changes.contains(&format!("*[{check}] [x]")), "{changes}");
         assert!(5 * text_tokens(&changes) <= text_tokens(&full), "{changes}");
         assert_eq!(changes.contains("+ 29 left"), filter == "all", "{changes}");
 

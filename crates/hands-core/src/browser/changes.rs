@@ -21,7 +21,7 @@
 //! let changes = ReadChanges::between(&before, &after);
 //! assert_eq!(
 //!     changes.to_compact(),
-//!     "Changes:\n~[e1] [x]\n- 3 left\n+ 2 left"
+//!     "Changes:\n*[e1] [x]\n- 3 left\n+ 2 left"
 //! );
 //! // Only elements changed: no header, a line each.
 //! let fewer = BrowserRead::new("2 left".into(), vec![], vec![]).unwrap();
@@ -46,8 +46,8 @@ pub const ADDED_MARK: &str = "+";
 /// Before an element that is gone: its ref and name (`-[e3] Delete milk`).
 pub const REMOVED_MARK: &str = "-";
 /// Before an element whose name, value, state or options changed: its ref and what changed
-/// ([`changed_line`]: `~[e4] [x]`).
-pub const CHANGED_MARK: &str = "~";
+/// ([`changed_line`]: `*[e4] [x]`).
+pub const CHANGED_MARK: &str = "*";
 /// Before a line of page text that is new.
 pub const TEXT_ADDED_MARK: &str = "+ ";
 /// Before a line of page text that is gone.
@@ -149,8 +149,8 @@ impl ReadChanges {
         (&self.text_removed, &self.text_added)
     }
 
-    /// The lines a model reads, one per change: `~` and the element's ref with only what
-    /// changed ([`changed_line`]: `~[e1] = ""`, `~[e4] [x]`; the whole line when its kind
+    /// The lines a model reads, one per change: `*` and the element's ref with only what
+    /// changed ([`changed_line`]: `*[e1] = ""`, `*[e4] [x]`; the whole line when its kind
     /// changed), `-` and a gone element's ref and name (`-[e3] Delete milk`), `+` and a new
     /// element (in the compact form of [`compact_line`]), `- ` / `+ ` and a line of text — then
     /// `(omitted: …)` when what the read left out changed. [`CHANGES_HEADER`] comes first when a
@@ -304,8 +304,8 @@ mod tests {
             &before,
             &after,
             &[
-                "~[e1] = \"\"",
-                "~[e4] [x]",
+                "*[e1] = \"\"",
+                "*[e4] [x]",
                 "-[e3] Delete Call the bank",
                 "+[e9] button Delete Write report",
             ],
@@ -313,7 +313,7 @@ mod tests {
         check(&after, &after, &[NO_CHANGES]);
         let renamed = read("Tasks\n3 left", vec![el("e2", "Adding…", Role::Button)]);
         let was = read("Tasks\n3 left", vec![el("e2", "Add task", Role::Button)]);
-        check(&was, &renamed, &["~[e2] Adding…"]);
+        check(&was, &renamed, &["*[e2] Adding…"]);
     }
 
     #[test]
@@ -343,11 +343,11 @@ mod tests {
         };
         let one = |e: ReadElement| read("", vec![e]);
         let plain = |v: &str| size(v, vec![ReadOption::new("S".into(), "s".into()).unwrap()]);
-        check(&one(plain("s")), &one(plain("m")), &["~[e3] = m"]);
+        check(&one(plain("s")), &one(plain("m")), &["*[e3] = m"]);
         check(
             &one(size("s", opts("s"))),
             &one(size("m", opts("m"))),
-            &["~[e3] = m {S=s, M=m*}"],
+            &["*[e3] = m {S=s, M=m*}"],
         );
         let box_ = |checked: bool, label: &str| {
             el("e4", label, Role::Checkbox)
@@ -357,17 +357,17 @@ mod tests {
         check(
             &one(box_(false, "Agree")),
             &one(box_(true, "I agree [required]")),
-            &["~[e4] [x] \"I agree [required]\""],
+            &["*[e4] [x] \"I agree [required]\""],
         );
         check(
             &one(el("e5", "Skip", Role::Button)),
             &one(el("e5", "Skip", Role::Button).off_screen()),
-            &["~[e5] (off-screen)"],
+            &["*[e5] (off-screen)"],
         );
         check(
             &one(el("e5", "Skip", Role::Button).off_screen()),
             &one(el("e5", "Skip", Role::Button)),
-            &["~[e5] (on-screen)"],
+            &["*[e5] (on-screen)"],
         );
         // A kind that changed under one ref (a driver keeps a ref only while the kind stays):
         // the whole line.
@@ -375,7 +375,7 @@ mod tests {
         check(
             &one(el("e6", "Go", Role::Button)),
             &one(tab),
-            &["~[e6] tab Go"],
+            &["*[e6] tab Go"],
         );
     }
 
