@@ -182,12 +182,16 @@ impl CdpBrowser {
         for _ in 0..CLICK_ATTEMPTS {
             let (x, y) = self.ref_point(page, reference, true, cancel).await?;
             timer.phase("aim");
-            self.click_point(page, x, y, button, 1, ModifierSet::NONE)
-                .await?;
-            timer.phase("input");
-            // The guard's verdict comes with the first look of the settle, in one call.
-            let look = self.look(page, timer.started(), true, cancel).await;
-            timer.phase("guard");
+            // The guard's verdict comes with the first look of the settle, in one call, sent
+            // with the input rather than after its answer: the look waits in the page for the
+            // guarded press's release (and one turn after it), so it cannot judge a page the
+            // click has not reached, and the round trip after the input's answer is saved.
+            let (input, look) = tokio::join!(
+                self.click_point(page, x, y, button, 1, ModifierSet::NONE),
+                self.look(page, timer.started(), true, cancel),
+            );
+            input?;
+            timer.phase("input and guard");
             if let Ok(watched) = &look.outcome {
                 timer.guard = watched.guard.clone();
             }
