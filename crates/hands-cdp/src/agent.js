@@ -1208,6 +1208,9 @@ function install(docId) {
     let guarded = null;
     if (a.guard) {
       await released(Math.min(a.capMs, RELEASE_MS));
+      // The click (and auxclick, dblclick) comes in the release's task, after this
+      // continuation: disarm only a turn later, or a stray press's click would pass unguarded.
+      await new Promise((resolve) => setTimeout(resolve, 0));
       guarded = disarmGuard();
     }
     return new Promise((resolve) => {
