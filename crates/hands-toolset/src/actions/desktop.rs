@@ -440,13 +440,10 @@ impl<D: Desktop> DesktopActor<D> {
                 waited
             }
             DesktopAction::Pause { duration } => sleep_or_cancel(*duration, cancel).await,
-            DesktopAction::Settle(quiet) => {
-                let budget = match quiet {
-                    Quiet::Screen => self.screen.settle,
-                    Quiet::Wait => self.screen.wait,
-                };
-                d.settle(budget, cancel).await.map(|_| ())
+            DesktopAction::Settle(Quiet::Screen) => {
+                d.settle(self.screen.settle, cancel).await.map(|_| ())
             }
+            DesktopAction::Settle(Quiet::Wait) => calm(d, self.screen.wait, cancel).await,
             DesktopAction::Screenshot
             | DesktopAction::Zoom { .. }
             | DesktopAction::CursorPosition => Ok(()),
@@ -499,6 +496,35 @@ impl<D: Desktop> DesktopActor<D> {
             size = %image.size, bytes = image.base64.len(), "zoom");
         Ok(image)
     }
+}
+
+/// OpenAI's `wait` ("esperar a que se estabilice el entorno"): the screen settled, and calm for
+/// `budget.quiet` counted from the wait's start, within `budget.cap`. A settle alone answers at
+/// once when nothing changed since the last input, yet a program may still be busy without
+/// showing it (GTK's file chooser ignores Return while it loads the folder a typed path names).
+async fn calm<D: Desktop + ?Sized>(
+    d: &mut D,
+    budget: SettleBudget,
+    cancel: &CancellationToken,
+) -> Result<(), DesktopError> {
+    let started = Instant::now();
+    d.settle(budget, cancel).await?;
+    let rest = budget.quiet.saturating_sub(started.elapsed());
+    if rest.is_zero() {
+        return Ok(());
+    }
+    sleep_or_cancel(rest, cancel).await?;
+    // What changed meanwhile is waited out too.
+    let cap = budget.cap.saturating_sub(started.elapsed());
+    d.settle(
+        SettleBudget {
+            quiet: budget.quiet,
+            cap,
+        },
+        cancel,
+    )
+    .await
+    .map(|_| ())
 }
 
 async fn sleep_or_cancel(

@@ -12,3 +12,4 @@ mod images;
 mod keyboard;
 mod pointer;
 mod support;
+mod waits;
