@@ -4,7 +4,8 @@
 //! password value. A [`DomTap`] outlives the browser's handing to a toolset, as
 //! [`crate::network_tap::NetworkTap`] does.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -31,6 +32,20 @@ const LONG_REQUEST: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct DomTap {
     shared: Arc<Shared>,
+    /// The isolated world of the last snapshot, reused while its document lasts: a new world
+    /// per snapshot would pile up one per action in a long-lived document.
+    world: Arc<Mutex<Option<World>>>,
+    /// How many isolated worlds it made.
+    worlds_made: Arc<AtomicU64>,
+}
+
+/// An isolated world the serializer ran in: the tab's session, the document (its commit count)
+/// and the execution context.
+#[derive(Debug, Clone, PartialEq)]
+struct World {
+    session: crate::connection::SessionId,
+    commits: u64,
+    context: i64,
 }
 
 impl std::fmt::Debug for DomTap {
@@ -44,6 +59,8 @@ impl CdpBrowser {
     pub fn dom_tap(&self) -> DomTap {
         DomTap {
             shared: Arc::clone(&self.shared),
+            world: Arc::default(),
+            worlds_made: Arc::default(),
         }
     }
 }
@@ -53,16 +70,33 @@ impl DomTap {
     /// there is no ready tab or the page did not answer in time.
     pub async fn snapshot(&self) -> Option<String> {
         self.requests_done().await;
-        let (session, frame) = {
+        let (session, frame, commits) = {
             let state = self.shared.lock();
             let tab = state.tab(state.active.as_ref()?)?;
             if !tab.ready || tab.crashed {
                 return None;
             }
-            (tab.session.clone(), tab.target_id.clone())
+            (
+                tab.session.clone(),
+                tab.target_id.clone(),
+                tab.doc.n_commits,
+            )
         };
-        let conn = &self.shared.conn;
-        let world = conn
+        let cached = self
+            .world
+            .lock()
+            .ok()
+            .and_then(|w| w.clone())
+            .filter(|w| w.session == session && w.commits == commits);
+        if let Some(world) = cached
+            && let Some(html) = self.serialize(&world).await
+        {
+            return Some(html);
+        }
+        // No world for this document yet, or it is gone (the document was replaced).
+        let made = self
+            .shared
+            .conn
             .call_with(
                 Some(&session),
                 "Page.createIsolatedWorld",
@@ -72,14 +106,35 @@ impl DomTap {
             )
             .await
             .ok()?;
-        let context = world.get("executionContextId")?.as_i64()?;
-        let answer = conn
+        self.worlds_made.fetch_add(1, Ordering::Relaxed);
+        let world = World {
+            session,
+            commits,
+            context: made.get("executionContextId")?.as_i64()?,
+        };
+        if let Ok(mut kept) = self.world.lock() {
+            *kept = Some(world.clone());
+        }
+        self.serialize(&world).await
+    }
+
+    /// How many isolated worlds the snapshots so far were taken in: one per document, unless a
+    /// world went away under it.
+    pub fn worlds_made(&self) -> u64 {
+        self.worlds_made.load(Ordering::Relaxed)
+    }
+
+    /// Runs the serializer in `world`.
+    async fn serialize(&self, world: &World) -> Option<String> {
+        let answer = self
+            .shared
+            .conn
             .call_with(
-                Some(&session),
+                Some(&world.session),
                 "Runtime.callFunctionOn",
                 json!({
                     "functionDeclaration": DOM_SNAPSHOT_JS,
-                    "executionContextId": context,
+                    "executionContextId": world.context,
                     "arguments": [{"value": MAX_SNAPSHOT_CHARS}],
                     "returnByValue": true,
                 }),

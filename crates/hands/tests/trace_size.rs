@@ -131,6 +131,8 @@ async fn a_trace_of_50_steps_of_new_dense_text_stays_within_2_mb() {
             .unwrap();
         let html = dom.snapshot().await.unwrap();
         assert!(html.contains(&format!("<title>Dense {step}</title>")));
+        // Every snapshot of the one document is taken in the same isolated world.
+        assert_eq!(dom.worlds_made(), 1);
         dom_bytes += html.len();
         let hash: String = {
             use sha2::Digest as _;
