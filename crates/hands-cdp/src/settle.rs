@@ -38,6 +38,15 @@ enum Left {
     Requests { started: u64 },
 }
 
+/// What the first look after an action's input found.
+enum AfterInput {
+    /// The action navigated (its document went away, or the main frame asked to navigate):
+    /// settle the long way.
+    Navigated,
+    /// The action answers now; the tab's next call waits for what is left, if anything.
+    Answer(Option<Left>),
+}
+
 /// What a settle wait saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settled {
@@ -245,9 +254,8 @@ impl CdpBrowser {
     ) -> Result<Settled, DriverError> {
         let since = timer.started();
         let deadline = since + self.config.settle.cap;
-        let left = self.first_look(page, timer, first, cancel).await?;
-        let settled = match left {
-            Some(left) => {
+        let settled = match self.first_look(page, timer, first, cancel).await? {
+            AfterInput::Answer(left) => {
                 if cancel.is_cancelled() {
                     return Err(DriverError::Cancelled);
                 }
@@ -267,7 +275,7 @@ impl CdpBrowser {
                     waited: since.elapsed(),
                 }
             }
-            None => {
+            AfterInput::Navigated => {
                 timer.settling = false;
                 timer.long_way = true;
                 self.settle_within(page, since, deadline, cancel).await?
@@ -277,22 +285,20 @@ impl CdpBrowser {
         Ok(settled)
     }
 
-    /// The look after an action's input (`first`, when the click already took it): `None` when
-    /// the action navigated (or the page did not answer) and must settle the long way, else
-    /// what the tab's next call must still wait for, if anything.
+    /// The look after an action's input (`first`, when the click already took it).
     async fn first_look(
         &self,
         page: &Page,
         timer: &mut ActionTimer,
         first: Option<Look>,
         cancel: &CancellationToken,
-    ) -> Result<Option<Option<Left>>, DriverError> {
+    ) -> Result<AfterInput, DriverError> {
         let since = timer.started();
         if cancel.is_cancelled() {
             return Err(DriverError::Cancelled);
         }
         if self.navigation_since(page, since) {
-            return Ok(None);
+            return Ok(AfterInput::Navigated);
         }
         let look = match first {
             Some(look) => look,
@@ -301,9 +307,10 @@ impl CdpBrowser {
         let watched = match look.outcome {
             Ok(watched) if watched.armed => watched,
             // A document the watch was not armed in: the action navigated.
-            Ok(_) | Err(AgentError::ContextGone) => return Ok(None),
+            Ok(_) | Err(AgentError::ContextGone) => return Ok(AfterInput::Navigated),
+            // The page did not answer within the cap: the action answers as it is.
             Err(AgentError::Cdp(crate::connection::CdpError::Timeout { .. })) => {
-                return Ok(Some(None));
+                return Ok(AfterInput::Answer(None));
             }
             Err(e) => return Err(self.agent_error(e)),
         };
@@ -312,17 +319,17 @@ impl CdpBrowser {
         let started = watched.requests.unwrap_or(0);
         timer.requests_awaited = started;
         if self.navigation_since(page, since) {
-            return Ok(None);
+            return Ok(AfterInput::Navigated);
         }
         if self.requests_pending(page, timer.requests_before, started, look.asked) {
-            return Ok(Some(Some(Left::Requests { started })));
+            return Ok(AfterInput::Answer(Some(Left::Requests { started })));
         }
         // Changed, and not yet quiet for `action_quiet`.
         let unquiet = watched.mutations > 0
             && watched
                 .last_ms
                 .is_none_or(|ms| ms < self.config.settle.action_quiet.as_secs_f64() * 1000.0);
-        Ok(Some(unquiet.then_some(Left::Quiet)))
+        Ok(AfterInput::Answer(unquiet.then_some(Left::Quiet)))
     }
 
     /// Asks the page's action watch (see [`CdpBrowser::settle_action`]) for the action that
