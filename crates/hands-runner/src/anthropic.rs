@@ -561,13 +561,7 @@ impl AnthropicSession {
             turn.results.push(result);
             return;
         }
-        let site = CallSite {
-            call_id: &tool_use.id,
-            name: &tool_use.name,
-        };
-        let start = match executor::begin(ctx, site, Some(resume::proposed(tool_use)), || {
-            self.snapshot()
-        }) {
+        let start = match self.begin_call(ctx, tool_use) {
             Ok(start) => start,
             Err(reason) => {
                 turn.results
@@ -625,7 +619,9 @@ impl AnthropicSession {
             wire: browser_json.clone().unwrap_or_else(|| result.to_json()),
             interruption,
         };
-        if let Err(reason) = executor::finish(ctx, Api::Messages, site, start, finished) {
+        if let Err(reason) =
+            executor::finish(ctx, Api::Messages, call_site(tool_use), start, finished)
+        {
             turn.stop_once(reason);
         }
         if let Some(slot) = turn.browser_json.get_mut(index) {
@@ -851,6 +847,31 @@ struct TurnUnderWay {
     /// An earlier browser function tool call of this turn was not ok.
     browser_failed: bool,
     stop: Option<StopReason>,
+}
+
+impl AnthropicSession {
+    /// Records a block's call as started and attempted (proposed, with the conversation so
+    /// far), before it runs; a ledger that refuses the record stops the run.
+    fn begin_call(
+        &self,
+        ctx: &mut StepContext<'_>,
+        tool_use: &ToolUse,
+    ) -> Result<std::time::Instant, StopReason> {
+        executor::begin(
+            ctx,
+            call_site(tool_use),
+            Some(resume::proposed(tool_use)),
+            || self.snapshot(),
+        )
+    }
+}
+
+/// A block's call as the ledger records it: its id and name.
+fn call_site(tool_use: &ToolUse) -> CallSite<'_> {
+    CallSite {
+        call_id: &tool_use.id,
+        name: &tool_use.name,
+    }
 }
 
 impl TurnUnderWay {

@@ -11,15 +11,15 @@ use hands_models::anthropic::{Block, Message, StreamEvent};
 use hands_toolset::wire::{ToolResult as WireResult, ToolUse};
 use serde_json::Value;
 
-use super::{AnthropicSession, resume, run_plain, text_result, tool_output_result};
+use super::{AnthropicSession, call_site, run_plain, text_result, tool_output_result};
 use crate::approval::{Decision, Effect, FunctionEffect, refused_text};
 use crate::control::{EarlyCall, EarlyDecision, RunEvent};
 use crate::diagnostics::{Api, Reason};
 use crate::eager::{EagerCalls, EagerPass};
-use crate::executor::{self, CallSite, Finished};
+use crate::executor::{self, Finished};
 use crate::functions::Job;
 use crate::outcome::StopReason;
-use crate::session::{ActionDone, Answered, FunctionFailure, Session as _, StepContext};
+use crate::session::{ActionDone, Answered, FunctionFailure, StepContext};
 
 /// A complete `tool_use` block as it streamed in: the call and the block (for the hook).
 pub(crate) struct StreamedUse {
@@ -263,13 +263,7 @@ impl EagerCalls for AnthropicSession {
     /// Only ordinary functions run early: never a toolset's block.
     async fn run_in_order(&mut self, ctx: &mut StepContext<'_>, call: &StreamedUse) {
         let tool_use = &call.tool_use;
-        let site = CallSite {
-            call_id: &tool_use.id,
-            name: &tool_use.name,
-        };
-        let start = match executor::begin(ctx, site, Some(resume::proposed(tool_use)), || {
-            self.snapshot()
-        }) {
+        let start = match self.begin_call(ctx, tool_use) {
             Ok(start) => start,
             Err(reason) => {
                 self.early_stop = Some(reason);
@@ -285,7 +279,9 @@ impl EagerCalls for AnthropicSession {
                     wire: result.to_json(),
                     interruption: None,
                 };
-                if let Err(reason) = executor::finish(ctx, Api::Messages, site, start, finished) {
+                if let Err(reason) =
+                    executor::finish(ctx, Api::Messages, call_site(tool_use), start, finished)
+                {
                     self.early_stop = Some(reason);
                 }
                 self.early_results.insert(tool_use.id.clone(), result);
