@@ -6,10 +6,10 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
+mod site;
 mod viewer;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpListener;
 use std::process::{Command, Stdio};
 
 use hands_cdp::{CdpBrowser, DriverConfig};
@@ -32,34 +32,7 @@ document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<b>in 
 </script>"#;
 
 fn site() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "http://127.0.0.1:{}/",
-        listener.local_addr().unwrap().port()
-    );
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut first = String::new();
-            let _ = reader.read_line(&mut first);
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let body = if first.contains(" / ") {
-                PAGE
-            } else {
-                "<p>frame</p>"
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    url
+    site::serve(|path| if path == "/" { PAGE } else { "<p>frame</p>" }.to_owned())
 }
 
 /// `GET url` on loopback: the head and the body.

@@ -8,8 +8,8 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails by panicking")]
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::TcpListener;
+mod site;
+
 use std::process::Command;
 
 use hands_cdp::{CdpBrowser, DriverConfig};
@@ -44,27 +44,7 @@ fn dense_text_site() -> String {
          margin: 8px; }}</style><p>{}</p>",
         words.join(" ")
     );
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "http://127.0.0.1:{}/",
-        listener.local_addr().unwrap().port()
-    );
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    url
+    site::serve(move |_| body.clone())
 }
 
 fn export(run: &std::path::Path, out: &std::path::Path, flags: &[&str]) -> u64 {

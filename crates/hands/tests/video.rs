@@ -8,10 +8,10 @@
     reason = "a test fails by panicking; it prints the video's size and why it skips"
 )]
 
+mod site;
 mod viewer;
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::TcpListener;
+use std::io::BufReader;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -29,27 +29,7 @@ const PAGE: &str = r#"<!doctype html><title>Clock</title><h1 id=n>0</h1>
 const RUN_MS: u64 = 3000;
 
 fn site() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "http://127.0.0.1:{}/",
-        listener.local_addr().unwrap().port()
-    );
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
-                PAGE.len()
-            );
-        }
-    });
-    url
+    site::serve(|_| PAGE.to_owned())
 }
 
 fn run(url: &str, sim: &SimServer, out: &Path, path: Option<&str>) -> Output {
