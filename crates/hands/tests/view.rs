@@ -19,7 +19,7 @@ use hands_core::browser::driver::ReadResult;
 use hands_sim::policy::{text, toolset_use};
 use hands_sim::{SimConfig, SimServer, Turn};
 use serde_json::{Value, json};
-use viewer::{element, wait_text};
+use viewer::{ViewedRun, element, wait_text};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approve_click_on_the_page_reaches_the_runner_and_the_action_runs() {
@@ -39,33 +39,17 @@ async fn an_approve_click_on_the_page_reaches_the_runner_and_the_action_runs() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hands"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hands"));
+    command
         .args(["run", "--desktop", "--view", "--task", "Click the middle"])
         .arg("--out")
         .arg(&out)
         .env("ANTHROPIC_API_KEY", "sk-test")
         .env("ANTHROPIC_BASE_URL", sim.base_url())
-        .env_remove("DISPLAY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("hands run ended early").unwrap();
-        if let Some(at) = line.split(" approve its actions at ").nth(1) {
-            break at.trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-
-    let mut browser = CdpBrowser::launch(DriverConfig::default()).await.unwrap();
+        .env_remove("DISPLAY");
+    let run = ViewedRun::start(command);
+    let mut browser = run.open_page().await;
     let cancel = CancellationToken::new();
-    browser
-        .navigate(&PageUrl::parse("url", &url).unwrap(), None, &cancel)
-        .await
-        .unwrap();
     // The first step rendered (the model's text), then the click waits for the person.
     wait_text(&mut browser, "Let me look first.").await;
     wait_text(&mut browser, "Waiting for your approval").await;
@@ -90,11 +74,7 @@ async fn an_approve_click_on_the_page_reaches_the_runner_and_the_action_runs() {
     browser.click(&approve, None, &cancel).await.unwrap();
     wait_text(&mut browser, "approved (person)").await;
 
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(status.success(), "hands run failed");
+    run.wait_success().await;
     // The click ran: the request after it answers it without an error.
     let requests = sim.requests();
     assert_eq!(requests.len(), 3);
