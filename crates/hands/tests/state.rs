@@ -45,6 +45,20 @@ if (document.cookie.includes('signed_in=yes') && localStorage.getItem('user')) {
 
 /// A local sign-in site: `/` the page, `/login` sets the HttpOnly session cookie. Records the
 /// paths it served.
+/// The second run read the page signed in (its first read, answered in the second request), with
+/// no password field, and never asked for `/login`.
+fn assert_signed_in_at_once(requests: &[hands_sim::RecordedRequest], paths: &Mutex<Vec<String>>) {
+    let read = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .to_string();
+    assert!(read.contains("Welcome back, ada"), "{read}");
+    assert!(!read.contains("Password"), "{read}");
+    assert!(!paths.lock().unwrap().iter().any(|p| p == "/login"));
+}
+
 fn site() -> (String, Arc<Mutex<Vec<String>>>) {
     site_with(SIGN_IN_PAGE)
 }
@@ -227,15 +241,7 @@ fn a_saved_state_signs_the_second_run_in_without_the_password() {
         stderr(&output)
     );
     let requests = sim.requests();
-    let read = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .to_string();
-    assert!(read.contains("Welcome back, ada"), "{read}");
-    assert!(!read.contains("Password"), "{read}");
-    assert!(!paths.lock().unwrap().iter().any(|p| p == "/login"));
+    assert_signed_in_at_once(&requests, &paths);
     // The model never saw the saved values.
     for request in &requests {
         assert!(!request.body.to_string().contains(SESSION));
@@ -453,15 +459,7 @@ fn an_indexed_db_sign_in_is_kept_and_its_token_stays_sealed() {
         stderr(&output)
     );
     let requests = sim.requests();
-    let read = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .to_string();
-    assert!(read.contains("Welcome back, ada"), "{read}");
-    assert!(!read.contains("Password"), "{read}");
-    assert!(!paths.lock().unwrap().iter().any(|p| p == "/login"));
+    assert_signed_in_at_once(&requests, &paths);
     // The token never reaches the model, the logs, the ledger or the file in plain text.
     for request in &requests {
         assert!(!request.body.to_string().contains(IDB_TOKEN));
